@@ -1,0 +1,91 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// KernelStat summarises every launch of one kernel name.
+type KernelStat struct {
+	Name   string
+	Count  int
+	Total  trace.Duration
+	Mean   trace.Duration
+	Median trace.Duration
+	P95    trace.Duration
+	Min    trace.Duration
+	Max    trace.Duration
+	// Share is Total over all kernels' total time.
+	Share float64
+	// Launches indexes the kernel's GPU activities in start order.
+	Launches []trace.Index
+}
+
+// KernelTable returns one row per distinct kernel name, sorted by total
+// time descending (name ascending on ties, so output is deterministic), and
+// the total kernel time.
+func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
+	byName := map[string]int{}
+	var rows []KernelStat
+	var all trace.Duration
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.Kind != trace.Kernel {
+			continue
+		}
+		j, ok := byName[g.Name]
+		if !ok {
+			j = len(rows)
+			byName[g.Name] = j
+			rows = append(rows, KernelStat{Name: g.Name})
+		}
+		rows[j].Launches = append(rows[j].Launches, trace.Index(i))
+		all += g.Dur()
+	}
+	var durs []trace.Duration
+	for r := range rows {
+		row := &rows[r]
+		slices.SortFunc(row.Launches, func(a, b trace.Index) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) })
+		durs = durs[:0]
+		for _, i := range row.Launches {
+			durs = append(durs, t.GPU[i].Dur())
+		}
+		slices.Sort(durs)
+		row.Count = len(durs)
+		for _, d := range durs {
+			row.Total += d
+		}
+		row.Mean = row.Total / trace.Duration(row.Count)
+		row.Median = Percentile(durs, 50)
+		row.P95 = Percentile(durs, 95)
+		row.Min, row.Max = durs[0], durs[len(durs)-1]
+		if all > 0 {
+			row.Share = float64(row.Total) / float64(all)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b KernelStat) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return rows, all
+}
+
+// Percentile returns the p-th percentile of sorted durations, interpolating
+// linearly between closest ranks (numpy's default), so a median of two
+// values is their midpoint.
+func Percentile(sorted []trace.Duration, p float64) trace.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	pos := p / 100 * float64(len(sorted)-1)
+	lo := int(pos)
+	if lo >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	frac := pos - float64(lo)
+	return sorted[lo] + trace.Duration(frac*float64(sorted[lo+1]-sorted[lo])+0.5)
+}

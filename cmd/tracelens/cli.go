@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// errHelpShown reports that -h printed a command's flags: exit 0, no message.
+var errHelpShown = errors.New("help shown")
+
+// newFlags returns a FlagSet whose errors come back as usageError instead of
+// exiting the process, so every command reports bad flags the same way.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("tracelens top trace.json -n 5" works like "top -n 5 trace.json").
+func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(e.stdout)
+				e.stdout.Write([]byte("usage: tracelens " + fs.Name() + " " + synopsis + "\n\nflags:\n"))
+				fs.PrintDefaults()
+				return nil, errHelpShown
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

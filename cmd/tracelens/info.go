@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+const infoArgs = "TRACE"
+
+func infoCommand() command {
+	return command{name: "info", args: infoArgs, summary: "what a trace holds: format, device, span, categories, steps, streams, skips", run: runInfo}
+}
+
+func runInfo(e *env, args []string) error {
+	fs := newFlags("info")
+	pos, err := parseFlags(e, fs, infoArgs, args)
+	if err != nil {
+		return err
+	}
+	path, err := oneTrace(pos)
+	if err != nil {
+		return err
+	}
+	t, err := loadTrace(e, path)
+	if err != nil {
+		return err
+	}
+	writeInfo(e.stdout, t)
+	return nil
+}
+
+func writeInfo(w io.Writer, t *trace.Trace) {
+	m := &t.Meta
+	fmt.Fprintf(w, "trace      %s\n", t.Source)
+	fw := m.Framework
+	if fw == "" {
+		fw = "unknown framework"
+	}
+	fmt.Fprintf(w, "format     %s (%s)", m.Format, fw)
+	if m.CUDADriverVersion > 0 {
+		fmt.Fprintf(w, ", CUDA driver %s runtime %s, CUPTI %d", cudaVersion(m.CUDADriverVersion), cudaVersion(m.CUDARuntimeVersion), m.CUPTIVersion)
+	}
+	fmt.Fprintln(w)
+	if len(m.Devices) == 0 {
+		fmt.Fprintln(w, "device     not recorded")
+	}
+	for _, d := range m.Devices {
+		fmt.Fprintf(w, "device     %d: %s, %d SMs, compute %d.%d, %.1f GiB\n", d.ID, d.Name, d.NumSMs, d.ComputeMajor, d.ComputeMinor, float64(d.TotalGlobalMem)/(1<<30))
+	}
+	span := t.Span()
+	fmt.Fprintf(w, "span       %s\n", span.Dur())
+	fmt.Fprintf(w, "events     %d\n", t.Events)
+	for _, c := range t.Categories {
+		fmt.Fprintf(w, "  %-22s %8d\n", c.Category, c.Count)
+	}
+	if len(t.Steps) == 1 && t.Steps[0].Synthetic {
+		fmt.Fprintf(w, "steps      none marked (ProfilerStep#N): the whole trace counts as one step\n")
+	} else {
+		fmt.Fprintf(w, "steps      %d:", len(t.Steps))
+		for i, s := range t.Steps {
+			if i == 12 {
+				fmt.Fprintf(w, " ...")
+				break
+			}
+			fmt.Fprintf(w, " #%d %s", s.Number, s.Dur())
+		}
+		fmt.Fprintln(w)
+	}
+	type lane struct{ dev, stream int32 }
+	count := map[lane][3]int{}
+	var busy = map[lane]trace.Duration{}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		l := lane{g.Device, g.Stream}
+		c := count[l]
+		c[g.Kind]++
+		count[l] = c
+		busy[l] += g.Dur()
+	}
+	lanes := make([]lane, 0, len(count))
+	for l := range count {
+		lanes = append(lanes, l)
+	}
+	sort.Slice(lanes, func(i, j int) bool {
+		if lanes[i].dev != lanes[j].dev {
+			return lanes[i].dev < lanes[j].dev
+		}
+		return lanes[i].stream < lanes[j].stream
+	})
+	fmt.Fprintf(w, "streams    %d\n", len(lanes))
+	for _, l := range lanes {
+		c := count[l]
+		fmt.Fprintf(w, "  device %d stream %-4d %6d kernels %5d memcpy %5d memset  %s busy\n", l.dev, l.stream, c[0], c[1], c[2], busy[l])
+	}
+	linked := 0
+	kernels := 0
+	for i := range t.GPU {
+		if t.GPU[i].Kind == trace.Kernel {
+			kernels++
+			if t.GPU[i].Launch != trace.None {
+				linked++
+			}
+		}
+	}
+	fmt.Fprintf(w, "kernels    %d, %d linked to their launch call\n", kernels, linked)
+	fmt.Fprintf(w, "host       %d API calls, %d ops, %d Python frames, %d annotations, %d threads\n",
+		len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations), len(t.Threads))
+	if len(t.Skipped) == 0 {
+		fmt.Fprintln(w, "skipped    nothing")
+		return
+	}
+	fmt.Fprintln(w, "skipped")
+	for _, s := range t.Skipped {
+		fmt.Fprintf(w, "  %-40s %8d  (first at byte %d)\n", s.Reason, s.Count, s.FirstOffset)
+	}
+}
+
+func cudaVersion(v int) string {
+	if v <= 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tracelens/tracelens/fixtures"
+	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// embeddedPrefix names a trace compiled into the binary
+// ("embedded:eggroll_hooks.json.gz"), so the demo and docs work anywhere.
+const embeddedPrefix = "embedded:"
+
+// loadTrace reads the trace at path, drawing a progress bar on a terminal.
+func loadTrace(e *env, path string) (*trace.Trace, error) {
+	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
+		r, err := fixtures.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: no such embedded trace (have %s)", path, strings.Join(fixtures.Names(), ", "))
+		}
+		return ingest.Read(r, path, ingest.Options{})
+	}
+	var opt ingest.Options
+	if e.stderrTTY {
+		p := &progressBar{e: e, start: time.Now(), path: path}
+		opt.Progress = p.update
+		defer p.done()
+	}
+	return ingest.ReadFile(path, opt)
+}
+
+// progressBar draws "reading x.json [=====>    ] 41% 210/512 MB" on stderr,
+// only for inputs big enough to take noticeable time.
+type progressBar struct {
+	e     *env
+	start time.Time
+	path  string
+	drawn bool
+}
+
+func (p *progressBar) update(read, total int64) {
+	if total < 32<<20 || time.Since(p.start) < 200*time.Millisecond {
+		return
+	}
+	const width = 30
+	frac := float64(read) / float64(total)
+	if frac > 1 {
+		frac = 1
+	}
+	n := int(frac * width)
+	bar := strings.Repeat("=", n) + strings.Repeat(" ", width-n)
+	fmt.Fprintf(p.e.stderr, "\rreading %s [%s] %3.0f%% %d/%d MB", p.path, bar, frac*100, read>>20, total>>20)
+	p.drawn = true
+}
+
+func (p *progressBar) done() {
+	if p.drawn {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
+}
+
+// oneTrace checks that exactly one trace argument was given.
+func oneTrace(args []string) (string, error) {
+	switch len(args) {
+	case 1:
+		return args[0], nil
+	case 0:
+		return "", usageError{"missing TRACE argument"}
+	default:
+		return "", usageError{fmt.Sprintf("expected one TRACE, got %d arguments", len(args))}
+	}
+}

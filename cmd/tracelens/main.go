@@ -1,0 +1,126 @@
+// Command tracelens reads GPU profiler traces (Kineto/torch.profiler,
+// JAX/XLA and Perfetto Chrome JSON) and answers the questions a GPU
+// performance engineer asks of them: which kernels matter, how many launches,
+// where the step time goes, and what to change first.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes are part of the CLI contract: scripts and CI gates rely on them.
+const (
+	exitOK         = 0
+	exitGate       = 1 // a regression gate tripped (diff --fail-on-regression)
+	exitUsageOrBad = 2 // bad usage or unreadable input
+)
+
+// env is what a command may touch of the outside world. Commands never use
+// os.Stdout and friends directly so tests can run them in-process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// stderrTTY reports whether stderr is a terminal (progress bars go there).
+	stderrTTY bool
+}
+
+// command is one subcommand. Each lives in its own file; the table below
+// lists them in the order `tracelens help` shows them.
+type command struct {
+	name    string
+	args    string // argument synopsis, e.g. "[-n N] TRACE"
+	summary string // one line for `tracelens help`
+	run     func(e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		infoCommand(),
+		topCommand(),
+		demoCommand(),
+	}
+}
+
+// usageError marks errors caused by how the command was called: they exit 2
+// and print the command's usage hint.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+// exitError carries a specific exit status (e.g. 1 for a tripped gate) with
+// the message that explains it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (x exitError) Error() string { return x.err.Error() }
+func (x exitError) Unwrap() error { return x.err }
+
+func main() {
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrTTY: isTerminal(os.Stderr)}
+	os.Exit(runMain(e, os.Args[1:]))
+}
+
+// runMain dispatches to a subcommand and turns its error into an exit code.
+// It never lets a panic escape as a Go stack trace: a panic is a bug, but the
+// user still gets one clear line and exit status 2.
+func runMain(e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "tracelens: internal error: %v (please report this with the trace)\n", r)
+			code = exitUsageOrBad
+		}
+	}()
+	cmds := commands()
+	if len(args) == 0 {
+		// No arguments: run the main job on the embedded sample trace, so a
+		// fresh machine shows what the tool does with one command.
+		args = []string{"demo"}
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" {
+		printHelp(e.stdout, cmds)
+		return exitOK
+	}
+	for _, c := range cmds {
+		if c.name != name {
+			continue
+		}
+		err := c.run(e, args[1:])
+		if err == nil {
+			return exitOK
+		}
+		var ue usageError
+		var xe exitError
+		switch {
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.stderr, "tracelens %s: %s\nusage: tracelens %s %s\n", c.name, ue.msg, c.name, c.args)
+			return exitUsageOrBad
+		case errors.As(err, &xe):
+			fmt.Fprintf(e.stderr, "tracelens: %v\n", xe.err)
+			return xe.code
+		case errors.Is(err, errHelpShown):
+			return exitOK
+		default:
+			fmt.Fprintf(e.stderr, "tracelens: %v\n", err)
+			return exitUsageOrBad
+		}
+	}
+	fmt.Fprintf(e.stderr, "tracelens: unknown command %q\n\n", name)
+	printHelp(e.stderr, cmds)
+	return exitUsageOrBad
+}
+
+func printHelp(w io.Writer, cmds []command) {
+	fmt.Fprintln(w, "tracelens: find the bottleneck in a GPU profiler trace")
+	fmt.Fprintln(w, "\nusage: tracelens COMMAND [flags] ARGS\n\ncommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'tracelens COMMAND -h' for a command's flags. With no command, tracelens runs 'demo'.")
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] TRACE"
+
+func topCommand() command {
+	return command{name: "top", args: topArgs, summary: "rank kernels by GPU time (count, total, mean, median, p95, min, max, share)", run: runTop}
+}
+
+// topJSON is the machine-readable form of `top`. Later commands extend this
+// schema; they never change what is here.
+type topJSON struct {
+	Summary topSummary   `json:"summary"`
+	Kernels []kernelJSON `json:"kernels"`
+}
+
+type topSummary struct {
+	Events          int     `json:"events"`
+	KernelLaunches  int     `json:"kernel_launches"`
+	DistinctKernels int     `json:"distinct_kernels"`
+	GPUKernelUs     float64 `json:"gpu_kernel_us"`
+	Device          string  `json:"device"`
+}
+
+type kernelJSON struct {
+	Name     string  `json:"name"`
+	Count    int     `json:"count"`
+	TotalUs  float64 `json:"total_us"`
+	MeanUs   float64 `json:"mean_us"`
+	MedianUs float64 `json:"median_us"`
+	P95Us    float64 `json:"p95_us"`
+	MinUs    float64 `json:"min_us"`
+	MaxUs    float64 `json:"max_us"`
+	Share    float64 `json:"share"`
+}
+
+func runTop(e *env, args []string) error {
+	fs := newFlags("top")
+	n := fs.Int("n", 20, "show the top `N` kernels (0 = all)")
+	sortBy := fs.String("sort", "total", "sort by `KEY`: total, count, mean or max")
+	format := fs.String("format", "text", "output `FORMAT`: text or json")
+	pos, err := parseFlags(e, fs, topArgs, args)
+	if err != nil {
+		return err
+	}
+	path, err := oneTrace(pos)
+	if err != nil {
+		return err
+	}
+	if *n < 0 {
+		return usageError{"-n must be >= 0"}
+	}
+	less, ok := kernelOrders[*sortBy]
+	if !ok {
+		return usageError{fmt.Sprintf("unknown --sort %q (want total, count, mean or max)", *sortBy)}
+	}
+	if *format != "text" && *format != "json" {
+		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	t, err := loadTrace(e, path)
+	if err != nil {
+		return err
+	}
+	rows, all := analyze.KernelTable(t)
+	slices.SortStableFunc(rows, less)
+	launches := 0
+	for _, r := range rows {
+		launches += r.Count
+	}
+	shown := rows
+	if *n > 0 && len(shown) > *n {
+		shown = shown[:*n]
+	}
+	if *format == "json" {
+		out := topJSON{Summary: topSummary{Events: t.Events, KernelLaunches: launches, DistinctKernels: len(rows), GPUKernelUs: all.Micros(), Device: t.DeviceName()}}
+		out.Kernels = make([]kernelJSON, 0, len(shown))
+		for _, r := range shown {
+			out.Kernels = append(out.Kernels, kernelJSON{Name: r.Name, Count: r.Count, TotalUs: r.Total.Micros(), MeanUs: r.Mean.Micros(),
+				MedianUs: r.Median.Micros(), P95Us: r.P95.Micros(), MinUs: r.Min.Micros(), MaxUs: r.Max.Micros(), Share: r.Share})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	writeTopText(e.stdout, t, rows, shown, all, launches)
+	return nil
+}
+
+var kernelOrders = map[string]func(a, b analyze.KernelStat) int{
+	"total": func(a, b analyze.KernelStat) int { return cmp.Compare(b.Total, a.Total) },
+	"count": func(a, b analyze.KernelStat) int { return cmp.Compare(b.Count, a.Count) },
+	"mean":  func(a, b analyze.KernelStat) int { return cmp.Compare(b.Mean, a.Mean) },
+	"max":   func(a, b analyze.KernelStat) int { return cmp.Compare(b.Max, a.Max) },
+}
+
+// topNameWidth makes a row exactly 100 columns: the numeric columns take 61.
+const topNameWidth = 39
+
+func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat, all trace.Duration, launches int) {
+	dev := t.DeviceName()
+	if dev == "" {
+		dev = "unknown device"
+	}
+	fmt.Fprintf(w, "%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time on %s\n\n",
+		t.Source, launches, len(rows), all, dev)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no GPU kernels in this trace")
+		return
+	}
+	fmt.Fprintf(w, "%-*s %6s %7s %7s %7s %7s %7s %7s %5s\n", topNameWidth, "KERNEL", "COUNT", "TOTAL", "MEAN", "MEDIAN", "P95", "MIN", "MAX", "SHARE")
+	for _, r := range shown {
+		fmt.Fprintf(w, "%-*s %6d %7s %7s %7s %7s %7s %7s %4.1f%%\n", topNameWidth, ShortenName(analyze.ShortKernelName(r.Name), topNameWidth),
+			r.Count, r.Total, r.Mean, r.Median, r.P95, r.Min, r.Max, r.Share*100)
+	}
+	if len(shown) < len(rows) {
+		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(rows)-len(shown))
+	}
+}
+
+// ShortenName fits a kernel name into width runes, cutting the middle so
+// both the namespace and the distinguishing tail stay visible, and making
+// control characters harmless.
+func ShortenName(name string, width int) string {
+	clean := make([]rune, 0, len(name))
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			r = '?'
+		}
+		clean = append(clean, r)
+	}
+	if len(clean) <= width {
+		return string(clean)
+	}
+	head := (width - 1) / 2
+	tail := width - 1 - head
+	return string(clean[:head]) + "…" + string(clean[len(clean)-tail:])
+}

@@ -1,0 +1,511 @@
+package ingest
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// threadKey names a host thread or device lane as the trace spells it.
+type threadKey struct{ pid, tid string }
+
+// looseEvent is a complete event without a category (Perfetto/JAX
+// dialect): what it is depends on process and thread names that may appear
+// anywhere in the file, so it is classified after reading.
+type looseEvent struct {
+	trace.Span
+	thread      trace.Index // worker-local until merged
+	correlation int64
+	hasCorr     bool
+	details     string // kernel_details or memcpy_details
+	memcpy      bool
+}
+
+type metaEvent struct {
+	kind   string // process_name, thread_name
+	thread trace.Index
+	pid    string
+	name   string
+}
+
+type flowEvent struct {
+	id     int64
+	ts     trace.Time
+	thread trace.Index
+	gpu    bool // on a device lane (pid is numeric device)
+	start  bool
+}
+
+type skipCount struct {
+	count int
+	first int64
+}
+
+// chunkResult is what one worker made of one batch. Thread fields of its
+// records are indexes into the worker's thread table until merged.
+type chunkResult struct {
+	seq     int
+	worker  int
+	events  int
+	gpu     []trace.GPUActivity
+	api     []trace.APICall
+	ops     []trace.Op
+	frames  []trace.PyFrame
+	annots  []trace.Annotation
+	gpuAnn  []trace.Annotation
+	loose   []looseEvent
+	meta    []metaEvent
+	flows   []flowEvent
+	memory  []trace.MemoryEvent
+	cats    []string // categories in first-seen order
+	catN    []int
+	skips   map[string]*skipCount
+	threads int // size of the worker's thread table after this batch
+	err     error
+}
+
+// worker parses batches. Each has its own string table and thread table, so
+// workers share nothing while parsing.
+type worker struct {
+	id      int
+	strs    map[string]string
+	threads map[threadKey]trace.Index
+	keys    []threadKey
+	lastKey threadKey
+	lastIdx trace.Index
+	catIdx  map[string]int
+}
+
+func newWorker(id int) *worker {
+	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None}
+}
+
+// intern returns a copy of s that does not point into the read buffer,
+// shared by every equal name this worker has seen.
+func (w *worker) intern(s string) string {
+	if v, ok := w.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	w.strs[v] = v
+	return v
+}
+
+func (w *worker) thread(pid, tid string) trace.Index {
+	if w.lastIdx != trace.None && pid == w.lastKey.pid && tid == w.lastKey.tid {
+		return w.lastIdx
+	}
+	k := threadKey{pid, tid}
+	idx, ok := w.threads[k]
+	if !ok {
+		k = threadKey{w.intern(pid), w.intern(tid)}
+		idx = trace.Index(len(w.keys))
+		w.threads[k] = idx
+		w.keys = append(w.keys, k)
+	}
+	w.lastKey, w.lastIdx = w.keys[idx], idx
+	return idx
+}
+
+func (w *worker) skip(r *chunkResult, reason string, off int64) {
+	if r.skips == nil {
+		r.skips = map[string]*skipCount{}
+	}
+	if c, ok := r.skips[reason]; ok {
+		c.count++
+		return
+	}
+	r.skips[reason] = &skipCount{count: 1, first: off}
+}
+
+func (w *worker) countCat(r *chunkResult, cat string) {
+	if w.catIdx == nil {
+		w.catIdx = map[string]int{}
+	}
+	// catIdx is per batch: reset by parse.
+	if i, ok := w.catIdx[cat]; ok {
+		r.catN[i]++
+		return
+	}
+	w.catIdx[w.intern(cat)] = len(r.cats)
+	r.cats = append(r.cats, w.intern(cat))
+	r.catN = append(r.catN, 1)
+}
+
+// bstr views b as a string without copying; the result must not outlive
+// the batch buffer (everything kept goes through intern or a number parse).
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// parse turns one batch into records.
+func (w *worker) parse(b *batch) *chunkResult {
+	r := &chunkResult{seq: b.seq, worker: w.id}
+	clear(w.catIdx)
+	for i := 0; i < len(b.spans); i += 2 {
+		s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
+		w.event(r, s, b.base+int64(b.spans[i]))
+	}
+	r.events = len(b.spans) / 2
+	r.threads = len(w.keys)
+	return r
+}
+
+// fields of one event, viewed in the batch buffer.
+type fields struct {
+	ph, cat, name string
+	pid, tid      string
+	ts, dur       string
+	id            string
+	args          string
+	nameNotString bool
+	hasTs, hasDur bool
+	durNotNumber  bool
+	tsNotNumber   bool
+}
+
+func scalarText(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	return v.Raw
+}
+
+func (w *worker) event(r *chunkResult, s string, off int64) {
+	if len(s) == 0 || s[0] != '{' {
+		w.skip(r, "event is not a JSON object", off)
+		return
+	}
+	var f fields
+	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "ph":
+			f.ph = v.Str
+		case "cat":
+			f.cat = v.Str
+		case "name":
+			if v.Type == gjson.String {
+				f.name = v.Str
+			} else {
+				f.nameNotString = true
+			}
+		case "pid":
+			f.pid = scalarText(v)
+		case "tid":
+			f.tid = scalarText(v)
+		case "ts":
+			f.hasTs = true
+			if v.Type == gjson.Number {
+				f.ts = v.Raw
+			} else {
+				f.tsNotNumber = true
+			}
+		case "dur":
+			f.hasDur = true
+			if v.Type == gjson.Number {
+				f.dur = v.Raw
+			} else {
+				f.durNotNumber = true
+			}
+		case "id":
+			f.id = scalarText(v)
+		case "args":
+			if v.Type == gjson.JSON {
+				f.args = v.Raw
+			}
+		}
+		return true
+	})
+	switch f.ph {
+	case "X":
+		w.complete(r, &f, off)
+	case "M":
+		w.metadata(r, &f)
+	case "s", "f", "t":
+		if f.cat == "ac2g" || f.cat == "async_cpu_to_gpu" || f.cat == "async" {
+			w.flow(r, &f, off)
+		} else {
+			w.countCat(r, "flow:"+f.cat)
+			w.skip(r, "flow events other than ac2g", off)
+		}
+	case "i", "I":
+		w.instant(r, &f, off)
+	case "":
+		w.skip(r, "event without ph", off)
+	default:
+		w.skip(r, "phase "+f.ph+" not modelled", off)
+	}
+}
+
+func (w *worker) complete(r *chunkResult, f *fields, off int64) {
+	cat := f.cat
+	if cat == "" {
+		w.countCat(r, "(none)")
+	} else {
+		w.countCat(r, cat)
+	}
+	switch {
+	case f.nameNotString:
+		w.skip(r, "name is not a string", off)
+		return
+	case !f.hasTs || f.tsNotNumber:
+		w.skip(r, "ts missing or not a number", off)
+		return
+	case f.durNotNumber:
+		w.skip(r, "dur not a number", off)
+		return
+	}
+	ts, err := parseMicrosToNanos(f.ts)
+	if err != nil {
+		w.skip(r, "ts out of range", off)
+		return
+	}
+	var dur int64
+	if f.hasDur {
+		if dur, err = parseMicrosToNanos(f.dur); err != nil {
+			w.skip(r, "dur out of range", off)
+			return
+		}
+	}
+	if dur < 0 {
+		w.skip(r, "negative dur", off)
+		return
+	}
+	span := trace.Span{Start: trace.Time(ts), End: trace.Time(ts + dur)}
+	switch cat {
+	case "kernel", "Kernel":
+		w.gpu(r, f, span, trace.Kernel)
+	case "gpu_memcpy", "Memcpy":
+		w.gpu(r, f, span, trace.Memcpy)
+	case "gpu_memset", "Memset":
+		w.gpu(r, f, span, trace.Memset)
+	case "cuda_runtime", "Runtime", "cuda_driver", "Driver":
+		a := trace.APICall{Span: span, Op: trace.None, Frame: trace.None, FirstGPU: trace.None}
+		a.Name = w.intern(f.name)
+		a.Thread = w.thread(f.pid, f.tid)
+		a.Driver = cat == "cuda_driver" || cat == "Driver"
+		forArgs(f.args, func(k string, v gjson.Result) {
+			switch k {
+			case "correlation":
+				a.Correlation, _ = parseInt(v.Raw)
+			case "External id", "external id":
+				a.ExternalID, _ = parseInt(v.Raw)
+			}
+		})
+		r.api = append(r.api, a)
+	case "cpu_op", "Operator", "operator":
+		o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
+		o.Name = w.intern(f.name)
+		o.Thread = w.thread(f.pid, f.tid)
+		forArgs(f.args, func(k string, v gjson.Result) {
+			switch k {
+			case "External id", "external id":
+				o.ExternalID, _ = parseInt(v.Raw)
+			case "Input Dims", "Input dims":
+				o.InputDims = w.intern(v.Raw)
+			case "Input type":
+				o.InputTypes = w.intern(v.Raw)
+			case "flops":
+				o.Flops = v.Float()
+			}
+		})
+		r.ops = append(r.ops, o)
+	case "python_function":
+		p := trace.PyFrame{Span: span, Parent: trace.None}
+		p.Name = w.intern(f.name)
+		p.Thread = w.thread(f.pid, f.tid)
+		forArgs(f.args, func(k string, v gjson.Result) {
+			switch k {
+			case "Python id":
+				p.PyID, _ = parseInt(v.Raw)
+			case "Python parent id":
+				p.PyParentID, _ = parseInt(v.Raw) // null stays 0
+			}
+		})
+		r.frames = append(r.frames, p)
+	case "user_annotation", "python_annotation":
+		a := trace.Annotation{Span: span}
+		a.Name = w.intern(f.name)
+		a.Thread = w.thread(f.pid, f.tid)
+		r.annots = append(r.annots, a)
+	case "gpu_user_annotation":
+		a := trace.Annotation{Span: span, Thread: trace.None, GPU: true}
+		a.Name = w.intern(f.name)
+		dev, _ := parseInt(f.pid)
+		a.Device = int32(dev)
+		a.Stream = streamNumber(f.tid)
+		r.gpuAnn = append(r.gpuAnn, a)
+	case "":
+		e := looseEvent{Span: span}
+		e.Name = w.intern(f.name)
+		e.thread = w.thread(f.pid, f.tid)
+		forArgs(f.args, func(k string, v gjson.Result) {
+			switch k {
+			case "correlation_id", "correlation":
+				e.correlation, e.hasCorr = parseInt(scalarText(v))
+			case "kernel_details":
+				e.details = w.intern(v.Str)
+			case "memcpy_details":
+				e.details = w.intern(v.Str)
+				e.memcpy = true
+			}
+		})
+		r.loose = append(r.loose, e)
+	default:
+		w.skip(r, "category "+cat+" not modelled", off)
+	}
+}
+
+// forArgs calls fn for each member of the args object text (may be "").
+func forArgs(args string, fn func(k string, v gjson.Result)) {
+	if args == "" {
+		return
+	}
+	gjson.Parse(args).ForEach(func(k, v gjson.Result) bool {
+		fn(k.Str, v)
+		return true
+	})
+}
+
+// streamNumber reads a stream id from a tid: 7, "7" or legacy "stream 7".
+func streamNumber(tid string) int32 {
+	tid = strings.TrimPrefix(strings.TrimSpace(tid), "stream ")
+	n, _ := parseInt(tid)
+	return int32(n)
+}
+
+func (w *worker) gpu(r *chunkResult, f *fields, span trace.Span, kind trace.GPUKind) {
+	g := trace.GPUActivity{Span: span, Kind: kind, Launch: trace.None, Occupancy: -1}
+	g.Name = w.intern(f.name)
+	dev, _ := parseInt(f.pid)
+	g.Device = int32(dev)
+	g.Stream = streamNumber(f.tid)
+	forArgs(f.args, func(k string, v gjson.Result) {
+		switch k {
+		case "device":
+			g.Device = int32(v.Int())
+		case "stream":
+			g.Stream = int32(v.Int())
+		case "correlation":
+			g.Correlation, _ = parseInt(v.Raw)
+		case "External id", "external id":
+			g.ExternalID, _ = parseInt(v.Raw)
+		case "registers per thread":
+			g.Registers = int32(v.Int())
+		case "shared memory":
+			g.SharedMem = int32(v.Int())
+		case "blocks per SM":
+			g.BlocksPerSM = float32(v.Float())
+		case "warps per SM":
+			g.WarpsPerSM = float32(v.Float())
+		case "est. achieved occupancy %":
+			g.Occupancy = float32(v.Float())
+		case "grid":
+			dim3(&g.Grid, v)
+		case "block":
+			dim3(&g.Block, v)
+		case "bytes":
+			g.Bytes = v.Int()
+		}
+	})
+	if kind == trace.Memcpy {
+		g.Copy, g.Src, g.Dst = parseMemcpyName(g.Name)
+	}
+	r.gpu = append(r.gpu, g)
+}
+
+func dim3(d *[3]int32, v gjson.Result) {
+	i := 0
+	v.ForEach(func(_, x gjson.Result) bool {
+		if i < 3 {
+			d[i] = int32(x.Int())
+		}
+		i++
+		return i < 3
+	})
+}
+
+// parseMemcpyName reads Kineto's "Memcpy HtoD (Pageable -> Device)".
+func parseMemcpyName(name string) (trace.CopyKind, trace.MemKind, trace.MemKind) {
+	var kind trace.CopyKind
+	for k := trace.HtoD; k <= trace.PtoP; k++ {
+		if strings.Contains(name, k.String()) {
+			kind = k
+			break
+		}
+	}
+	var src, dst trace.MemKind
+	if open := strings.IndexByte(name, '('); open >= 0 {
+		inner := strings.TrimSuffix(name[open+1:], ")")
+		if a, b, ok := strings.Cut(inner, " -> "); ok {
+			src, dst = memKind(a), memKind(b)
+		}
+	}
+	return kind, src, dst
+}
+
+func memKind(s string) trace.MemKind {
+	for k := trace.Pageable; k <= trace.Managed; k++ {
+		if strings.EqualFold(strings.TrimSpace(s), k.String()) {
+			return k
+		}
+	}
+	return trace.MemUnknown
+}
+
+func (w *worker) metadata(r *chunkResult, f *fields) {
+	switch f.name {
+	case "process_name", "thread_name":
+		name := gjson.Get(f.args, "name")
+		m := metaEvent{kind: "process_name", pid: w.intern(f.pid), name: w.intern(name.Str)}
+		if f.name == "thread_name" {
+			m.kind = "thread_name"
+			m.thread = w.thread(f.pid, f.tid)
+		}
+		r.meta = append(r.meta, m)
+	}
+}
+
+func (w *worker) flow(r *chunkResult, f *fields, off int64) {
+	id, ok := parseInt(f.id)
+	ts, err := parseMicrosToNanos(f.ts)
+	if !ok || err != nil {
+		w.skip(r, "flow event without numeric id or ts", off)
+		return
+	}
+	w.countCat(r, f.cat)
+	_, devErr := parseInt(f.pid)
+	r.flows = append(r.flows, flowEvent{id: id, ts: trace.Time(ts), thread: w.thread(f.pid, f.tid), start: f.ph == "s", gpu: devErr})
+}
+
+func (w *worker) instant(r *chunkResult, f *fields, off int64) {
+	if f.name != "[memory]" {
+		w.skip(r, "instant events other than [memory]", off)
+		return
+	}
+	w.countCat(r, "[memory]")
+	ts, err := parseMicrosToNanos(f.ts)
+	if err != nil {
+		w.skip(r, "ts missing or not a number", off)
+		return
+	}
+	m := trace.MemoryEvent{At: trace.Time(ts), Thread: w.thread(f.pid, f.tid), Device: -1}
+	devType := int64(0)
+	forArgs(f.args, func(k string, v gjson.Result) {
+		switch k {
+		case "Device Id":
+			m.Device = int32(v.Int())
+		case "Device Type":
+			devType = v.Int()
+		case "Bytes":
+			m.Bytes = v.Int()
+		case "Total Allocated":
+			m.Allocated = v.Int()
+		}
+	})
+	if devType == 0 {
+		m.Device = -1 // CPU allocator
+	}
+	r.memory = append(r.memory, m)
+}

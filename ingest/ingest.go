@@ -1,0 +1,201 @@
+// Package ingest reads profiler traces into the trace model.
+//
+// One reader handles every Chrome-trace-JSON dialect tracelens meets:
+// Kineto/torch.profiler (current and 2021-era legacy schema), JAX/XLA and
+// Perfetto exports, and tracelens capture's own output. The dialect is
+// recognised from the content, never from the file name; gzip likewise.
+//
+// Reading is a pipeline: one goroutine decompresses and cuts the event
+// array into batches at event boundaries, workers parse batches with gjson
+// in parallel (one pass over each event's keys), and the results are merged
+// in file order so the model is the same whatever the number of workers.
+// Memory stays bounded by the model plus a few batch buffers: the raw JSON
+// is never held whole.
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Options tune a read. The zero value is ready to use.
+type Options struct {
+	// Workers is the number of parsing goroutines (default GOMAXPROCS).
+	Workers int
+	// Progress, if set, is called from the reading goroutine with the
+	// number of input bytes consumed so far and the total (0 if unknown).
+	Progress func(read, total int64)
+}
+
+// ReadFile reads the trace at path ("-" reads standard input). Errors name
+// the file.
+func ReadFile(path string, opt Options) (*trace.Trace, error) {
+	var r io.Reader
+	var total int64
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err // already names the path
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			if st.IsDir() {
+				return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
+			}
+			total = st.Size()
+		}
+		r = f
+	}
+	t, err := read(r, total, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.Source = path
+	return t, nil
+}
+
+// Read reads a trace from r; name is used in the model's Source only.
+func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
+	t, err := read(r, 0, opt)
+	if err != nil {
+		return nil, err
+	}
+	t.Source = name
+	return t, nil
+}
+
+// countingReader reports progress on the raw (possibly compressed) bytes.
+type countingReader struct {
+	r     io.Reader
+	n     int64
+	total int64
+	last  int64
+	fn    func(read, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.fn != nil && (c.n-c.last >= 1<<20 || err != nil) {
+		c.last = c.n
+		c.fn(c.n, c.total)
+	}
+	return n, err
+}
+
+func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
+	cr := &countingReader{r: raw, total: total, fn: opt.Progress}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	magic, _ := br.Peek(2)
+	var src io.Reader = br
+	compressed := false
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("not a valid gzip file: %w", err)
+		}
+		defer zr.Close()
+		src = &gzipErrReader{zr}
+		compressed = true
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	batches := make(chan *batch, workers)
+	results := make(chan *chunkResult, workers)
+	free := make(chan []byte, workers+2)
+	var wg sync.WaitGroup
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = newWorker(i)
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			for b := range batches {
+				res := w.parse(b)
+				select {
+				case free <- b.buf:
+				default:
+				}
+				results <- res
+			}
+		}(ws[i])
+	}
+	st := &streamer{r: src, compressed: compressed, free: free, emit: func(b *batch) { batches <- b }}
+	var scanErr error
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				scanErr = fmt.Errorf("internal error while reading: %v", p)
+			}
+			close(batches)
+			wg.Wait()
+			close(results)
+		}()
+		scanErr = st.run()
+	}()
+
+	m := newMerger(ws)
+	pending := map[int]*chunkResult{}
+	next := 0
+	for res := range results {
+		pending[res.seq] = res
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			m.add(r)
+			next++
+		}
+	}
+	if scanErr != nil {
+		var ge gzipError
+		if errors.As(scanErr, &ge) {
+			return nil, fmt.Errorf("corrupt gzip data: %w", ge.err)
+		}
+		return nil, scanErr
+	}
+	if !st.sawEvents {
+		if len(st.top) > 0 {
+			return nil, &FormatError{Msg: "no traceEvents array: not a Chrome trace"}
+		}
+		return nil, &FormatError{Msg: "no events"}
+	}
+	t := m.finish(st.top)
+	if cr.fn != nil {
+		cr.fn(cr.n, cr.total)
+	}
+	return t, nil
+}
+
+// gzipError marks errors from the decompressor so they are reported as a
+// corrupt file rather than as a JSON problem.
+type gzipError struct{ err error }
+
+func (g gzipError) Error() string { return g.err.Error() }
+
+type gzipErrReader struct{ r io.Reader }
+
+func (g *gzipErrReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		return n, gzipError{err}
+	}
+	return n, err
+}

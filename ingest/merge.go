@@ -1,0 +1,598 @@
+package ingest
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// merger appends chunk results in file order and then resolves links.
+type merger struct {
+	workers []*worker
+	// remap[w][local] is the global thread index of worker w's thread.
+	remap   [][]trace.Index
+	threads map[threadKey]trace.Index
+	t       *trace.Trace
+	loose   []looseEvent
+	meta    []metaEvent
+	flows   []flowEvent
+	catIdx  map[string]int
+	skips   map[string]*skipCount
+}
+
+func newMerger(ws []*worker) *merger {
+	return &merger{
+		workers: ws,
+		remap:   make([][]trace.Index, len(ws)),
+		threads: map[threadKey]trace.Index{},
+		t:       &trace.Trace{},
+		catIdx:  map[string]int{},
+		skips:   map[string]*skipCount{},
+	}
+}
+
+func (m *merger) add(r *chunkResult) {
+	w := m.workers[r.worker]
+	rm := m.remap[r.worker]
+	for len(rm) < r.threads {
+		k := w.keys[len(rm)]
+		g, ok := m.threads[k]
+		if !ok {
+			g = trace.Index(len(m.t.Threads))
+			m.threads[k] = g
+			m.t.Threads = append(m.t.Threads, trace.Thread{PID: k.pid, TID: k.tid})
+		}
+		rm = append(rm, g)
+	}
+	m.remap[r.worker] = rm
+	t := m.t
+	t.Events += r.events
+	t.GPU = append(t.GPU, r.gpu...)
+	for i := range r.api {
+		r.api[i].Thread = rm[r.api[i].Thread]
+	}
+	t.APICalls = append(t.APICalls, r.api...)
+	for i := range r.ops {
+		r.ops[i].Thread = rm[r.ops[i].Thread]
+	}
+	t.Ops = append(t.Ops, r.ops...)
+	for i := range r.frames {
+		r.frames[i].Thread = rm[r.frames[i].Thread]
+	}
+	t.Frames = append(t.Frames, r.frames...)
+	for i := range r.annots {
+		r.annots[i].Thread = rm[r.annots[i].Thread]
+	}
+	t.Annotations = append(t.Annotations, r.annots...)
+	t.GPUAnnotations = append(t.GPUAnnotations, r.gpuAnn...)
+	for i := range r.memory {
+		r.memory[i].Thread = rm[r.memory[i].Thread]
+	}
+	t.Memory = append(t.Memory, r.memory...)
+	for i := range r.loose {
+		r.loose[i].thread = rm[r.loose[i].thread]
+	}
+	m.loose = append(m.loose, r.loose...)
+	for i := range r.meta {
+		if r.meta[i].kind == "thread_name" {
+			r.meta[i].thread = rm[r.meta[i].thread]
+		}
+	}
+	m.meta = append(m.meta, r.meta...)
+	for i := range r.flows {
+		r.flows[i].thread = rm[r.flows[i].thread]
+	}
+	m.flows = append(m.flows, r.flows...)
+	for i, c := range r.cats {
+		if j, ok := m.catIdx[c]; ok {
+			t.Categories[j].Count += r.catN[i]
+			continue
+		}
+		m.catIdx[c] = len(t.Categories)
+		t.Categories = append(t.Categories, trace.CategoryCount{Category: c, Count: r.catN[i]})
+	}
+	for reason, c := range r.skips {
+		if s, ok := m.skips[reason]; ok {
+			s.count += c.count
+			continue
+		}
+		m.skips[reason] = &skipCount{count: c.count, first: c.first}
+	}
+}
+
+// finish classifies dialect-specific events, sorts, and resolves links.
+func (m *merger) finish(top map[string][]byte) *trace.Trace {
+	t := m.t
+	m.metadata(top)
+	m.names()
+	m.classifyLoose()
+	m.sortAll()
+	m.linkLaunches()
+	m.nest()
+	m.frameParents()
+	m.steps()
+	for reason, c := range m.skips {
+		t.Skipped = append(t.Skipped, trace.Skip{Reason: reason, Count: c.count, FirstOffset: c.first})
+	}
+	slices.SortFunc(t.Skipped, func(a, b trace.Skip) int { return strings.Compare(a.Reason, b.Reason) })
+	return t
+}
+
+func (m *merger) metadata(top map[string][]byte) {
+	md := &m.t.Meta
+	md.Other = map[string]string{}
+	for k, raw := range top {
+		v := gjson.ParseBytes(raw)
+		switch k {
+		case "schemaVersion":
+			md.SchemaVersion = int(v.Int())
+		case "cuda_driver_version":
+			md.CUDADriverVersion = int(v.Int())
+		case "cuda_runtime_version":
+			md.CUDARuntimeVersion = int(v.Int())
+		case "cupti_version":
+			md.CUPTIVersion = int(v.Int())
+		case "baseTimeNanoseconds":
+			md.BaseTimeNanoseconds, _ = strconv.ParseInt(v.Raw, 10, 64)
+		case "displayTimeUnit":
+			md.DisplayTimeUnit = v.Str
+		case "traceName":
+			md.TraceName = v.Str
+		case "deviceProperties":
+			v.ForEach(func(_, d gjson.Result) bool {
+				md.Devices = append(md.Devices, trace.DeviceProperties{
+					ID:                 int(d.Get("id").Int()),
+					Name:               d.Get("name").Str,
+					TotalGlobalMem:     d.Get("totalGlobalMem").Int(),
+					ComputeMajor:       int(d.Get("computeMajor").Int()),
+					ComputeMinor:       int(d.Get("computeMinor").Int()),
+					NumSMs:             int(d.Get("numSms").Int()),
+					MaxThreadsPerSM:    int(d.Get("maxThreadsPerMultiprocessor").Int()),
+					RegsPerSM:          int(d.Get("regsPerMultiprocessor").Int()),
+					SharedMemPerSM:     d.Get("sharedMemPerMultiprocessor").Int(),
+					MaxThreadsPerBlock: int(d.Get("maxThreadsPerBlock").Int()),
+				})
+				return true
+			})
+		default:
+			if v.Type != gjson.JSON && len(raw) < 1024 {
+				md.Other[k] = scalarText(v)
+			}
+		}
+	}
+	if fw, ok := md.Other["framework"]; ok {
+		md.Framework = fw
+	}
+	switch {
+	case len(m.loose) > 0 && len(m.t.GPU) == 0:
+		md.Format = "perfetto"
+		if m.looksJAX() {
+			md.Format, md.Framework = "jax", "JAX"
+		}
+	case hasCat(m.t, "Kernel") || hasCat(m.t, "Operator") || hasCat(m.t, "Runtime"):
+		md.Format = "kineto-legacy"
+	default:
+		md.Format = "kineto"
+	}
+	if md.Framework == "" && strings.HasPrefix(md.Format, "kineto") {
+		md.Framework = "PyTorch"
+	}
+}
+
+func hasCat(t *trace.Trace, c string) bool {
+	for _, cc := range t.Categories {
+		if cc.Category == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *merger) looksJAX() bool {
+	for _, e := range m.meta {
+		if e.kind == "process_name" && (strings.HasPrefix(e.name, "/device:") || strings.HasPrefix(e.name, "/host:")) {
+			return true
+		}
+	}
+	return false
+}
+
+// names applies process/thread metadata to the thread table.
+func (m *merger) names() {
+	for _, e := range m.meta {
+		if e.kind == "thread_name" && e.thread >= 0 && int(e.thread) < len(m.t.Threads) {
+			m.t.Threads[e.thread].Name = e.name
+		}
+	}
+}
+
+// classifyLoose turns category-less events (Perfetto/JAX) into model
+// events: those on a GPU process or a "Stream #N" thread are GPU activity,
+// host events with a correlation id are launch API calls, "$file:line fn"
+// names are Python frames, and the rest are host ops.
+func (m *merger) classifyLoose() {
+	if len(m.loose) == 0 {
+		return
+	}
+	procName := map[string]string{}
+	for _, e := range m.meta {
+		if e.kind == "process_name" {
+			procName[e.pid] = e.name
+		}
+	}
+	t := m.t
+	for _, e := range m.loose {
+		th := t.Threads[e.thread]
+		pname := procName[th.PID]
+		dev, isGPU := gpuProcess(pname)
+		stream, isStream := streamThread(th.Name)
+		switch {
+		case isGPU || isStream:
+			if !isStream {
+				stream = streamNumber(th.TID)
+			}
+			g := trace.GPUActivity{Span: e.Span, Kind: trace.Kernel, Device: dev, Stream: stream, Launch: trace.None, Occupancy: -1}
+			if e.hasCorr {
+				g.Correlation = e.correlation
+			}
+			lower := strings.ToLower(e.Name)
+			switch {
+			case e.memcpy || strings.HasPrefix(lower, "memcpy"):
+				g.Kind = trace.Memcpy
+				g.Copy, g.Src, g.Dst, g.Bytes = parseXLAMemcpy(e.Name, e.details)
+			case strings.HasPrefix(lower, "memset"):
+				g.Kind = trace.Memset
+			default:
+				parseKernelDetails(&g, e.details)
+			}
+			t.GPU = append(t.GPU, g)
+		case e.hasCorr:
+			t.APICalls = append(t.APICalls, trace.APICall{Span: e.Span, Thread: e.thread, Correlation: e.correlation,
+				Driver: strings.HasPrefix(e.Name, "cu") && !strings.HasPrefix(e.Name, "cuda"), Op: trace.None, Frame: trace.None, FirstGPU: trace.None})
+		case strings.HasPrefix(e.Name, "$"):
+			t.Frames = append(t.Frames, trace.PyFrame{Span: trace.Span{Name: jaxFrameName(e.Name), Start: e.Start, End: e.End}, Thread: e.thread, Parent: trace.None})
+		default:
+			t.Ops = append(t.Ops, trace.Op{Span: e.Span, Thread: e.thread, Parent: trace.None, Frame: trace.None})
+		}
+	}
+	m.loose = nil
+}
+
+// gpuProcess recognises "/device:GPU:0" (JAX/XLA) process names.
+func gpuProcess(name string) (int32, bool) {
+	rest, ok := strings.CutPrefix(name, "/device:GPU:")
+	if !ok {
+		return 0, false
+	}
+	n, _ := strconv.Atoi(strings.Fields(rest + " ")[0])
+	return int32(n), true
+}
+
+// streamThread recognises "Stream #14(Compute)" thread names.
+func streamThread(name string) (int32, bool) {
+	rest, ok := strings.CutPrefix(name, "Stream #")
+	if !ok {
+		return 0, false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(rest[:end])
+	return int32(n), err == nil
+}
+
+// jaxFrameName turns "$contextlib.py:132 __enter__" into Kineto's
+// "contextlib.py(132): __enter__" so consumers see one frame syntax.
+func jaxFrameName(name string) string {
+	s := strings.TrimPrefix(name, "$")
+	loc, fn, ok := strings.Cut(s, " ")
+	if !ok {
+		return s
+	}
+	colon := strings.LastIndexByte(loc, ':')
+	if colon < 0 {
+		return s
+	}
+	if _, err := strconv.Atoi(loc[colon+1:]); err != nil {
+		return s
+	}
+	return loc[:colon] + "(" + loc[colon+1:] + "): " + fn
+}
+
+// parseKernelDetails reads XLA's "regs:16 static_shared:0 dynamic_shared:0
+// grid:1,1,1 block:1,1,1 occ_pct:1.5625".
+func parseKernelDetails(g *trace.GPUActivity, details string) {
+	for _, f := range strings.Fields(details) {
+		k, v, ok := strings.Cut(f, ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "regs":
+			n, _ := strconv.Atoi(v)
+			g.Registers = int32(n)
+		case "static_shared", "dynamic_shared":
+			n, _ := strconv.Atoi(v)
+			g.SharedMem += int32(n)
+		case "grid", "block":
+			d := &g.Grid
+			if k == "block" {
+				d = &g.Block
+			}
+			for i, p := range strings.SplitN(v, ",", 3) {
+				n, _ := strconv.Atoi(p)
+				d[i] = int32(n)
+			}
+		case "occ_pct":
+			f, _ := strconv.ParseFloat(v, 64)
+			g.Occupancy = float32(f)
+		}
+	}
+}
+
+// parseXLAMemcpy reads "MemcpyH2D" with "kind_src:pinned kind_dst:device
+// size:4 dest:0 async:1".
+func parseXLAMemcpy(name, details string) (trace.CopyKind, trace.MemKind, trace.MemKind, int64) {
+	var kind trace.CopyKind
+	switch {
+	case strings.Contains(name, "H2D"):
+		kind = trace.HtoD
+	case strings.Contains(name, "D2H"):
+		kind = trace.DtoH
+	case strings.Contains(name, "D2D"):
+		kind = trace.DtoD
+	case strings.Contains(name, "P2P"):
+		kind = trace.PtoP
+	}
+	var src, dst trace.MemKind
+	var size int64
+	for _, f := range strings.Fields(details) {
+		k, v, _ := strings.Cut(f, ":")
+		switch k {
+		case "kind_src":
+			src = memKind(v)
+		case "kind_dst":
+			dst = memKind(v)
+		case "size":
+			size, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return kind, src, dst, size
+}
+
+func bySpan(a, b trace.Span) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.End, a.End) // longer (enclosing) first
+}
+
+func (m *merger) sortAll() {
+	t := m.t
+	slices.SortStableFunc(t.GPU, func(a, b trace.GPUActivity) int {
+		if c := cmp.Compare(a.Device, b.Device); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Stream, b.Stream); c != 0 {
+			return c
+		}
+		return bySpan(a.Span, b.Span)
+	})
+	slices.SortStableFunc(t.APICalls, func(a, b trace.APICall) int {
+		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+			return c
+		}
+		return bySpan(a.Span, b.Span)
+	})
+	slices.SortStableFunc(t.Ops, func(a, b trace.Op) int {
+		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+			return c
+		}
+		return bySpan(a.Span, b.Span)
+	})
+	slices.SortStableFunc(t.Frames, func(a, b trace.PyFrame) int {
+		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+			return c
+		}
+		return bySpan(a.Span, b.Span)
+	})
+	slices.SortStableFunc(t.Annotations, func(a, b trace.Annotation) int {
+		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+			return c
+		}
+		return bySpan(a.Span, b.Span)
+	})
+	slices.SortStableFunc(t.GPUAnnotations, func(a, b trace.Annotation) int { return bySpan(a.Span, b.Span) })
+	slices.SortStableFunc(t.Memory, func(a, b trace.MemoryEvent) int { return cmp.Compare(a.At, b.At) })
+}
+
+// linkLaunches joins GPU activity to the API call with the same
+// correlation id. Flow events (ac2g) are used only for GPU activity that
+// carries no correlation of its own: in real traces many flow ends sit on
+// calls that launched nothing.
+func (m *merger) linkLaunches() {
+	t := m.t
+	byCorr := make(map[int64]trace.Index, len(t.APICalls))
+	for i := range t.APICalls {
+		if c := t.APICalls[i].Correlation; c != 0 {
+			byCorr[c] = trace.Index(i)
+		}
+	}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.Correlation == 0 {
+			continue
+		}
+		if a, ok := byCorr[g.Correlation]; ok {
+			g.Launch = a
+			if first := t.APICalls[a].FirstGPU; first == trace.None || t.GPU[first].Start > g.Start {
+				t.APICalls[a].FirstGPU = trace.Index(i)
+			}
+		}
+	}
+	m.linkByFlows(byCorr)
+}
+
+// linkByFlows handles legacy traces whose GPU events lack a correlation
+// arg: a flow start on the launch call and a flow end on the kernel share
+// an id (which is the correlation).
+func (m *merger) linkByFlows(byCorr map[int64]trace.Index) {
+	t := m.t
+	missing := false
+	for i := range t.GPU {
+		if t.GPU[i].Launch == trace.None && t.GPU[i].Correlation == 0 {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return
+	}
+	ends := map[trace.Time][]int64{}
+	for _, f := range m.flows {
+		if !f.start {
+			ends[f.ts] = append(ends[f.ts], f.id)
+		}
+	}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.Launch != trace.None || g.Correlation != 0 {
+			continue
+		}
+		for _, id := range ends[g.Start] {
+			if a, ok := byCorr[id]; ok {
+				g.Correlation, g.Launch = id, a
+				break
+			}
+		}
+	}
+}
+
+// nest resolves, per host thread, each op's parent op and the innermost op
+// and Python frame around every op and API call, by a sweep over intervals
+// sorted by start (enclosing first).
+func (m *merger) nest() {
+	t := m.t
+	const (
+		kFrame = iota
+		kOp
+		kAPI
+	)
+	type node struct {
+		start, end trace.Time
+		kind       uint8
+		idx        trace.Index
+	}
+	type open struct {
+		start, end trace.Time
+		op, frame  trace.Index
+	}
+	var nodes []node
+	var stack []open
+	fi, oi, ai := 0, 0, 0
+	for th := trace.Index(0); th < trace.Index(len(t.Threads)); th++ {
+		nodes = nodes[:0]
+		for ; fi < len(t.Frames) && t.Frames[fi].Thread == th; fi++ {
+			nodes = append(nodes, node{t.Frames[fi].Start, t.Frames[fi].End, kFrame, trace.Index(fi)})
+		}
+		for ; oi < len(t.Ops) && t.Ops[oi].Thread == th; oi++ {
+			nodes = append(nodes, node{t.Ops[oi].Start, t.Ops[oi].End, kOp, trace.Index(oi)})
+		}
+		for ; ai < len(t.APICalls) && t.APICalls[ai].Thread == th; ai++ {
+			nodes = append(nodes, node{t.APICalls[ai].Start, t.APICalls[ai].End, kAPI, trace.Index(ai)})
+		}
+		if len(nodes) == 0 {
+			continue
+		}
+		sort.SliceStable(nodes, func(i, j int) bool {
+			a, b := nodes[i], nodes[j]
+			if a.start != b.start {
+				return a.start < b.start
+			}
+			if a.end != b.end {
+				return a.end > b.end
+			}
+			return a.kind < b.kind
+		})
+		stack = stack[:0]
+		for _, n := range nodes {
+			for len(stack) > 0 && !(stack[len(stack)-1].start <= n.start && n.end <= stack[len(stack)-1].end) {
+				stack = stack[:len(stack)-1]
+			}
+			op, frame := trace.None, trace.None
+			if len(stack) > 0 {
+				op, frame = stack[len(stack)-1].op, stack[len(stack)-1].frame
+			}
+			switch n.kind {
+			case kFrame:
+				stack = append(stack, open{end: n.end, start: n.start, op: op, frame: n.idx})
+			case kOp:
+				t.Ops[n.idx].Parent = op
+				t.Ops[n.idx].Frame = frame
+				stack = append(stack, open{end: n.end, start: n.start, op: n.idx, frame: frame})
+			case kAPI:
+				t.APICalls[n.idx].Op = op
+				t.APICalls[n.idx].Frame = frame
+			}
+		}
+	}
+}
+
+// frameParents resolves Python parent ids; frames without ids (JAX) take
+// the innermost enclosing frame on their thread.
+func (m *merger) frameParents() {
+	t := m.t
+	byID := make(map[int64]trace.Index, len(t.Frames))
+	for i := range t.Frames {
+		if id := t.Frames[i].PyID; id != 0 {
+			byID[id] = trace.Index(i)
+		}
+	}
+	var stack []trace.Index
+	lastThread := trace.Index(-1)
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		if f.Thread != lastThread {
+			stack, lastThread = stack[:0], f.Thread
+		}
+		for len(stack) > 0 && !t.Frames[stack[len(stack)-1]].Contains(f.Span) {
+			stack = stack[:len(stack)-1]
+		}
+		if p, ok := byID[f.PyParentID]; ok && f.PyParentID != 0 && p != trace.Index(i) {
+			f.Parent = p
+		} else if f.PyID == 0 && len(stack) > 0 {
+			f.Parent = stack[len(stack)-1]
+		}
+		stack = append(stack, trace.Index(i))
+	}
+}
+
+// steps finds ProfilerStep#N ranges; a trace without them is one step.
+func (m *merger) steps() {
+	t := m.t
+	for _, a := range t.Annotations {
+		rest, ok := strings.CutPrefix(a.Name, "ProfilerStep#")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			continue
+		}
+		t.Steps = append(t.Steps, trace.Step{Span: a.Span, Number: n})
+	}
+	slices.SortFunc(t.Steps, func(a, b trace.Step) int { return bySpan(a.Span, b.Span) })
+	if len(t.Steps) == 0 {
+		s := t.Span()
+		if s.End > s.Start {
+			t.Steps = []trace.Step{{Span: trace.Span{Name: "whole trace", Start: s.Start, End: s.End}, Synthetic: true}}
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package ingest
+
+import (
+	"errors"
+	"math"
+	"strconv"
+)
+
+var errNotNumber = errors.New("not a number")
+
+// parseMicrosToNanos converts a JSON number in microseconds, as written in
+// the trace ("4485344487239.559"), to integer nanoseconds without going
+// through float64: 4485344487239.559 µs has 16 significant digits, which a
+// float64 can hold only approximately. Digits beyond nanoseconds are
+// rounded half away from zero. Exponent forms fall back to float parsing,
+// which is exact for the small values that use them.
+func parseMicrosToNanos(s string) (int64, error) {
+	if s == "" {
+		return 0, errNotNumber
+	}
+	i := 0
+	neg := false
+	if s[0] == '-' {
+		neg = true
+		i++
+	}
+	var whole int64
+	digits := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if whole > (math.MaxInt64-9)/10/1000 {
+			return 0, errNotNumber
+		}
+		whole = whole*10 + int64(s[i]-'0')
+		digits++
+	}
+	if digits == 0 {
+		return 0, errNotNumber
+	}
+	var frac int64
+	fracDigits := 0
+	roundUp := false
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			switch d := i - start; {
+			case d < 3:
+				frac = frac*10 + int64(s[i]-'0')
+				fracDigits++
+			case d == 3:
+				roundUp = s[i] >= '5'
+			}
+		}
+		if i == start {
+			return 0, errNotNumber
+		}
+	}
+	if i < len(s) {
+		if s[i] == 'e' || s[i] == 'E' {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsInf(f, 0) || math.Abs(f) > 9e15 {
+				return 0, errNotNumber
+			}
+			return int64(math.Round(f * 1000)), nil
+		}
+		return 0, errNotNumber
+	}
+	for ; fracDigits < 3; fracDigits++ {
+		frac *= 10
+	}
+	n := whole*1000 + frac
+	if roundUp {
+		n++
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// parseInt parses a JSON integer, tolerating a fractional part of zeros
+// ("7.0") that some writers emit for integer fields.
+func parseInt(s string) (int64, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}

@@ -1,0 +1,450 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The scanner finds the boundaries of JSON values without decoding them.
+// It is the only code that looks at every byte serially, so it does as
+// little as possible: outside strings a table lookup per byte, inside
+// strings a vectorised search for the closing quote. It still rejects what
+// gjson would silently misread (stray characters, mismatched brackets,
+// runaway nesting), so malformed input fails with a byte offset instead of
+// producing a wrong answer.
+
+const (
+	// maxDepth bounds nesting; real traces nest at most ~5 levels.
+	maxDepth = 256
+	// chunkSize is the read buffer, also the unit of work handed to a
+	// parsing worker. Big enough to amortise hand-off, small enough that a
+	// few in flight stay far below the file size.
+	chunkSize = 4 << 20
+)
+
+// byte classes outside strings
+const (
+	clsBad = iota
+	clsSpace
+	clsOpen
+	clsClose
+	clsQuote
+	clsScalar // digits, sign, '.', 'e', literal letters, ':' and ','
+)
+
+var classes = func() (t [256]uint8) {
+	for _, c := range " \t\r\n" {
+		t[c] = clsSpace
+	}
+	t['{'], t['['] = clsOpen, clsOpen
+	t['}'], t[']'] = clsClose, clsClose
+	t['"'] = clsQuote
+	for _, c := range "0123456789+-.eE:,truefalsn" {
+		t[c] = clsScalar
+	}
+	return t
+}()
+
+var errNeedMore = errors.New("need more input")
+
+// scanError is a scanner failure at a position within the current buffer.
+type scanError struct {
+	pos int
+	msg string
+}
+
+func (e *scanError) Error() string { return e.msg }
+
+// scanValue returns the end (exclusive) of the JSON value starting at b[i]
+// (which must not be whitespace). It returns errNeedMore when b ends before
+// the value does.
+func scanValue(b []byte, i int) (int, error) {
+	var stack [maxDepth]byte
+	depth := 0
+	n := len(b)
+	for i < n {
+		c := b[i]
+		switch classes[c] {
+		case clsSpace, clsScalar:
+			if depth == 0 {
+				// A top-level scalar: ends at the first delimiter.
+				j := i
+				for j < n && classes[b[j]] == clsScalar && b[j] != ',' && b[j] != ':' {
+					j++
+				}
+				if j == n {
+					return 0, errNeedMore
+				}
+				if j == i {
+					return 0, &scanError{i, fmt.Sprintf("unexpected character %q", c)}
+				}
+				return j, nil
+			}
+			i++
+		case clsQuote:
+			j, err := scanString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			i = j
+			if depth == 0 {
+				return i, nil
+			}
+		case clsOpen:
+			if depth == maxDepth {
+				return 0, &scanError{i, fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
+			}
+			stack[depth] = c
+			depth++
+			i++
+		case clsClose:
+			if depth == 0 {
+				return 0, &scanError{i, fmt.Sprintf("unexpected %q", c)}
+			}
+			depth--
+			if open := stack[depth]; (open == '{') != (c == '}') {
+				return 0, &scanError{i, fmt.Sprintf("%q closed by %q", open, c)}
+			}
+			i++
+			if depth == 0 {
+				return i, nil
+			}
+		default:
+			return 0, &scanError{i, fmt.Sprintf("unexpected character %q", c)}
+		}
+	}
+	return 0, errNeedMore
+}
+
+// scanString returns the index just past the string starting at b[i] == '"'.
+func scanString(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, errNeedMore
+		}
+		j += k
+		// An odd run of backslashes before the quote escapes it.
+		bs := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
+}
+
+// batch is a run of complete events handed to a parsing worker. The worker
+// owns buf until it sends its result; nothing keeps buf afterwards.
+type batch struct {
+	seq   int
+	buf   []byte
+	spans []int32 // start,end pairs into buf
+	base  int64   // absolute offset of buf[0] in the JSON text
+}
+
+// streamer walks the top level of a trace, keeping small top-level values
+// and cutting the event array into batches.
+type streamer struct {
+	r          io.Reader
+	buf        []byte
+	pos, n     int
+	base       int64 // absolute offset of buf[0]
+	eof        bool
+	compressed bool
+	free       chan []byte // recycled buffers, bounded
+	seq        int
+	// emit receives each batch of events; it blocks while workers are busy,
+	// which is what bounds memory.
+	emit func(*batch)
+	// top holds raw top-level values other than traceEvents (copied).
+	top map[string][]byte
+	// sawEvents reports whether an event array was found.
+	sawEvents bool
+}
+
+func (s *streamer) errAt(pos int, msg string) error {
+	return &SyntaxError{Offset: s.base + int64(pos), Msg: msg, Compressed: s.compressed}
+}
+
+// more reads input after buf[pos:n], moving the unread tail to the front
+// (growing the buffer when one value is larger than it).
+func (s *streamer) more() error {
+	if s.eof {
+		return io.ErrUnexpectedEOF
+	}
+	tail := s.n - s.pos
+	if s.pos > 0 {
+		copy(s.buf, s.buf[s.pos:s.n])
+		s.base += int64(s.pos)
+		s.pos, s.n = 0, tail
+	}
+	if s.n == len(s.buf) {
+		nb := make([]byte, 2*len(s.buf))
+		copy(nb, s.buf[:s.n])
+		s.buf = nb
+	}
+	for {
+		m, err := s.r.Read(s.buf[s.n:])
+		s.n += m
+		if err == io.EOF {
+			s.eof = true
+			if m == 0 {
+				return io.ErrUnexpectedEOF
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if m > 0 {
+			return nil
+		}
+	}
+}
+
+// skipSpace advances past whitespace, reading more as needed. It returns
+// false at end of input.
+func (s *streamer) skipSpace() (bool, error) {
+	for {
+		for s.pos < s.n && classes[s.buf[s.pos]] == clsSpace {
+			s.pos++
+		}
+		if s.pos < s.n {
+			return true, nil
+		}
+		if err := s.more(); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				return false, nil
+			}
+			return false, err
+		}
+	}
+}
+
+// value scans one complete value at pos and returns its bounds in buf.
+func (s *streamer) value() (int, int, error) {
+	for {
+		end, err := scanValue(s.buf[:s.n], s.pos)
+		if err == nil {
+			start := s.pos
+			s.pos = end
+			return start, end, nil
+		}
+		var se *scanError
+		if errors.As(err, &se) {
+			return 0, 0, s.errAt(se.pos, se.msg)
+		}
+		if err := s.more(); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				return 0, 0, s.errAt(s.n, "unexpected end of input")
+			}
+			return 0, 0, err
+		}
+	}
+}
+
+func (s *streamer) expect(what string) (byte, error) {
+	ok, err := s.skipSpace()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, s.errAt(s.n, "unexpected end of input, expected "+what)
+	}
+	return s.buf[s.pos], nil
+}
+
+// run reads the whole input.
+func (s *streamer) run() error {
+	s.buf = make([]byte, chunkSize)
+	// Skip a UTF-8 byte order mark, which some Windows tools write.
+	if err := s.more(); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return &FormatError{Msg: "empty file"}
+		}
+		return err
+	}
+	if bytes.HasPrefix(s.buf[:s.n], []byte("\xef\xbb\xbf")) {
+		s.pos = 3
+	}
+	c, err := s.expect("a JSON object or array")
+	if err != nil {
+		if fe := new(SyntaxError); errors.As(err, &fe) && s.base+int64(s.n) <= 3 {
+			return &FormatError{Msg: "empty file"}
+		}
+		return err
+	}
+	switch c {
+	case '[':
+		s.pos++
+		if err := s.events(); err != nil {
+			return err
+		}
+	case '{':
+		s.pos++
+		if err := s.object(); err != nil {
+			return err
+		}
+	default:
+		return s.errAt(s.pos, fmt.Sprintf("expected a JSON object or array, found %q", c))
+	}
+	ok, err := s.skipSpace()
+	if err != nil {
+		return err
+	}
+	if ok {
+		return s.errAt(s.pos, "unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// object reads the top-level object's members.
+func (s *streamer) object() error {
+	s.top = map[string][]byte{}
+	first := true
+	for {
+		c, err := s.expect(`'"' or '}'`)
+		if err != nil {
+			return err
+		}
+		if c == '}' {
+			s.pos++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return s.errAt(s.pos, fmt.Sprintf("expected ',' or '}' after object member, found %q", c))
+			}
+			s.pos++
+			if c, err = s.expect("a member name"); err != nil {
+				return err
+			}
+		}
+		first = false
+		if c != '"' {
+			return s.errAt(s.pos, fmt.Sprintf("expected a member name, found %q", c))
+		}
+		ks, ke, err := s.value()
+		if err != nil {
+			return err
+		}
+		key := string(s.buf[ks+1 : ke-1])
+		if c, err = s.expect("':'"); err != nil {
+			return err
+		}
+		if c != ':' {
+			return s.errAt(s.pos, fmt.Sprintf("expected ':' after member name, found %q", c))
+		}
+		s.pos++
+		if c, err = s.expect("a value"); err != nil {
+			return err
+		}
+		if key == "traceEvents" {
+			if c != '[' {
+				return &FormatError{Msg: fmt.Sprintf("traceEvents at byte %d is not an array", s.base+int64(s.pos))}
+			}
+			s.pos++
+			if err := s.events(); err != nil {
+				return err
+			}
+			continue
+		}
+		vs, ve, err := s.value()
+		if err != nil {
+			return err
+		}
+		s.top[key] = bytes.Clone(s.buf[vs:ve])
+	}
+}
+
+// events reads the event array after its '[' and hands out batches.
+func (s *streamer) events() error {
+	s.sawEvents = true
+	var spans []int32
+	first := true
+	flush := func() {
+		if len(spans) == 0 {
+			return
+		}
+		b := &batch{seq: s.seq, buf: s.buf, spans: spans, base: s.base}
+		s.seq++
+		s.emit(b)
+		// The worker owns the old buffer now: continue in a fresh one.
+		var nb []byte
+		select {
+		case nb = <-s.free:
+		default:
+			nb = make([]byte, chunkSize)
+		}
+		tail := s.n - s.pos
+		if tail > len(nb) {
+			nb = make([]byte, 2*tail)
+		}
+		copy(nb, s.buf[s.pos:s.n])
+		s.base += int64(s.pos)
+		s.buf, s.pos, s.n = nb, 0, tail
+		spans = nil
+	}
+	for {
+		// Fast path: scan as many events as the buffer holds.
+		for {
+			for s.pos < s.n && classes[s.buf[s.pos]] == clsSpace {
+				s.pos++
+			}
+			if s.pos >= s.n {
+				break
+			}
+			c := s.buf[s.pos]
+			if c == ']' {
+				s.pos++
+				flush()
+				return nil
+			}
+			// p is the event's first byte; s.pos stays on the comma until
+			// the whole event is in the buffer, so a refill resumes there.
+			p := s.pos
+			if !first {
+				if c != ',' {
+					return s.errAt(s.pos, fmt.Sprintf("expected ',' or ']' in traceEvents, found %q", c))
+				}
+				p++
+				for p < s.n && classes[s.buf[p]] == clsSpace {
+					p++
+				}
+				if p >= s.n {
+					break
+				}
+				if s.buf[p] == ']' {
+					return s.errAt(p, "trailing comma in traceEvents")
+				}
+			}
+			end, err := scanValue(s.buf[:s.n], p)
+			if err == errNeedMore {
+				break
+			}
+			if err != nil {
+				se := err.(*scanError)
+				return s.errAt(se.pos, se.msg)
+			}
+			if s.n > 1<<31-1 {
+				return s.errAt(p, "event larger than 2 GiB")
+			}
+			spans = append(spans, int32(p), int32(end))
+			s.pos = end
+			first = false
+		}
+		flush()
+		if err := s.more(); err != nil {
+			if err == io.ErrUnexpectedEOF {
+				return s.errAt(s.n, "unexpected end of input inside traceEvents")
+			}
+			return err
+		}
+	}
+}
