@@ -41,7 +41,10 @@ func commands() []command {
 	return []command{
 		infoCommand(),
 		topCommand(),
+		findingsCommand(),
+		analyzersCommand(),
 		demoCommand(),
+		captureCommand(),
 	}
 }
 

@@ -1,0 +1,114 @@
+package analyze
+
+import (
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Kernel categories, the vocabulary report, tui and diff group kernels by.
+const (
+	CategoryGEMM          = "gemm"
+	CategoryGEMV          = "gemv"
+	CategoryConv          = "conv"
+	CategoryAttention     = "attention"
+	CategoryElementwise   = "elementwise"
+	CategoryReduction     = "reduction"
+	CategoryRNG           = "rng"
+	CategoryCopy          = "copy"
+	CategoryMemset        = "memset"
+	CategoryCommunication = "communication"
+	CategoryTriton        = "triton"
+	CategoryCustom        = "custom"
+)
+
+var categoryOrder = []string{
+	CategoryGEMM, CategoryGEMV, CategoryConv, CategoryAttention, CategoryElementwise, CategoryReduction,
+	CategoryRNG, CategoryCopy, CategoryMemset, CategoryCommunication, CategoryTriton, CategoryCustom,
+}
+
+// Categories returns every kernel category in display order.
+func Categories() []string { return append([]string(nil), categoryOrder...) }
+
+// Category classifies a kernel by its name alone. Names from cuBLAS,
+// cuDNN, CUTLASS, NCCL, PyTorch's ATen, Inductor's Triton kernels and XLA
+// fusions are recognised; anything else is CategoryCustom. CategoryOf
+// refines this with what the trace knows about the launch (a Triton kernel
+// written by the user has a bare name but is launched through the driver
+// API).
+func Category(name string) string {
+	n := strings.ToLower(name)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(n, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case strings.HasPrefix(n, "memcpy"):
+		return CategoryCopy
+	case strings.HasPrefix(n, "memset"):
+		return CategoryMemset
+	case has("nccl", "all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter", "all-reduce", "all-gather", "alltoall", "all_to_all", "sendrecv"):
+		return CategoryCommunication
+	case has("flash", "fmha", "attention", "attn", "sdpa", "mha_"):
+		return CategoryAttention
+	case strings.HasPrefix(n, "triton_") || strings.HasPrefix(n, "triton"):
+		return CategoryTriton
+	case has("gemv", "gemvx", "dot_kernel", "gemv2"):
+		return CategoryGEMV
+	case has("convolution", "convolve", "conv1d", "conv2d", "conv3d", "implicit_gemm", "winograd", "fprop", "dgrad", "wgrad", "cudnn"):
+		return CategoryConv
+	case has("gemm", "xmma", "nvjet", "cutlass", "cublas", "magma", "matmul", "dot_general", "_mma", "hmma", "imma", "wmma"):
+		return CategoryGEMM
+	case has("philox", "curand", "normal_kernel", "uniform", "distribution", "randperm", "bernoulli", "random", "rng"):
+		return CategoryRNG
+	case has("reduce", "softmax", "norm", "sum_kernel", "argmax", "argmin", "cub::", "scan", "topk", "sort", "cumsum", "mean_kernel", "welford", "reduction"):
+		return CategoryReduction
+	case has("copy", "gather", "index", "scatter", "cat_", "catarray", "transpose", "permute", "repeat", "embedding", "take", "masked_select", "nonzero"):
+		return CategoryCopy
+	case has("elementwise", "loop_", "_fusion", "fused_", "fill", "activation", "relu", "gelu", "silu", "sigmoid", "tanh", "add_kernel", "mul_kernel", "clamp"):
+		return CategoryElementwise
+	}
+	return CategoryCustom
+}
+
+// CategoryOf classifies GPU activity g of t: memcpy and memset activities
+// by kind, kernels by name, and a bare-named kernel launched through the
+// driver API (cuLaunchKernel: how Triton launches) as CategoryTriton.
+func CategoryOf(t *trace.Trace, g int) string {
+	a := &t.GPU[g]
+	switch a.Kind {
+	case trace.Memcpy:
+		return CategoryCopy
+	case trace.Memset:
+		return CategoryMemset
+	}
+	c := Category(a.Name)
+	if c == CategoryCustom && isTritonLaunch(t, a) {
+		return CategoryTriton
+	}
+	return c
+}
+
+// isTritonLaunch reports whether a looks like a Triton kernel: no C++
+// signature in its name and launched by a driver-API call.
+func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
+	if strings.ContainsAny(a.Name, "(<: ") || a.Launch == trace.None {
+		return false
+	}
+	call := &t.APICalls[a.Launch]
+	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel")
+}
+
+// memoryBound reports whether kernels of category c are memory-bound by
+// nature (their cost is bytes moved, so fusing them saves most of it).
+func memoryBound(c string) bool {
+	switch c {
+	case CategoryElementwise, CategoryRNG, CategoryCopy, CategoryReduction, CategoryMemset:
+		return true
+	}
+	return false
+}

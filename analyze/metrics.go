@@ -1,0 +1,276 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// ShortKernel is the duration under which a kernel counts as short: its
+// launch overhead (a few µs) is comparable to its run time.
+const ShortKernel = 10 * trace.Duration(1000)
+
+func us(d trace.Duration) float64 { return d.Micros() }
+
+// metrics computes every metric of a Result except findings.
+func (ix *index) metrics() *Result {
+	t := ix.t
+	r := &Result{Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework}
+	ix.kernels(r)
+	ix.categories(r)
+	ix.summary(r)
+	ix.steps(r)
+	ix.launches(r)
+	r.Ops = ix.ops()
+	r.Annotations = ix.annotations()
+	r.Roofline = []RooflineRow{}
+	return r
+}
+
+func (ix *index) kernels(r *Result) {
+	t := ix.t
+	rows, _ := KernelTable(t)
+	r.Kernels = make([]Kernel, 0, len(rows))
+	ix.kernelRow = make(map[string]int, len(rows))
+	type attr struct {
+		name  string
+		count int
+	}
+	for _, row := range rows {
+		k := Kernel{Name: row.Name, Count: row.Count, TotalUs: us(row.Total), MeanUs: us(row.Mean), MedianUs: us(row.Median),
+			P95Us: us(row.P95), MinUs: us(row.Min), MaxUs: us(row.Max), Share: row.Share, ShortName: ShortKernelName(row.Name),
+			Ops: []string{}, Python: []string{}}
+		ops := map[string]int{}
+		lines := map[string]int{}
+		for _, g := range row.Launches {
+			if k.Category == "" || k.Category == CategoryCustom {
+				k.Category = ix.cat[g]
+			}
+			if op := ix.op[g]; op != trace.None {
+				ops[t.Ops[op].Name]++
+			}
+			if l := ix.userLine(int(g)); l != "" {
+				lines[l]++
+			}
+		}
+		k.Ops = topKeys(ops, MaxAttribution)
+		k.Python = topKeys(lines, MaxAttribution)
+		ix.kernelRow[k.Name] = len(r.Kernels)
+		r.Kernels = append(r.Kernels, k)
+	}
+}
+
+// topKeys returns up to n keys of m with the largest counts (ties by key).
+func topKeys(m map[string]int, n int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	if len(keys) > n {
+		keys = keys[:n]
+	}
+	return keys
+}
+
+func (ix *index) categories(r *Result) {
+	t := ix.t
+	byCat := map[string]*CategoryTime{}
+	var all trace.Duration
+	for i := range t.GPU {
+		c := ix.cat[i]
+		ct := byCat[c]
+		if ct == nil {
+			ct = &CategoryTime{Category: c}
+			byCat[c] = ct
+		}
+		ct.Count++
+		ct.TotalUs += us(t.GPU[i].Dur())
+		all += t.GPU[i].Dur()
+	}
+	r.Categories = []CategoryTime{}
+	for _, c := range categoryOrder {
+		if ct := byCat[c]; ct != nil {
+			if all > 0 {
+				ct.Share = ct.TotalUs / us(all)
+			}
+			r.Categories = append(r.Categories, *ct)
+		}
+	}
+	slices.SortStableFunc(r.Categories, func(a, b CategoryTime) int { return cmp.Compare(b.TotalUs, a.TotalUs) })
+}
+
+func (ix *index) summary(r *Result) {
+	t := ix.t
+	s := &r.Summary
+	s.Events = t.Events
+	s.Device = t.DeviceName()
+	s.Format = t.Meta.Format
+	s.Framework = t.Meta.Framework
+	s.DistinctKernels = len(r.Kernels)
+	for _, k := range r.Kernels {
+		s.KernelLaunches += k.Count
+		s.GPUKernelUs += k.TotalUs
+	}
+	for i := range t.GPU {
+		switch t.GPU[i].Kind {
+		case trace.Memcpy:
+			s.Memcpys++
+			s.MemcpyUs += us(t.GPU[i].Dur())
+		case trace.Memset:
+			s.Memsets++
+			s.MemsetUs += us(t.GPU[i].Dur())
+		}
+	}
+	span := t.Span()
+	s.WallUs = us(span.Dur())
+	for _, dev := range ix.devices {
+		for _, b := range ix.busy[dev] {
+			s.GPUBusyUs += us(b.Dur())
+		}
+	}
+	if s.WallUs > 0 && len(ix.devices) > 0 {
+		s.GPUBusyShare = s.GPUBusyUs / (s.WallUs * float64(len(ix.devices)))
+	}
+	s.Steps = len(t.Steps)
+	s.StepsSynthetic = len(t.Steps) == 1 && t.Steps[0].Synthetic
+}
+
+func (ix *index) steps(r *Result) {
+	t := ix.t
+	origin := t.Span().Start
+	ndev := max(len(ix.devices), 1)
+	r.Steps = make([]Step, len(t.Steps))
+	for i, st := range t.Steps {
+		s := &r.Steps[i]
+		s.Number, s.Synthetic = st.Number, st.Synthetic
+		s.StartUs = us(trace.Duration(st.Start - origin))
+		s.WallUs = us(st.Dur())
+		s.GPUBusyUs = us(ix.busyIn(st.Start, st.End))
+		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
+		if s.WallUs > 0 {
+			s.GPUBusyShare = s.GPUBusyUs / (s.WallUs * float64(ndev))
+		}
+	}
+	for i := range t.GPU {
+		st := ix.gpuStep[i]
+		if st < 0 {
+			continue
+		}
+		switch t.GPU[i].Kind {
+		case trace.Kernel:
+			r.Steps[st].Kernels++
+			r.Steps[st].KernelUs += us(t.GPU[i].Dur())
+		case trace.Memcpy:
+			r.Steps[st].Memcpys++
+		}
+	}
+	for i := range t.APICalls {
+		st := ix.apiStep[i]
+		if st < 0 {
+			continue
+		}
+		c := &t.APICalls[i]
+		if isLaunchCall(c) {
+			r.Steps[st].Launches++
+			r.Steps[st].LaunchAPIUs += us(c.Dur())
+		}
+		if isSyncCall(c.Name) {
+			r.Steps[st].SyncUs += us(c.Dur())
+		}
+	}
+	ss := &r.StepStats
+	ss.Count = len(r.Steps)
+	if len(r.Steps) == 0 {
+		return
+	}
+	ss.FirstStepUs = r.Steps[0].WallUs
+	med := func(f func(*Step) float64, skipFirst bool) float64 {
+		steps := r.Steps
+		if skipFirst && len(steps) > 1 {
+			steps = steps[1:]
+		}
+		v := make([]float64, len(steps))
+		for i := range steps {
+			v[i] = f(&steps[i])
+		}
+		return median(v)
+	}
+	wall := func(s *Step) float64 { return s.WallUs }
+	busy := func(s *Step) float64 { return s.GPUBusyUs }
+	launches := func(s *Step) float64 { return float64(s.Launches) }
+	api := func(s *Step) float64 { return s.LaunchAPIUs }
+	ss.MedianWallUs, ss.MedianWallUsNoFirst = med(wall, false), med(wall, true)
+	ss.MedianGPUBusyUs, ss.MedianGPUBusyUsNoFirst = med(busy, false), med(busy, true)
+	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
+	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
+}
+
+// median returns the median of v (which it sorts), 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	m := len(v) / 2
+	if len(v)%2 == 1 {
+		return v[m]
+	}
+	return (v[m-1] + v[m]) / 2
+}
+
+func (ix *index) launches(r *Result) {
+	t := ix.t
+	ls := &r.Launches
+	var api, queue, kdur []trace.Duration
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		if isSyncCall(c.Name) {
+			ls.SyncCalls++
+			ls.SyncUs += us(c.Dur())
+		}
+		if c.FirstGPU == trace.None {
+			continue
+		}
+		api = append(api, c.Dur())
+		queue = append(queue, trace.Duration(t.GPU[c.FirstGPU].Start-c.End))
+	}
+	for i := range t.GPU {
+		if t.GPU[i].Kind != trace.Kernel {
+			continue
+		}
+		d := t.GPU[i].Dur()
+		kdur = append(kdur, d)
+		if d < ShortKernel {
+			ls.ShortKernels++
+		}
+	}
+	ls.Launches = len(api)
+	stat := func(d []trace.Duration) (total, mean, med, p95 float64) {
+		if len(d) == 0 {
+			return
+		}
+		slices.Sort(d)
+		var sum trace.Duration
+		for _, x := range d {
+			sum += x
+		}
+		return us(sum), us(sum) / float64(len(d)), us(Percentile(d, 50)), us(Percentile(d, 95))
+	}
+	ls.APIUs, ls.MeanAPIUs, ls.MedianAPIUs, ls.P95APIUs = stat(api)
+	_, ls.MeanQueueUs, ls.MedianQueueUs, ls.P95QueueUs = stat(queue)
+	_, ls.MeanKernelUs, ls.MedianKernelUs, _ = stat(kdur)
+	if len(kdur) > 0 {
+		ls.ShortKernelShare = float64(ls.ShortKernels) / float64(len(kdur))
+	}
+	ls.PerStep = r.StepStats.MedianLaunches
+}
+
+// durUs turns microseconds back into a Duration for printing.
+func durUs(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }

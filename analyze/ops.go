@@ -1,0 +1,201 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// ops builds the key_averages()-like table: GPU time reaches an op through
+// kernel → launch call → innermost op, then up the op's parents.
+func (ix *index) ops() []OpStat {
+	t := ix.t
+	rows := map[string]*OpStat{}
+	row := func(name string) *OpStat {
+		r := rows[name]
+		if r == nil {
+			r = &OpStat{Name: name}
+			rows[name] = r
+		}
+		return r
+	}
+	childCPU := make([]trace.Duration, len(t.Ops))
+	for i := range t.Ops {
+		if p := t.Ops[i].Parent; p != trace.None {
+			childCPU[p] += t.Ops[i].Dur()
+		}
+	}
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		r := row(o.Name)
+		r.Calls++
+		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
+		if !ix.sameNameAncestor(trace.Index(i)) {
+			r.TotalCPUUs += us(o.Dur())
+		}
+	}
+	var path []string
+	for g := range t.GPU {
+		op := ix.op[g]
+		if op == trace.None {
+			continue
+		}
+		d := us(t.GPU[g].Dur())
+		self := row(t.Ops[op].Name)
+		self.SelfGPUUs += d
+		path = path[:0]
+		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
+			name := t.Ops[cur].Name
+			if slices.Contains(path, name) {
+				continue
+			}
+			path = append(path, name)
+			r := row(name)
+			r.GPUUs += d
+			if t.GPU[g].Kind == trace.Kernel {
+				r.Kernels++
+			}
+		}
+	}
+	out := make([]OpStat, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b OpStat) int {
+		if c := cmp.Compare(b.GPUUs, a.GPUUs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.TotalCPUUs, a.TotalCPUUs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// sameNameAncestor reports whether an enclosing op has op i's name, so
+// recursive calls count once in the total.
+func (ix *index) sameNameAncestor(i trace.Index) bool {
+	t := ix.t
+	name := t.Ops[i].Name
+	for p := t.Ops[i].Parent; p != trace.None; p = t.Ops[p].Parent {
+		if t.Ops[p].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// launchPrefix holds, over APICalls in their (thread, start) order, the
+// running total of GPU time each call launched, so the GPU time launched
+// inside any host interval is two binary searches away.
+type launchPrefix struct {
+	gpu    []trace.Duration // gpu[i] = GPU time launched by calls [0, i)
+	kernel []int32          // kernels launched by calls [0, i)
+}
+
+func (ix *index) launchPrefix() *launchPrefix {
+	t := ix.t
+	per := make([]trace.Duration, len(t.APICalls))
+	kern := make([]int32, len(t.APICalls))
+	for g := range t.GPU {
+		if l := t.GPU[g].Launch; l != trace.None {
+			per[l] += t.GPU[g].Dur()
+			if t.GPU[g].Kind == trace.Kernel {
+				kern[l]++
+			}
+		}
+	}
+	lp := &launchPrefix{gpu: make([]trace.Duration, len(per)+1), kernel: make([]int32, len(per)+1)}
+	for i, d := range per {
+		lp.gpu[i+1] = lp.gpu[i] + d
+		lp.kernel[i+1] = lp.kernel[i] + kern[i]
+	}
+	return lp
+}
+
+// launchedIn returns the GPU time and kernel count launched by calls on
+// thread th that start inside [from, to].
+func (ix *index) launchedIn(lp *launchPrefix, th trace.Index, from, to trace.Time) (trace.Duration, int) {
+	calls := ix.t.APICalls
+	lo, _ := slices.BinarySearchFunc(calls, threadTime{th, from}, cmpCallStart)
+	hi, _ := slices.BinarySearchFunc(calls, threadTime{th, to + 1}, cmpCallStart)
+	if hi < lo {
+		return 0, 0
+	}
+	return lp.gpu[hi] - lp.gpu[lo], int(lp.kernel[hi] - lp.kernel[lo])
+}
+
+// threadTime is a point on one host thread's timeline.
+type threadTime struct {
+	th trace.Index
+	at trace.Time
+}
+
+// cmpCallStart orders an API call against a thread-time point the way
+// APICalls is sorted.
+func cmpCallStart(c trace.APICall, k threadTime) int {
+	if c := cmp.Compare(c.Thread, k.th); c != 0 {
+		return c
+	}
+	return cmp.Compare(c.Start, k.at)
+}
+
+// moduleFrame reports whether a Python frame is an nn.Module call as
+// torch.profiler names them ("nn.Module: Linear_0").
+func moduleFrame(name string) (string, bool) {
+	return strings.CutPrefix(name, "nn.Module: ")
+}
+
+// annotations breaks GPU and CPU time down per record_function range and
+// nn.Module frame (ProfilerStep ranges are steps, not annotations).
+func (ix *index) annotations() []AnnotationStat {
+	t := ix.t
+	lp := ix.launchPrefix()
+	rows := map[[2]string]*AnnotationStat{}
+	add := func(kind, name string, th trace.Index, s trace.Span) {
+		key := [2]string{kind, name}
+		r := rows[key]
+		if r == nil {
+			r = &AnnotationStat{Name: name, Kind: kind}
+			rows[key] = r
+		}
+		r.Count++
+		r.CPUUs += us(s.Dur())
+		gpu, k := ix.launchedIn(lp, th, s.Start, s.End)
+		r.GPUUs += us(gpu)
+		r.Kernels += k
+	}
+	for i := range t.Annotations {
+		a := &t.Annotations[i]
+		if strings.HasPrefix(a.Name, "ProfilerStep#") {
+			continue
+		}
+		add(AnnotationRange, a.Name, a.Thread, a.Span)
+	}
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		if name, ok := moduleFrame(f.Name); ok {
+			add(AnnotationModule, name, f.Thread, f.Span)
+		}
+	}
+	out := make([]AnnotationStat, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b AnnotationStat) int {
+		if c := cmp.Compare(b.GPUUs, a.GPUUs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.CPUUs, a.CPUUs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}

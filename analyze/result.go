@@ -1,0 +1,268 @@
+package analyze
+
+// The types in this file are the JSON contract of `tracelens report
+// --format json` and the Go API that report, tui and diff read. Fields may
+// be added; existing names and JSON keys never change. Times are float64
+// microseconds (the unit profilers and users think in) in fields ending in
+// Us; trace.Duration(x*1e3) turns one back into a printable duration.
+
+// Result is everything tracelens computes about one trace.
+type Result struct {
+	Source    string  `json:"source"`
+	Device    string  `json:"device"`
+	Framework string  `json:"framework"`
+	Summary   Summary `json:"summary"`
+	// Kernels has one row per distinct kernel name, by total time
+	// descending (as `top`).
+	Kernels []Kernel `json:"kernels"`
+	// Categories sums GPU time (kernels, memcpy, memset) per category, by
+	// time descending.
+	Categories []CategoryTime `json:"categories"`
+	Steps      []Step         `json:"steps"`
+	StepStats  StepStats      `json:"step_stats"`
+	Launches   LaunchStats    `json:"launches"`
+	// Ops is the key_averages()-like table of framework ops, by attributed
+	// GPU time then total CPU time.
+	Ops []OpStat `json:"ops"`
+	// Annotations breaks time down per record_function range and per
+	// nn.Module frame.
+	Annotations []AnnotationStat `json:"annotations"`
+	// Roofline has one row per GEMM-like op shape whose FLOPs are known.
+	Roofline []RooflineRow `json:"roofline"`
+	// Findings are ranked by SavingUs, largest first.
+	Findings []Finding `json:"findings"`
+	// Analyzers names the analyzers that ran, in run order.
+	Analyzers []string `json:"analyzers"`
+}
+
+// Summary extends `top --format json`'s summary (its first five fields are
+// exactly top's) with whole-trace figures.
+type Summary struct {
+	Events          int     `json:"events"`
+	KernelLaunches  int     `json:"kernel_launches"`
+	DistinctKernels int     `json:"distinct_kernels"`
+	GPUKernelUs     float64 `json:"gpu_kernel_us"`
+	Device          string  `json:"device"`
+
+	Format    string `json:"format"`
+	Framework string `json:"framework"`
+	// WallUs is the span covered by all timed events.
+	WallUs float64 `json:"wall_us"`
+	// GPUBusyUs is the union of kernel, memcpy and memset intervals, summed
+	// over devices; GPUBusyShare is it over WallUs × devices.
+	GPUBusyUs    float64 `json:"gpu_busy_us"`
+	GPUBusyShare float64 `json:"gpu_busy_share"`
+	Memcpys      int     `json:"memcpys"`
+	MemcpyUs     float64 `json:"memcpy_us"`
+	Memsets      int     `json:"memsets"`
+	MemsetUs     float64 `json:"memset_us"`
+	Steps        int     `json:"steps"`
+	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
+	// whole trace counts as one step.
+	StepsSynthetic bool `json:"steps_synthetic"`
+}
+
+// Kernel is one distinct kernel name: `top`'s fields plus what launched it.
+type Kernel struct {
+	Name     string  `json:"name"`
+	Count    int     `json:"count"`
+	TotalUs  float64 `json:"total_us"`
+	MeanUs   float64 `json:"mean_us"`
+	MedianUs float64 `json:"median_us"`
+	P95Us    float64 `json:"p95_us"`
+	MinUs    float64 `json:"min_us"`
+	MaxUs    float64 `json:"max_us"`
+	Share    float64 `json:"share"`
+
+	// ShortName is analyze.ShortKernelName(Name), for tables.
+	ShortName string `json:"short_name"`
+	// Category is one of the Category* constants.
+	Category string `json:"category"`
+	// Ops are the framework ops that launched it (innermost op around the
+	// launch), most launches first, at most MaxAttribution.
+	Ops []string `json:"ops"`
+	// Python are the user-code source lines ("model.py(42): forward")
+	// whose calls launched it, most launches first, at most MaxAttribution.
+	Python []string `json:"python"`
+}
+
+// MaxAttribution bounds the ops and Python lines listed per kernel.
+const MaxAttribution = 3
+
+// CategoryTime is the GPU time of one kernel category.
+type CategoryTime struct {
+	Category string  `json:"category"`
+	Count    int     `json:"count"`
+	TotalUs  float64 `json:"total_us"`
+	// Share is TotalUs over all GPU activity time (kernels, memcpy, memset).
+	Share float64 `json:"share"`
+}
+
+// Step is one iteration's figures. GPU work is clipped to the step's wall
+// interval; launches are counted by when the launch call started.
+type Step struct {
+	Number    int  `json:"number"`
+	Synthetic bool `json:"synthetic"`
+	// StartUs is the step start relative to the trace's first event.
+	StartUs float64 `json:"start_us"`
+	WallUs  float64 `json:"wall_us"`
+	// GPUBusyUs is the union of kernel, memcpy and memset intervals inside
+	// the step, summed over devices; GPUIdleUs is WallUs × devices minus it.
+	GPUBusyUs    float64 `json:"gpu_busy_us"`
+	GPUIdleUs    float64 `json:"gpu_idle_us"`
+	GPUBusyShare float64 `json:"gpu_busy_share"`
+	// KernelUs sums the durations of kernels that started in the step.
+	KernelUs float64 `json:"kernel_us"`
+	Kernels  int     `json:"kernels"`
+	Memcpys  int     `json:"memcpys"`
+	// Launches counts launch API calls (cudaLaunchKernel, cuLaunchKernel,
+	// cudaGraphLaunch, cudaMemcpyAsync, ...) that started in the step and
+	// LaunchAPIUs their total duration.
+	Launches    int     `json:"launches"`
+	LaunchAPIUs float64 `json:"launch_api_us"`
+	// SyncUs is time in blocking synchronisation calls (see host-sync).
+	SyncUs float64 `json:"sync_us"`
+}
+
+// StepStats are medians over steps, with and without the first step (which
+// usually carries warm-up: allocator growth, cuBLAS handles, compilation).
+type StepStats struct {
+	Count                    int     `json:"count"`
+	MedianWallUs             float64 `json:"median_wall_us"`
+	MedianWallUsNoFirst      float64 `json:"median_wall_us_no_first"`
+	MedianGPUBusyUs          float64 `json:"median_gpu_busy_us"`
+	MedianGPUBusyUsNoFirst   float64 `json:"median_gpu_busy_us_no_first"`
+	MedianLaunches           float64 `json:"median_launches"`
+	MedianLaunchesNoFirst    float64 `json:"median_launches_no_first"`
+	MedianLaunchAPIUs        float64 `json:"median_launch_api_us"`
+	MedianLaunchAPIUsNoFirst float64 `json:"median_launch_api_us_no_first"`
+	// FirstStepUs is the first step's wall time, to compare with the
+	// median (cold start).
+	FirstStepUs float64 `json:"first_step_us"`
+}
+
+// LaunchStats follow HTA's definitions: launch API duration is the CPU time
+// of the launch call, queue delay is kernel start minus launch call end.
+type LaunchStats struct {
+	// Launches counts API calls that launched at least one GPU activity.
+	Launches       int     `json:"launches"`
+	APIUs          float64 `json:"api_us"`
+	MeanAPIUs      float64 `json:"mean_api_us"`
+	MedianAPIUs    float64 `json:"median_api_us"`
+	P95APIUs       float64 `json:"p95_api_us"`
+	MeanQueueUs    float64 `json:"mean_queue_us"`
+	MedianQueueUs  float64 `json:"median_queue_us"`
+	P95QueueUs     float64 `json:"p95_queue_us"`
+	MeanKernelUs   float64 `json:"mean_kernel_us"`
+	MedianKernelUs float64 `json:"median_kernel_us"`
+	// ShortKernels counts kernels shorter than ShortKernel.
+	ShortKernels     int     `json:"short_kernels"`
+	ShortKernelShare float64 `json:"short_kernel_share"`
+	// PerStep is the median number of launches per step.
+	PerStep float64 `json:"per_step"`
+	// SyncCalls and SyncUs count blocking synchronisation calls.
+	SyncCalls int     `json:"sync_calls"`
+	SyncUs    float64 `json:"sync_us"`
+}
+
+// OpStat is one row of a key_averages()-like table, grouped by op name.
+type OpStat struct {
+	Name  string `json:"name"`
+	Calls int    `json:"calls"`
+	// TotalCPUUs is the wall time of the op's calls (nested calls of the
+	// same name count once); SelfCPUUs excludes child ops.
+	TotalCPUUs float64 `json:"total_cpu_us"`
+	SelfCPUUs  float64 `json:"self_cpu_us"`
+	// GPUUs is the GPU time of activities launched inside the op (children
+	// included); SelfGPUUs of those launched with it as the innermost op.
+	GPUUs     float64 `json:"gpu_us"`
+	SelfGPUUs float64 `json:"self_gpu_us"`
+	Kernels   int     `json:"kernels"`
+}
+
+// Annotation kinds.
+const (
+	AnnotationRange  = "record_function"
+	AnnotationModule = "module"
+)
+
+// AnnotationStat is the time under one record_function range name or one
+// nn.Module frame.
+type AnnotationStat struct {
+	Name string `json:"name"`
+	// Kind is AnnotationRange or AnnotationModule.
+	Kind  string  `json:"kind"`
+	Count int     `json:"count"`
+	CPUUs float64 `json:"cpu_us"`
+	// GPUUs is the GPU time of activities launched inside the range.
+	GPUUs   float64 `json:"gpu_us"`
+	Kernels int     `json:"kernels"`
+}
+
+// RooflineRow places one GEMM-like workload against the device's peaks.
+type RooflineRow struct {
+	// Op is the framework op (aten::mm) or, for kernels without one, the
+	// kernel or annotation the FLOPs came from.
+	Op     string `json:"op"`
+	Shape  string `json:"shape"`
+	DType  string `json:"dtype"`
+	Kernel string `json:"kernel"`
+	Calls  int    `json:"calls"`
+	// MeanUs is the mean GPU time per call.
+	MeanUs float64 `json:"mean_us"`
+	// FLOPs and Bytes are per call; Bytes assumes each operand and the
+	// result cross DRAM once.
+	FLOPs      float64 `json:"flops"`
+	Bytes      float64 `json:"bytes"`
+	TFLOPS     float64 `json:"tflops"`
+	GBps       float64 `json:"gbps"`
+	PeakTFLOPS float64 `json:"peak_tflops"`
+	PeakGBps   float64 `json:"peak_gbps"`
+	// Intensity is FLOPs per byte; Ridge is the device's peak FLOPs over
+	// peak bandwidth: below it the op is memory bound.
+	Intensity float64 `json:"intensity"`
+	Ridge     float64 `json:"ridge"`
+	// Bound is "compute" or "memory"; Efficiency is achieved over the
+	// attainable peak for that bound.
+	Bound      string  `json:"bound"`
+	Efficiency float64 `json:"efficiency"`
+	Python     string  `json:"python,omitempty"`
+}
+
+// Severity and confidence levels of a finding.
+const (
+	High   = "high"
+	Medium = "medium"
+	Low    = "low"
+)
+
+// Finding is one problem an analyzer found, with its evidence and fix.
+type Finding struct {
+	// ID is the analyzer's Name (fusion-candidate, hook-overhead, ...).
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Severity is High, Medium or Low.
+	Severity string `json:"severity"`
+	// SavingUs estimates the time saved per step if fixed (the model used
+	// is stated in Evidence); Share is it over the median step time.
+	SavingUs float64    `json:"saving_us"`
+	Share    float64    `json:"share"`
+	Evidence []Evidence `json:"evidence"`
+	Fix      string     `json:"fix"`
+	// Confidence is High, Medium or Low.
+	Confidence string `json:"confidence"`
+}
+
+// Evidence is one piece of proof: a line of text, a small table, or both,
+// and the full names of the kernels it refers to (so a UI can link them).
+type Evidence struct {
+	Text    string   `json:"text,omitempty"`
+	Table   *Table   `json:"table,omitempty"`
+	Kernels []string `json:"kernels,omitempty"`
+}
+
+// Table is a small table of evidence.
+type Table struct {
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+}

@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Thresholds of tf32-disabled.
+const (
+	// TF32MinShare is the share of GPU kernel time fp32 FFMA GEMMs must
+	// take before the finding is worth reading.
+	TF32MinShare = 0.05
+	// TF32Speedup is the conservative speed-up assumed for a GEMM moved
+	// from FFMA to TF32 tensor cores (the peak ratio is ~7× on A100/H100;
+	// small or skinny GEMMs get less).
+	TF32Speedup = 2.0
+	// TF32MinComputeMajor is the first compute capability with TF32
+	// tensor cores (Ampere, 8.0).
+	TF32MinComputeMajor = 8
+)
+
+// TF32Disabled detects fp32 GEMMs running on CUDA-core FFMA paths on GPUs
+// that have TF32 tensor cores.
+var TF32Disabled = &Analyzer{
+	Name: "tf32-disabled",
+	Doc: fmt.Sprintf("Reports fp32 GEMM kernels that run on the CUDA cores' FFMA path (cuBLAS sgemm, sm80_xmma_gemm_f32f32_..._ffma, "+
+		"gemmk1_kernel<..., float, ...>) on a GPU of compute capability %d.0 or later, whose TF32 tensor cores would run them several "+
+		"times faster, when they take at least %.0f%% of GPU kernel time. Saving model: their time × (1 − 1/%.0f), a conservative TF32 "+
+		"speed-up.", TF32MinComputeMajor, TF32MinShare*100, TF32Speedup),
+	Run: runTF32Disabled,
+}
+
+// ffmaGEMM reports whether a kernel name is an fp32 GEMM on the FFMA path.
+func ffmaGEMM(name string) bool {
+	n := strings.ToLower(name)
+	switch {
+	case strings.Contains(n, "tf32"):
+		return false
+	case strings.HasPrefix(n, "void gemmk1_kernel<int, float,") || strings.HasPrefix(n, "gemmk1_kernel<int, float,"):
+		return true
+	case strings.Contains(n, "gemv"):
+		return false
+	case strings.Contains(n, "sgemm"):
+		return true
+	case strings.Contains(n, "f32f32") && strings.Contains(n, "ffma"):
+		return true
+	}
+	return false
+}
+
+func runTF32Disabled(p *Pass) ([]Finding, error) {
+	t := p.Trace
+	r := p.Result
+	var dev *trace.DeviceProperties
+	if len(t.Meta.Devices) > 0 {
+		dev = &t.Meta.Devices[0]
+	}
+	if dev == nil || dev.ComputeMajor < TF32MinComputeMajor {
+		// Without a TF32-capable device (or without knowing the device)
+		// there is nothing to switch on.
+		return nil, nil
+	}
+	var total float64
+	var rows [][]string
+	var names []string
+	ops := map[string]int{}
+	lines := map[string]int{}
+	for _, k := range r.Kernels {
+		if !ffmaGEMM(k.Name) {
+			continue
+		}
+		total += k.TotalUs
+		names = append(names, k.Name)
+		rows = append(rows, []string{k.ShortName, fmt.Sprint(k.Count), fmtUs(k.TotalUs), strings.Join(k.Ops, ", "), strings.Join(k.Python, "; ")})
+		for _, o := range k.Ops {
+			ops[o] += k.Count
+		}
+		for _, l := range k.Python {
+			lines[l] += k.Count
+		}
+	}
+	if total == 0 || r.Summary.GPUKernelUs == 0 || total/r.Summary.GPUKernelUs < TF32MinShare {
+		return nil, nil
+	}
+	share := total / r.Summary.GPUKernelUs
+	steps := float64(max(r.StepStats.Count, 1))
+	saving := total * (1 - 1/TF32Speedup) / steps
+	where := strings.Join(topKeys(lines, MaxAttribution), "; ")
+	if where == "" {
+		where = strings.Join(topKeys(ops, MaxAttribution), ", ")
+	}
+	sev := Low
+	if share > 0.3 {
+		sev = Medium
+	}
+	return []Finding{{
+		Title: fmt.Sprintf("fp32 GEMMs on FFMA cores take %.0f%% of GPU kernel time (%s) on a %s with TF32 tensor cores",
+			share*100, fmtUs(total), dev.Name),
+		Severity: sev,
+		SavingUs: saving,
+		Evidence: []Evidence{
+			{Text: fmt.Sprintf("%s is compute capability %d.%d: TF32 tensor cores are available but these fp32 GEMMs use FFMA kernels", dev.Name, dev.ComputeMajor, dev.ComputeMinor),
+				Table: &Table{Header: []string{"kernel", "count", "total", "ops", "python"}, Rows: rows}, Kernels: names},
+			{Text: fmt.Sprintf("saving model: FFMA GEMM time per step × (1 − 1/%.0f) for a conservative TF32 speed-up", TF32Speedup)},
+		},
+		Fix: fmt.Sprintf("enable TF32 for the fp32 matmuls (%s): torch.set_float32_matmul_precision(\"high\") or "+
+			"torch.backends.cuda.matmul.allow_tf32 = True at start-up, or run them under torch.autocast(\"cuda\", dtype=torch.bfloat16)", where),
+		Confidence: High,
+	}}, nil
+}
