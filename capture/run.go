@@ -1,0 +1,210 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// Options control one capture.
+type Options struct {
+	// Workload is a name from Workloads().
+	Workload string
+	// Size overrides the workload's DefaultSize when not empty.
+	Size string
+	// Steps is how many ProfilerStep#N are recorded; Warmup steps run
+	// before them unrecorded (module JIT, library handles, caches).
+	Steps, Warmup int
+	// Check verifies the workload's output against a CPU reference at its
+	// CheckSize before the capture.
+	Check bool
+	// PerLaunchTiming brackets every launch and copy with two events; off,
+	// only whole steps are timed on the GPU.
+	PerLaunchTiming bool
+	// LeadNs is how long the GPU is held at the start of each step so the
+	// host gets ahead of it (per-launch timing only); 0 disables it.
+	LeadNs int64
+	// Pid is the host process id written as the CPU events' pid and tid.
+	Pid int
+}
+
+// DefaultOptions are the command's defaults.
+func DefaultOptions(workload string) Options {
+	return Options{Workload: workload, Steps: 5, Warmup: 2, PerLaunchTiming: true, LeadNs: 100_000}
+}
+
+// Result is a finished capture.
+type Result struct {
+	Workload Workload
+	Size     string
+	Trace    *Trace
+	Session  *Session
+	// CheckErr is nil when --check passed or was not asked for; Checked
+	// says whether it ran.
+	Checked bool
+}
+
+// Run opens nothing itself: it runs the workload on d, which the caller
+// opened and closes (Close destroys the context, also after an error). Every
+// error names the workload and the phase or step it happened in.
+func Run(d Driver, clk Clock, opt Options) (*Result, error) {
+	w, ok := Lookup(opt.Workload)
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (see --list)", opt.Workload)
+	}
+	if opt.Steps < 1 || opt.Warmup < 0 {
+		return nil, fmt.Errorf("steps must be at least 1 and warm-up at least 0")
+	}
+	size := opt.Size
+	if size == "" {
+		size = w.DefaultSize
+	}
+	wl, err := w.make(size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(clk.Now()), 0x7ace1e45))
+	res := &Result{Workload: w, Size: size}
+	if opt.Check {
+		cw, err := w.make(w.CheckSize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: check size: %w", w.Name, err)
+		}
+		cs := newSession(d, clk, opt, opt.Pid)
+		err = func() error {
+			if err := cw.setup(cs, rng); err != nil {
+				return fmt.Errorf("check setup: %w", err)
+			}
+			if err := cw.step(cs); err != nil {
+				return fmt.Errorf("check step: %w", err)
+			}
+			if err := cw.verify(cs); err != nil {
+				return fmt.Errorf("check at size %s: %w", w.CheckSize, err)
+			}
+			return nil
+		}()
+		if rerr := cs.release(); err == nil && rerr != nil {
+			err = fmt.Errorf("check cleanup: %w", rerr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		res.Checked = true
+	}
+	s := newSession(d, clk, opt, opt.Pid)
+	err = runSteps(s, wl, rng, opt)
+	if rerr := s.release(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("cleanup: %w", rerr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	res.Session = s
+	res.Trace = s.trace(w, size)
+	s.Notes = wl.notes(s)
+	return res, nil
+}
+
+func runSteps(s *Session, wl workload, rng *rand.Rand, opt Options) error {
+	if err := wl.setup(s, rng); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	var lead *Kernel
+	if opt.PerLaunchTiming && opt.LeadNs > 0 {
+		var err error
+		if lead, err = s.Kernel("capture_lead"); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	for i := 0; i < opt.Warmup; i++ {
+		if err := wl.step(s); err != nil {
+			return fmt.Errorf("warm-up step %d: %w", i, err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	for i := 0; i < opt.Steps; i++ {
+		n := opt.Warmup + i
+		if err := s.runStep(n, lead, func() error { return wl.step(s) }); err != nil {
+			return fmt.Errorf("ProfilerStep#%d: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// trace assembles the recorded events with Kineto's metadata events.
+func (s *Session) trace(w Workload, size string) *Trace {
+	ev := make([]TraceEvent, 0, len(s.events)+8)
+	var t0 int64
+	if len(s.events) > 0 {
+		t0 = s.events[0].TsNs
+		for _, e := range s.events {
+			t0 = min(t0, e.TsNs)
+		}
+	}
+	meta := func(pid, tid int, name string, args []Arg) {
+		ev = append(ev, TraceEvent{Ph: "M", Name: name, Pid: pid, Tid: tid, TsNs: t0, Args: args})
+	}
+	meta(s.hostPid, 0, "process_name", []Arg{{"name", "tracelens-capture"}})
+	meta(s.hostPid, 0, "process_labels", []Arg{{"labels", "CPU"}})
+	meta(s.hostPid, s.hostTid, "thread_name", []Arg{{"name", "thread " + fmt.Sprint(s.hostTid) + " (tracelens-capture)"}})
+	meta(s.dev.ID, 0, "process_name", []Arg{{"name", "tracelens-capture"}})
+	meta(s.dev.ID, 0, "process_labels", []Arg{{"labels", fmt.Sprintf("GPU %d", s.dev.ID)}})
+	meta(s.dev.ID, traceStream, "thread_name", []Arg{{"name", fmt.Sprintf("stream %d ", traceStream)}})
+	body := append([]TraceEvent(nil), s.events...)
+	sort.SliceStable(body, func(i, j int) bool {
+		if body[i].TsNs != body[j].TsNs {
+			return body[i].TsNs < body[j].TsNs
+		}
+		return body[i].DurNs > body[j].DurNs
+	})
+	ev = append(ev, body...)
+	var calErr int64
+	for _, st := range s.Steps {
+		calErr = max(calErr, st.CalibrationErrNs)
+	}
+	overhead := int64(0)
+	if s.TimedLaunches > 0 {
+		overhead = s.TimingOverheadNs / s.TimedLaunches
+	}
+	extra := []Arg{{"trace_id", fmt.Sprintf("tracelens-capture-%s-%d", w.Name, t0)}, {"tracelens_capture", []Arg{
+		{"workload", w.Name}, {"size", size}, {"steps", len(s.Steps)}, {"per_launch_timing", s.opt.PerLaunchTiming},
+		{"library", s.d.LibraryName()},
+		{"clock_alignment_error_ns", calErr}, {"timing_overhead_per_launch_ns", overhead},
+		{"timing", "CUDA events around each launch, event clock calibrated to the host monotonic clock every step"},
+	}}}
+	return &Trace{Device: s.dev, Extra: extra, Events: ev}
+}
+
+// WriteSummary prints what the capture measured.
+func (r *Result) WriteSummary(w io.Writer) error {
+	s := r.Session
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (size %s) on %s: %d steps", r.Workload.Name, r.Size, s.dev.Name, len(s.Steps))
+	if r.Checked {
+		fmt.Fprintf(&b, ", check passed at size %s", r.Workload.CheckSize)
+	}
+	b.WriteString("\n")
+	if s.opt.PerLaunchTiming {
+		var calErr int64
+		for _, st := range s.Steps {
+			calErr = max(calErr, st.CalibrationErrNs)
+		}
+		over := int64(0)
+		if s.TimedLaunches > 0 {
+			over = s.TimingOverheadNs / s.TimedLaunches
+		}
+		fmt.Fprintf(&b, "timing: 2 events per launch, %s us host overhead per launch; clocks aligned within +-%s us\n", us(over), us(calErr))
+	} else {
+		b.WriteString("timing: whole steps only (--no-per-launch-timing): no per-kernel records\n")
+	}
+	for _, n := range s.Notes {
+		b.WriteString("  " + n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,470 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Trace layout: like Kineto, the host thread's events sit on pid/tid of the
+// process and GPU records on pid = device ordinal, tid = stream. All work goes
+// to the legacy default stream, which CUPTI reports as stream 7.
+const (
+	traceStream = 7
+	traceCtx    = 1
+)
+
+// CUPTI callback ids Kineto writes as args.cbid of driver calls.
+const (
+	cbidLaunchKernel = 307
+	cbidMemcpyHtoD   = 25
+)
+
+// OpStat is one resolved GPU operation, for the summary.
+type OpStat struct {
+	Name  string
+	Cat   string // "kernel" or "gpu_memcpy"
+	Step  int
+	DurNs int64
+	Bytes int64
+}
+
+// StepStat is what one recorded step measured.
+type StepStat struct {
+	Step int
+	// HostNs is the host time of the step (the ProfilerStep annotation).
+	HostNs int64
+	// GPUNs is the GPU time from the step's first to its last work, from
+	// the two whole-step events.
+	GPUNs int64
+	// Launches counts kernel launches, library calls and copies issued.
+	Launches int
+	// LaunchCallNs is the host time spent inside the launch/copy calls.
+	LaunchCallNs int64
+	// CalibrationErrNs bounds the host/GPU clock alignment error.
+	CalibrationErrNs int64
+}
+
+type annotation struct {
+	name     string
+	cat      string // "user_annotation" or "cpu_op"
+	ext      int64
+	start    int64
+	gpuStart int64
+	gpuEnd   int64
+	hasGPU   bool
+}
+
+type pendingOp struct {
+	cat        string // "kernel" or "gpu_memcpy"
+	name       string
+	corr, ext  int64
+	start, end EventID
+	args       []Arg // kernel- or copy-specific args, after the common ones
+	bytes      int64
+	open       []int // indexes of enclosing annotations
+}
+
+// Session is one capture: it issues the workload's GPU work through a Driver
+// and records the trace events. Workloads call its methods, never the Driver
+// directly, between steps too, so that every allocation is freed on error.
+type Session struct {
+	d       Driver
+	clk     Clock
+	opt     Options
+	dev     DeviceInfo
+	pool    eventPool
+	hostPid int
+	hostTid int
+
+	recording bool
+	step      int
+	cal       Calibration
+	events    []TraceEvent
+	nextCorr  int64
+	nextExt   int64
+	anns      []annotation
+	open      []int
+	pend      []pendingOp
+	cur       StepStat
+
+	kernels    map[string]*Kernel
+	allocs     map[DevicePtr]int64
+	hostAllocs [][]byte
+
+	// Results.
+	Steps []StepStat
+	Ops   []OpStat
+	// TimingOverheadNs is the host time spent recording per-launch events,
+	// summed over TimedLaunches launches.
+	TimingOverheadNs int64
+	TimedLaunches    int64
+	// Notes are workload-specific result lines for the summary.
+	Notes []string
+}
+
+func newSession(d Driver, clk Clock, opt Options, pid int) *Session {
+	return &Session{
+		d: d, clk: clk, opt: opt, dev: d.Device(),
+		pool:    eventPool{d: d},
+		hostPid: pid, hostTid: pid,
+		nextCorr: 1, nextExt: 1,
+		kernels: map[string]*Kernel{},
+		allocs:  map[DevicePtr]int64{},
+	}
+}
+
+// Device describes the GPU.
+func (s *Session) Device() DeviceInfo { return s.dev }
+
+// Kernel returns the named kernel of the embedded module.
+func (s *Session) Kernel(name string) (*Kernel, error) {
+	if k, ok := s.kernels[name]; ok {
+		return k, nil
+	}
+	k, err := s.d.Kernel(name)
+	if err != nil {
+		return nil, fmt.Errorf("load kernel %s: %w", name, err)
+	}
+	s.kernels[name] = k
+	return k, nil
+}
+
+// Alloc allocates device memory that the session frees at the end.
+func (s *Session) Alloc(bytes int64) (DevicePtr, error) {
+	p, err := s.d.Alloc(bytes)
+	if err != nil {
+		return 0, fmt.Errorf("allocate %d bytes on the device: %w", bytes, err)
+	}
+	s.allocs[p] = bytes
+	return p, nil
+}
+
+// AllocFloats allocates n float32 on the device.
+func (s *Session) AllocFloats(n int) (DevicePtr, error) { return s.Alloc(int64(n) * 4) }
+
+// AllocHost allocates pinned host memory that the session frees at the end.
+func (s *Session) AllocHost(bytes int64) ([]byte, error) {
+	b, err := s.d.AllocHost(bytes)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes of pinned host memory: %w", bytes, err)
+	}
+	s.hostAllocs = append(s.hostAllocs, b)
+	return b, nil
+}
+
+// release frees everything the session allocated and destroys its events.
+func (s *Session) release() error {
+	var errs []error
+	for p := range s.allocs {
+		if err := s.d.Free(p); err != nil {
+			errs = append(errs, fmt.Errorf("free device memory: %w", err))
+		}
+	}
+	s.allocs = map[DevicePtr]int64{}
+	for _, b := range s.hostAllocs {
+		if err := s.d.FreeHost(b); err != nil {
+			errs = append(errs, fmt.Errorf("free pinned memory: %w", err))
+		}
+	}
+	s.hostAllocs = nil
+	if err := s.pool.release(); err != nil {
+		errs = append(errs, fmt.Errorf("destroy events: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// floatBytes views a float32 slice as bytes (no copy).
+func floatBytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), len(f)*4)
+}
+
+// Upload copies floats to the device, untraced (setup and checks).
+func (s *Session) Upload(dst DevicePtr, src []float32) error {
+	if err := s.d.CopyHtoD(dst, floatBytes(src)); err != nil {
+		return fmt.Errorf("upload %d floats: %w", len(src), err)
+	}
+	return nil
+}
+
+// Download copies floats from the device, untraced.
+func (s *Session) Download(dst []float32, src DevicePtr) error {
+	if err := s.d.Synchronize(); err != nil {
+		return fmt.Errorf("download: %w", err)
+	}
+	if err := s.d.CopyDtoH(floatBytes(dst), src); err != nil {
+		return fmt.Errorf("download %d floats: %w", len(dst), err)
+	}
+	return nil
+}
+
+// Sync waits for the GPU, untraced.
+func (s *Session) Sync() error { return s.d.Synchronize() }
+
+// hostEvent appends a complete host-side event.
+func (s *Session) hostEvent(cat, name string, ts, dur int64, args []Arg) {
+	s.events = append(s.events, TraceEvent{Ph: "X", Cat: cat, Name: name, Pid: s.hostPid, Tid: s.hostTid, TsNs: ts, DurNs: dur, Args: args})
+}
+
+// region runs fn inside a host annotation of the given category.
+func (s *Session) region(cat, name string, fn func() error) error {
+	if !s.recording {
+		return fn()
+	}
+	i := len(s.anns)
+	s.anns = append(s.anns, annotation{name: name, cat: cat, ext: s.nextExt, start: s.clk.Now()})
+	s.nextExt++
+	s.open = append(s.open, i)
+	err := fn()
+	s.open = s.open[:len(s.open)-1]
+	a := &s.anns[i]
+	s.hostEvent(cat, name, a.start, s.clk.Now()-a.start, []Arg{{"External id", a.ext}})
+	return err
+}
+
+// Annotate runs fn inside a named user annotation (record_function).
+func (s *Session) Annotate(name string, fn func() error) error {
+	return s.region("user_annotation", name, fn)
+}
+
+// Op runs fn as a host-level operator (a cpu_op, like aten::addmm).
+func (s *Session) Op(name string, fn func() error) error { return s.region("cpu_op", name, fn) }
+
+// currentExt is the External id of the innermost open region, 0 if none.
+func (s *Session) currentExt() int64 {
+	if n := len(s.open); n > 0 {
+		return s.anns[s.open[n-1]].ext
+	}
+	return 0
+}
+
+// timed issues one GPU operation (call) and records it: the host call as a
+// cuda_driver event and, with per-launch timing, the GPU side between two
+// events as a pending record resolved at the end of the step.
+func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes int64, gpuArgs []Arg, call func() error) error {
+	if !s.recording {
+		return call()
+	}
+	corr := s.nextCorr
+	s.nextCorr++
+	ext := s.currentExt()
+	var start, end EventID
+	if s.opt.PerLaunchTiming {
+		var err error
+		if start, err = s.pool.get(); err != nil {
+			return err
+		}
+		if end, err = s.pool.get(); err != nil {
+			return err
+		}
+		t := s.clk.Now()
+		if err := s.d.Record(start); err != nil {
+			return fmt.Errorf("record start event of %s: %w", gpuName, err)
+		}
+		s.TimingOverheadNs += s.clk.Now() - t
+	}
+	t0 := s.clk.Now()
+	err := call()
+	t1 := s.clk.Now()
+	if err != nil {
+		return err
+	}
+	s.cur.Launches++
+	s.cur.LaunchCallNs += t1 - t0
+	s.hostEvent("cuda_driver", hostName, t0, t1-t0, []Arg{{"External id", ext}, {"cbid", cbid}, {"correlation", corr}})
+	s.events = append(s.events, TraceEvent{Ph: "s", Cat: "ac2g", Name: "ac2g", Pid: s.hostPid, Tid: s.hostTid, TsNs: t0, ID: corr})
+	if s.opt.PerLaunchTiming {
+		t := s.clk.Now()
+		if err := s.d.Record(end); err != nil {
+			return fmt.Errorf("record end event of %s: %w", gpuName, err)
+		}
+		s.TimingOverheadNs += s.clk.Now() - t
+		s.TimedLaunches++
+		s.pend = append(s.pend, pendingOp{cat: cat, name: gpuName, corr: corr, ext: ext, start: start, end: end,
+			args: gpuArgs, bytes: bytes, open: append([]int(nil), s.open...)})
+	}
+	return nil
+}
+
+// Launch launches a kernel (cuLaunchKernel), recorded like CUPTI records it.
+func (s *Session) Launch(k *Kernel, grid, block Dim3, sharedBytes int, args ...any) error {
+	call := func() error {
+		if err := s.d.Launch(k, grid, block, sharedBytes, args...); err != nil {
+			return fmt.Errorf("launch %s: %w", k.Name, err)
+		}
+		return nil
+	}
+	if !s.recording {
+		return call()
+	}
+	sms := float64(max(s.dev.NumSms, 1))
+	blocks := float64(grid.count())
+	warps := blocks * math.Ceil(float64(block.count())/float64(max(s.dev.WarpSize, 1)))
+	gpuArgs := []Arg{
+		{"registers per thread", k.Registers},
+		{"shared memory", k.StaticShared + sharedBytes},
+		{"blocks per SM", blocks / sms},
+		{"warps per SM", warps / sms},
+		{"grid", []int{grid.X, grid.Y, grid.Z}},
+		{"block", []int{block.X, block.Y, block.Z}},
+	}
+	return s.timed("cuLaunchKernel", cbidLaunchKernel, "kernel", k.Name, 0, gpuArgs, call)
+}
+
+// LibrarySgemm runs the library GEMM (see Driver.LibrarySgemm). Without
+// CUPTI the library's own kernels are invisible, so the GPU record is named
+// after the call and spans every kernel it launched.
+func (s *Session) LibrarySgemm(transA, transB bool, m, n, k int, a DevicePtr, lda int, b DevicePtr, ldb int, c DevicePtr, ldc int) error {
+	call := func() error {
+		if err := s.d.LibrarySgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+			return fmt.Errorf("library sgemm %dx%dx%d: %w", m, n, k, err)
+		}
+		return nil
+	}
+	return s.timed("cublasSgemm_v2", cbidLaunchKernel, "kernel", "cublasSgemm_v2 (library kernels)", 0,
+		[]Arg{{"library", s.d.LibraryName()}, {"m", m}, {"n", n}, {"k", k}}, call)
+}
+
+// CopyHtoD copies host memory to the device (cuMemcpyHtoD), recorded as a
+// gpu_memcpy. pinned says whether src came from AllocHost.
+func (s *Session) CopyHtoD(dst DevicePtr, src []byte, pinned bool) error {
+	kind := "Pageable"
+	if pinned {
+		kind = "Pinned"
+	}
+	call := func() error {
+		if err := s.d.CopyHtoD(dst, src); err != nil {
+			return fmt.Errorf("copy %d bytes host to device (%s): %w", len(src), kind, err)
+		}
+		return nil
+	}
+	return s.timed("cuMemcpyHtoD_v2", cbidMemcpyHtoD, "gpu_memcpy", "Memcpy HtoD ("+kind+" -> Device)", int64(len(src)), nil, call)
+}
+
+// runStep runs one recorded step: calibrate the event clock, open
+// ProfilerStep#n, run fn, then resolve every GPU record of the step.
+func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
+	cal, err := calibrate(s.d, s.clk, &s.pool)
+	if err != nil {
+		return err
+	}
+	s.cal = cal
+	s.step = n
+	s.recording = true
+	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
+	defer func() { s.recording = false }()
+	gStart, err := s.pool.get()
+	if err != nil {
+		return err
+	}
+	gEnd, err := s.pool.get()
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("ProfilerStep#%d", n)
+	hStart := s.clk.Now()
+	if lead != nil && s.opt.PerLaunchTiming && s.opt.LeadNs > 0 {
+		// Keep the GPU busy briefly so the host queues the step's first
+		// launches before the GPU reaches them: otherwise a start event
+		// fires as soon as it is recorded, and the first kernel's time
+		// would include the launch latency.
+		if err := s.d.Launch(lead, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, uint64(s.opt.LeadNs)); err != nil {
+			return fmt.Errorf("launch %s: %w", lead.Name, err)
+		}
+	}
+	if err := s.d.Record(gStart); err != nil {
+		return fmt.Errorf("record step start event: %w", err)
+	}
+	stepExt := s.nextExt
+	err = s.region("user_annotation", name, fn)
+	if err != nil {
+		return err
+	}
+	if err := s.d.Record(gEnd); err != nil {
+		return fmt.Errorf("record step end event: %w", err)
+	}
+	hEnd := s.clk.Now()
+	if err := s.d.SyncEvent(gEnd); err != nil {
+		return fmt.Errorf("wait for step end: %w", err)
+	}
+	s.cur.HostNs = hEnd - hStart
+	if s.cur.GPUNs, err = s.d.ElapsedNs(gStart, gEnd); err != nil {
+		return fmt.Errorf("step GPU time: %w", err)
+	}
+	if err := s.resolve(); err != nil {
+		return err
+	}
+	// The step's GPU annotation: from its GPU records when timed per
+	// launch (as Kineto derives it), else from the whole-step events.
+	stepAnn := -1
+	for i := range s.anns {
+		if s.anns[i].ext == stepExt {
+			stepAnn = i
+		}
+	}
+	if stepAnn >= 0 && !s.opt.PerLaunchTiming {
+		ts, err := s.cal.hostTime(s.d, gStart)
+		if err != nil {
+			return err
+		}
+		s.anns[stepAnn].gpuStart, s.anns[stepAnn].gpuEnd, s.anns[stepAnn].hasGPU = ts, ts+s.cur.GPUNs, true
+	}
+	for _, a := range s.anns {
+		if a.hasGPU {
+			s.events = append(s.events, TraceEvent{Ph: "X", Cat: "gpu_user_annotation", Name: a.name, Pid: s.dev.ID, Tid: traceStream,
+				TsNs: a.gpuStart, DurNs: a.gpuEnd - a.gpuStart, Args: []Arg{{"External id", a.ext}}})
+		}
+	}
+	s.anns = s.anns[:0]
+	s.pool.put(gStart)
+	s.pool.put(gEnd)
+	s.pool.put(cal.Ref)
+	s.Steps = append(s.Steps, s.cur)
+	return nil
+}
+
+// resolve turns the step's pending GPU records into trace events.
+func (s *Session) resolve() error {
+	for _, p := range s.pend {
+		ts, err := s.cal.hostTime(s.d, p.start)
+		if err != nil {
+			return fmt.Errorf("time of %s: %w", p.name, err)
+		}
+		dur, err := s.d.ElapsedNs(p.start, p.end)
+		if err != nil {
+			return fmt.Errorf("duration of %s: %w", p.name, err)
+		}
+		args := []Arg{{"External id", p.ext}, {"queued", 0}, {"device", s.dev.ID}, {"context", traceCtx},
+			{"stream", traceStream}, {"correlation", p.corr}}
+		if p.cat == "gpu_memcpy" {
+			gbps := 0.0
+			if dur > 0 {
+				gbps = float64(p.bytes) / float64(dur) // bytes/ns = GB/s
+			}
+			args = append(args, Arg{"bytes", p.bytes}, Arg{"memory bandwidth (GB/s)", gbps})
+		}
+		args = append(args, p.args...)
+		s.events = append(s.events,
+			TraceEvent{Ph: "X", Cat: p.cat, Name: p.name, Pid: s.dev.ID, Tid: traceStream, TsNs: ts, DurNs: dur, Args: args},
+			TraceEvent{Ph: "f", Cat: "ac2g", Name: "ac2g", Pid: s.dev.ID, Tid: traceStream, TsNs: ts, ID: p.corr})
+		for _, i := range p.open {
+			a := &s.anns[i]
+			if !a.hasGPU || ts < a.gpuStart {
+				a.gpuStart = ts
+			}
+			if !a.hasGPU || ts+dur > a.gpuEnd {
+				a.gpuEnd = ts + dur
+			}
+			a.hasGPU = true
+		}
+		s.Ops = append(s.Ops, OpStat{Name: p.name, Cat: p.cat, Step: s.step, DurNs: dur, Bytes: p.bytes})
+		s.pool.put(p.start)
+		s.pool.put(p.end)
+	}
+	s.pend = s.pend[:0]
+	return nil
+}

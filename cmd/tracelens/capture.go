@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tracelens/tracelens/capture"
+)
+
+const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--no-per-launch-timing]"
+
+func captureCommand() command {
+	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture}
+}
+
+func runCapture(e *env, args []string) error {
+	fs := newFlags("capture")
+	list := fs.Bool("list", false, "list the workloads and exit")
+	out := fs.String("o", "", "trace file to write (gzip when it ends in .gz; default WORKLOAD.json.gz)")
+	steps := fs.Int("steps", 5, "recorded steps (ProfilerStep#N)")
+	warmup := fs.Int("warmup", 2, "unrecorded warm-up steps before them")
+	size := fs.String("size", "", "workload size (see --list; default: the write-up's size)")
+	check := fs.Bool("check", false, "first verify the workload's output against a CPU reference at a small size")
+	noPerLaunch := fs.Bool("no-per-launch-timing", false, "time whole steps only: no events around each launch (for launch-overhead work)")
+	leadUs := fs.Int("lead-us", 100, "hold the GPU this many microseconds at each step's start so the host queues ahead (0: off)")
+	device := fs.Int("device", 0, "CUDA device ordinal")
+	pos, err := parseFlags(e, fs, captureArgs, args)
+	if err != nil {
+		return err
+	}
+	if *list {
+		return writeWorkloadList(e.stdout)
+	}
+	if len(pos) != 1 {
+		return usageError{"want one WORKLOAD (tracelens capture --list shows them)"}
+	}
+	w, ok := capture.Lookup(pos[0])
+	if !ok {
+		return usageError{fmt.Sprintf("unknown workload %q (tracelens capture --list shows them)", pos[0])}
+	}
+	if *steps < 1 || *warmup < 0 || *leadUs < 0 {
+		return usageError{"--steps must be at least 1, --warmup and --lead-us at least 0"}
+	}
+	if !capture.CUDAEnabled {
+		return exitError{code: exitUsageOrBad, err: capture.ErrNoCUDA}
+	}
+	path := *out
+	if path == "" {
+		path = w.Name + ".json.gz"
+	}
+	opt := capture.DefaultOptions(w.Name)
+	opt.Size, opt.Steps, opt.Warmup, opt.Check = *size, *steps, *warmup, *check
+	opt.PerLaunchTiming = !*noPerLaunch
+	opt.LeadNs = int64(*leadUs) * int64(time.Microsecond)
+	opt.Pid = os.Getpid()
+	return captureRun(e, *device, opt, path)
+}
+
+func captureRun(e *env, device int, opt capture.Options, path string) (err error) {
+	d, err := capture.Open(device)
+	if err != nil {
+		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: open CUDA device %d: %w", opt.Workload, device, err)}
+	}
+	defer func() {
+		if cerr := d.Close(); cerr != nil && err == nil {
+			err = exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: close CUDA context: %w", opt.Workload, cerr)}
+		}
+	}()
+	res, err := capture.Run(d, capture.NewHostClock(), opt)
+	if err != nil {
+		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %w", err)}
+	}
+	if err := res.Trace.WriteFile(path); err != nil {
+		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: %w", opt.Workload, err)}
+	}
+	if err := res.WriteSummary(e.stdout); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "trace written to %s\n", path)
+	return err
+}
+
+func writeWorkloadList(w io.Writer) error {
+	var errs []error
+	for _, wl := range capture.Workloads() {
+		_, err := fmt.Fprintf(w, "%-26s %s\n%-26s   size %s, default %s\n", wl.Name, wl.Summary, "", wl.SizeHelp, wl.DefaultSize)
+		errs = append(errs, err)
+	}
+	if !capture.CUDAEnabled {
+		_, err := fmt.Fprintf(w, "\nThis build has no CUDA support: %v\n", capture.ErrNoCUDA)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
