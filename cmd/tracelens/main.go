@@ -44,7 +44,6 @@ func commands() []command {
 		findingsCommand(),
 		analyzersCommand(),
 		demoCommand(),
-		captureCommand(),
 	}
 }
 
