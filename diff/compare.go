@@ -1,0 +1,573 @@
+package diff
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Run is one side of a comparison: a trace and what analyze.Run computed
+// from it. Per-step metrics and findings come from the analysis (one
+// definition of "GPU busy" in the project); per-step kernel times come from
+// the trace, which the analysis only totals.
+type Run struct {
+	Trace    *trace.Trace
+	Analysis *analyze.Result
+}
+
+// Options tune a comparison. The zero value is benchstat's default:
+// α = 0.05, first step dropped.
+type Options struct {
+	// Alpha is the significance level of the U test (0 means 0.05).
+	Alpha float64
+	// KeepWarmup keeps each run's first step, which usually carries
+	// one-time costs (allocator growth, cuBLAS handles, compilation).
+	KeepWarmup bool
+}
+
+// DefaultAlpha is the significance level used when Options.Alpha is 0.
+const DefaultAlpha = 0.05
+
+// Status tells what happened to a kernel (or category) between runs.
+type Status string
+
+// Kernel statuses. Same and Changed are decided by the U test, so a kernel
+// whose time moved within the noise stays Same.
+const (
+	Same    Status = "same"
+	Changed Status = "changed"
+	Added   Status = "added"
+	Removed Status = "removed"
+)
+
+// Match tells how a kernel row's base and new kernels were paired.
+type Match string
+
+// How rows pair up: by exact name first, then by normalized name within the
+// same category (NormalizeKernelName); added and removed rows have none.
+const (
+	ByName       Match = "name"
+	ByNormalized Match = "normalized"
+	Unmatched    Match = ""
+)
+
+// Side describes one run as the comparison used it.
+type Side struct {
+	Source    string
+	Framework string
+	Device    string
+	// Steps is the number of steps in the trace and Samples how many of
+	// them were compared (Steps−1 when the warm-up step was dropped).
+	Steps   int
+	Samples int
+	// StepsSynthetic is true when the trace marks no steps and the whole
+	// trace is a single sample.
+	StepsSynthetic bool
+}
+
+// Metric is one per-step summary metric compared between runs.
+type Metric struct {
+	// Key is the metric's JSON key ("step_wall_us") and Name how tables
+	// label it ("step wall").
+	Key  string
+	Name string
+	// Time is true for durations in µs, false for counts.
+	Time bool
+	Delta
+}
+
+// Row is one kernel or kernel category compared between runs. Its Delta
+// compares the time per step (the sum over each step's launches, 0 in a
+// step without any), so runs with different step counts compare fairly.
+type Row struct {
+	// Name is the kernel name both runs share, the normalized name when
+	// Match is ByNormalized, the kernel's name in its one run for added and
+	// removed kernels, or the category name in category rows.
+	Name string
+	// BaseNames and NewNames list the exact names a ByNormalized row
+	// merges; nil otherwise.
+	BaseNames, NewNames []string
+	Status              Status
+	Match               Match
+	Category            string
+	// BaseTotalUs and NewTotalUs are the time over the compared steps,
+	// BaseCount and NewCount the launches in them.
+	BaseTotalUs, NewTotalUs float64
+	BaseCount, NewCount     int
+	Delta
+}
+
+// TotalRow compares a whole-trace total from the analysis (ops,
+// annotations), where the analysis keeps no per-step breakdown: a change
+// without a significance test.
+type TotalRow struct {
+	Name string
+	// Kind is "op", or the annotation kind (analyze.AnnotationRange,
+	// analyze.AnnotationModule).
+	Kind string
+	// BaseUs and NewUs are the CPU time per step (whole-trace total over
+	// the trace's step count); BaseCalls and NewCalls the whole-trace calls.
+	BaseUs, NewUs       float64
+	BaseCalls, NewCalls int
+	// Pct is the change in percent; NaN when BaseUs is 0.
+	Pct float64
+}
+
+// FindingChange is one finding id and what became of it.
+type FindingChange struct {
+	ID    string
+	Title string
+	// Severity is the finding's severity in the run that has it (the new
+	// run's when both do).
+	Severity string
+	// BaseSavingUs and NewSavingUs sum the estimated saving per step of the
+	// id's findings in each run.
+	BaseSavingUs, NewSavingUs float64
+}
+
+// Findings sorts finding ids into resolved (only in base), new (only in
+// new) and persisting (in both).
+type Findings struct {
+	Resolved, New, Persisting []FindingChange
+}
+
+// Result is the comparison of two runs.
+type Result struct {
+	Base, New Side
+	Alpha     float64
+	// Summary holds the per-step metrics in a fixed order: step wall, GPU
+	// busy, GPU idle, launches, launch API time, CPU op time.
+	Summary     []Metric
+	Kernels     []Row
+	Categories  []Row
+	Ops         []TotalRow
+	Annotations []TotalRow
+	Findings    Findings
+	// CrossFramework is true when the runs come from different frameworks
+	// or share no kernel names, so kernels compare only by category.
+	CrossFramework bool
+	// Notes explain what the numbers cannot say (too few steps, no step
+	// markers, different frameworks).
+	Notes []string
+}
+
+// Metric keys of Result.Summary, in order.
+const (
+	StepWall  = "step_wall_us"
+	GPUBusy   = "gpu_busy_us"
+	GPUIdle   = "gpu_idle_us"
+	Launches  = "launches"
+	LaunchAPI = "launch_api_us"
+	CPUOp     = "cpu_op_us"
+)
+
+// Metric returns the summary metric with key (StepWall, GPUBusy, ...), or
+// nil.
+func (r *Result) Metric(key string) *Metric {
+	for i := range r.Summary {
+		if r.Summary[i].Key == key {
+			return &r.Summary[i]
+		}
+	}
+	return nil
+}
+
+// Kernel returns the kernel row named name (or merging a kernel named
+// name), or nil.
+func (r *Result) Kernel(name string) *Row {
+	for i := range r.Kernels {
+		k := &r.Kernels[i]
+		if k.Name == name || slices.Contains(k.BaseNames, name) || slices.Contains(k.NewNames, name) {
+			return k
+		}
+	}
+	return nil
+}
+
+// CompareTraces analyzes both traces with every analyzer and compares them:
+// the entry point for callers that hold traces, not analyses.
+func CompareTraces(baseTrace, newTrace *trace.Trace, opt Options) (*Result, error) {
+	ba, err := analyze.Run(baseTrace, analyze.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("analyzing base %s: %w", baseTrace.Source, err)
+	}
+	na, err := analyze.Run(newTrace, analyze.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("analyzing new %s: %w", newTrace.Source, err)
+	}
+	return Compare(Run{baseTrace, ba}, Run{newTrace, na}, opt)
+}
+
+// Compare compares two runs: summary metrics and kernel and category times
+// per step with a U test each, ops and annotations by total, findings by
+// id. It fails only on missing inputs or an invalid α.
+func Compare(baseRun, newRun Run, opt Options) (*Result, error) {
+	if baseRun.Trace == nil || baseRun.Analysis == nil || newRun.Trace == nil || newRun.Analysis == nil {
+		return nil, errors.New("diff: both runs need a trace and its analysis")
+	}
+	alpha := opt.Alpha
+	if alpha == 0 {
+		alpha = DefaultAlpha
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("diff: α must be between 0 and 1, got %g", alpha)
+	}
+	b := newProfile(baseRun, opt.KeepWarmup)
+	n := newProfile(newRun, opt.KeepWarmup)
+	r := &Result{Base: b.side, New: n.side, Alpha: alpha}
+	r.Notes = append(r.Notes, sampleNotes("base", b)...)
+	r.Notes = append(r.Notes, sampleNotes("new", n)...)
+
+	for _, m := range summaryMetrics {
+		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time,
+			Delta: CompareSamples(b.metrics[m.key], n.metrics[m.key], alpha)})
+	}
+	ns := [2]int{b.side.Samples, n.side.Samples}
+	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
+	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
+	r.Ops = compareOps(baseRun.Analysis, newRun.Analysis)
+	r.Annotations = compareAnnotations(baseRun.Analysis, newRun.Analysis)
+	r.Findings = compareFindings(baseRun.Analysis.Findings, newRun.Analysis.Findings)
+
+	shared := 0
+	for _, k := range r.Kernels {
+		if k.Match != Unmatched {
+			shared++
+		}
+	}
+	switch {
+	case b.side.Framework != n.side.Framework && b.side.Framework != "" && n.side.Framework != "":
+		r.CrossFramework = true
+		r.Notes = append(r.Notes, fmt.Sprintf("base is %s and new is %s: kernel names are not comparable across frameworks, so compare kernel time by category", b.side.Framework, n.side.Framework))
+	case shared == 0 && len(b.kernels) > 0 && len(n.kernels) > 0:
+		r.CrossFramework = true
+		r.Notes = append(r.Notes, "the runs share no kernel names (different libraries or a rewritten kernel): compare kernel time by category")
+	}
+	return r, nil
+}
+
+// sampleNotes says when a side's samples cannot support a claim.
+func sampleNotes(label string, p *profile) []string {
+	var notes []string
+	if p.side.StepsSynthetic {
+		notes = append(notes, fmt.Sprintf("%s (%s) marks no ProfilerStep#N: its whole trace is one sample, so its \"per step\" figures cover the whole run", label, p.side.Source))
+	}
+	if p.side.Samples < MinSamples(DefaultAlpha) {
+		notes = append(notes, fmt.Sprintf("%s has %d step(s) to compare: a difference needs ≥ %d per side to be tested, so none is claimed significant", label, p.side.Samples, MinSamples(DefaultAlpha)))
+	}
+	return notes
+}
+
+var summaryMetrics = []struct {
+	key, name string
+	time      bool
+}{
+	{StepWall, "step wall", true},
+	{GPUBusy, "GPU busy", true},
+	{GPUIdle, "GPU idle", true},
+	{Launches, "launches", false},
+	{LaunchAPI, "launch API time", true},
+	{CPUOp, "CPU op time", true},
+}
+
+// series is one kernel's (or category's) samples in one run.
+type series struct {
+	name     string
+	category string
+	// perStep is the time in µs in each compared step; count and total
+	// cover the compared steps.
+	perStep []float64
+	count   int
+	total   float64
+}
+
+func (s *series) merge(o *series) {
+	for i := range s.perStep {
+		s.perStep[i] += o.perStep[i]
+	}
+	s.count += o.count
+	s.total += o.total
+}
+
+// matchKernels pairs kernels by exact name, then the rest by normalized
+// name within a category; what remains is added or removed.
+func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
+	newByName := map[string]*series{}
+	for _, s := range new {
+		newByName[s.name] = s
+	}
+	var rows []Row
+	paired := map[string]bool{}
+	var restBase []*series
+	for _, s := range base {
+		if o, ok := newByName[s.name]; ok {
+			rows = append(rows, pairRow(s.name, s, o, ByName, samples, alpha))
+			paired[s.name] = true
+			continue
+		}
+		restBase = append(restBase, s)
+	}
+	var restNew []*series
+	for _, s := range new {
+		if !paired[s.name] {
+			restNew = append(restNew, s)
+		}
+	}
+	type key struct{ norm, cat string }
+	group := func(ss []*series) (map[key]*series, map[key][]string, []key) {
+		merged, names := map[key]*series{}, map[key][]string{}
+		var order []key
+		for _, s := range ss {
+			k := key{NormalizeKernelName(s.name), s.category}
+			if m, ok := merged[k]; ok {
+				m.merge(s)
+			} else {
+				c := *s
+				c.perStep = slices.Clone(s.perStep)
+				merged[k] = &c
+				order = append(order, k)
+			}
+			names[k] = append(names[k], s.name)
+		}
+		return merged, names, order
+	}
+	bm, bn, border := group(restBase)
+	nm, nn, norder := group(restNew)
+	for _, k := range border {
+		if o, ok := nm[k]; ok {
+			row := pairRow(k.norm, bm[k], o, ByNormalized, samples, alpha)
+			row.BaseNames, row.NewNames = bn[k], nn[k]
+			rows = append(rows, row)
+			continue
+		}
+		for _, s := range restBase {
+			if (key{NormalizeKernelName(s.name), s.category}) == k {
+				rows = append(rows, pairRow(s.name, s, nil, Unmatched, samples, alpha))
+			}
+		}
+	}
+	for _, k := range norder {
+		if _, ok := bm[k]; ok {
+			continue
+		}
+		for _, s := range restNew {
+			if (key{NormalizeKernelName(s.name), s.category}) == k {
+				rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
+			}
+		}
+	}
+	sortRows(rows)
+	return rows
+}
+
+// compareSeries pairs series by exact name only (categories).
+func compareSeries(base, new []*series, samples [2]int, alpha float64) []Row {
+	newByName := map[string]*series{}
+	for _, s := range new {
+		newByName[s.name] = s
+	}
+	var rows []Row
+	for _, s := range base {
+		o := newByName[s.name]
+		m := ByName
+		if o == nil {
+			m = Unmatched
+		}
+		rows = append(rows, pairRow(s.name, s, o, m, samples, alpha))
+		delete(newByName, s.name)
+	}
+	for _, s := range new {
+		if _, ok := newByName[s.name]; ok {
+			rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
+		}
+	}
+	sortRows(rows)
+	return rows
+}
+
+// pairRow compares two series; either may be nil (added, removed), and
+// then counts as zero in each of that run's compared steps (samples holds
+// the base and new step counts), so a vanished kernel's −100% is tested
+// like any other change.
+func pairRow(name string, b, n *series, m Match, samples [2]int, alpha float64) Row {
+	row := Row{Name: name, Match: m}
+	var bs, ns []float64
+	if b != nil {
+		row.Category, row.BaseTotalUs, row.BaseCount, bs = b.category, b.total, b.count, b.perStep
+	}
+	if n != nil {
+		row.Category, row.NewTotalUs, row.NewCount, ns = n.category, n.total, n.count, n.perStep
+	}
+	if b == nil {
+		bs = make([]float64, samples[0])
+	}
+	if n == nil {
+		ns = make([]float64, samples[1])
+	}
+	row.Delta = CompareSamples(bs, ns, alpha)
+	switch {
+	case b == nil:
+		row.Status = Added
+	case n == nil:
+		row.Status = Removed
+	case row.Significant:
+		row.Status = Changed
+	default:
+		row.Status = Same
+	}
+	return row
+}
+
+// sortRows puts the heaviest rows first: by the larger of the two per-step
+// medians, then by name, so output is deterministic.
+func sortRows(rows []Row) {
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		wa := max(a.Base.Median, a.New.Median)
+		wb := max(b.Base.Median, b.New.Median)
+		if c := cmp.Compare(wb, wa); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
+
+// pct is the change from b to n in percent, NaN when b is 0 and n is not.
+func pct(b, n float64) float64 {
+	switch {
+	case b == n:
+		return 0
+	case b == 0:
+		return math.NaN()
+	}
+	return (n/b - 1) * 100
+}
+
+// perStepOf turns a whole-trace total into a per-step figure.
+func perStepOf(total float64, a *analyze.Result) float64 {
+	return total / float64(max(len(a.Steps), 1))
+}
+
+func compareOps(b, n *analyze.Result) []TotalRow {
+	type agg struct{ us, calls [2]float64 }
+	rows := map[string]*agg{}
+	var order []string
+	add := func(side int, a *analyze.Result) {
+		for _, op := range a.Ops {
+			r := rows[op.Name]
+			if r == nil {
+				r = &agg{}
+				rows[op.Name] = r
+				order = append(order, op.Name)
+			}
+			r.us[side] += perStepOf(op.TotalCPUUs, a)
+			r.calls[side] += float64(op.Calls)
+		}
+	}
+	add(0, b)
+	add(1, n)
+	out := make([]TotalRow, 0, len(order))
+	for _, name := range order {
+		r := rows[name]
+		out = append(out, TotalRow{Name: name, Kind: "op", BaseUs: r.us[0], NewUs: r.us[1],
+			BaseCalls: int(r.calls[0]), NewCalls: int(r.calls[1]), Pct: pct(r.us[0], r.us[1])})
+	}
+	sortTotals(out)
+	return out
+}
+
+func compareAnnotations(b, n *analyze.Result) []TotalRow {
+	type k struct{ kind, name string }
+	type agg struct{ us, calls [2]float64 }
+	rows := map[k]*agg{}
+	var order []k
+	add := func(side int, a *analyze.Result) {
+		for _, an := range a.Annotations {
+			key := k{an.Kind, an.Name}
+			r := rows[key]
+			if r == nil {
+				r = &agg{}
+				rows[key] = r
+				order = append(order, key)
+			}
+			r.us[side] += perStepOf(an.CPUUs, a)
+			r.calls[side] += float64(an.Count)
+		}
+	}
+	add(0, b)
+	add(1, n)
+	out := make([]TotalRow, 0, len(order))
+	for _, key := range order {
+		r := rows[key]
+		out = append(out, TotalRow{Name: key.name, Kind: key.kind, BaseUs: r.us[0], NewUs: r.us[1],
+			BaseCalls: int(r.calls[0]), NewCalls: int(r.calls[1]), Pct: pct(r.us[0], r.us[1])})
+	}
+	sortTotals(out)
+	return out
+}
+
+// sortTotals puts the largest absolute change first.
+func sortTotals(rows []TotalRow) {
+	slices.SortStableFunc(rows, func(a, b TotalRow) int {
+		if c := cmp.Compare(math.Abs(b.NewUs-b.BaseUs), math.Abs(a.NewUs-a.BaseUs)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(max(b.BaseUs, b.NewUs), max(a.BaseUs, a.NewUs)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
+
+// compareFindings groups findings by id: an analyzer may report several
+// (one per fusion chain, say), and what matters across runs is whether the
+// problem is still there.
+func compareFindings(base, new []analyze.Finding) Findings {
+	type agg struct {
+		change   FindingChange
+		inB, inN bool
+	}
+	byID := map[string]*agg{}
+	var order []string
+	add := func(f analyze.Finding, isNew bool) {
+		a := byID[f.ID]
+		if a == nil {
+			a = &agg{change: FindingChange{ID: f.ID, Title: f.Title, Severity: f.Severity}}
+			byID[f.ID] = a
+			order = append(order, f.ID)
+		}
+		if isNew {
+			if !a.inN {
+				a.change.Title, a.change.Severity = f.Title, f.Severity
+			}
+			a.inN = true
+			a.change.NewSavingUs += f.SavingUs
+		} else {
+			a.inB = true
+			a.change.BaseSavingUs += f.SavingUs
+		}
+	}
+	for _, f := range base {
+		add(f, false)
+	}
+	for _, f := range new {
+		add(f, true)
+	}
+	var out Findings
+	for _, id := range order {
+		a := byID[id]
+		switch {
+		case a.inB && a.inN:
+			out.Persisting = append(out.Persisting, a.change)
+		case a.inB:
+			out.Resolved = append(out.Resolved, a.change)
+		default:
+			out.New = append(out.New, a.change)
+		}
+	}
+	return out
+}
