@@ -35,7 +35,6 @@ type flowEvent struct {
 	id     int64
 	ts     trace.Time
 	thread trace.Index
-	gpu    bool // on a device lane (pid is numeric device)
 	start  bool
 }
 
@@ -475,8 +474,7 @@ func (w *worker) flow(r *chunkResult, f *fields, off int64) {
 		return
 	}
 	w.countCat(r, f.cat)
-	_, devErr := parseInt(f.pid)
-	r.flows = append(r.flows, flowEvent{id: id, ts: trace.Time(ts), thread: w.thread(f.pid, f.tid), start: f.ph == "s", gpu: devErr})
+	r.flows = append(r.flows, flowEvent{id: id, ts: trace.Time(ts), thread: w.thread(f.pid, f.tid), start: f.ph == "s"})
 }
 
 func (w *worker) instant(r *chunkResult, f *fields, off int64) {

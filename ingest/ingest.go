@@ -35,6 +35,10 @@ type Options struct {
 	// Progress, if set, is called from the reading goroutine with the
 	// number of input bytes consumed so far and the total (0 if unknown).
 	Progress func(read, total int64)
+
+	// chunk overrides the batch buffer size; tests use small chunks to
+	// exercise batch boundaries on small fixtures.
+	chunk int
 }
 
 // ReadFile reads the trace at path ("-" reads standard input). Errors name
@@ -135,7 +139,10 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			}
 		}(ws[i])
 	}
-	st := &streamer{r: src, compressed: compressed, free: free, emit: func(b *batch) { batches <- b }}
+	st := &streamer{r: src, compressed: compressed, free: free, chunk: opt.chunk, emit: func(b *batch) { batches <- b }}
+	if st.chunk <= 0 {
+		st.chunk = chunkSize
+	}
 	var scanErr error
 	go func() {
 		defer func() {

@@ -414,11 +414,12 @@ func (m *merger) sortAll() {
 }
 
 // linkLaunches joins GPU activity to the API call with the same
-// correlation id. Flow events (ac2g) are used only for GPU activity that
-// carries no correlation of its own: in real traces many flow ends sit on
-// calls that launched nothing.
+// correlation id. Flow events (ac2g) are used only where a trace carries
+// no correlation args (legacy Kineto): in current traces many flow ends sit
+// on calls that launched nothing, so they are never preferred.
 func (m *merger) linkLaunches() {
 	t := m.t
+	m.correlateByFlows()
 	byCorr := make(map[int64]trace.Index, len(t.APICalls))
 	for i := range t.APICalls {
 		if c := t.APICalls[i].Correlation; c != 0 {
@@ -437,40 +438,46 @@ func (m *merger) linkLaunches() {
 			}
 		}
 	}
-	m.linkByFlows(byCorr)
 }
 
-// linkByFlows handles legacy traces whose GPU events lack a correlation
-// arg: a flow start on the launch call and a flow end on the kernel share
-// an id (which is the correlation).
-func (m *merger) linkByFlows(byCorr map[int64]trace.Index) {
+// correlateByFlows gives API calls and GPU activity without a correlation
+// arg the id of the flow that starts (s) or ends (f) at their timestamp on
+// their lane.
+func (m *merger) correlateByFlows() {
 	t := m.t
 	missing := false
 	for i := range t.GPU {
-		if t.GPU[i].Launch == trace.None && t.GPU[i].Correlation == 0 {
+		if t.GPU[i].Correlation == 0 {
 			missing = true
 			break
 		}
 	}
-	if !missing {
+	if !missing || len(m.flows) == 0 {
 		return
 	}
-	ends := map[trace.Time][]int64{}
+	type at struct {
+		thread trace.Index
+		ts     trace.Time
+	}
+	starts := map[at]int64{}
+	ends := map[trace.Time]int64{}
 	for _, f := range m.flows {
-		if !f.start {
-			ends[f.ts] = append(ends[f.ts], f.id)
+		if f.start {
+			starts[at{f.thread, f.ts}] = f.id
+		} else {
+			ends[f.ts] = f.id
+		}
+	}
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		if a.Correlation == 0 {
+			a.Correlation = starts[at{a.Thread, a.Start}]
 		}
 	}
 	for i := range t.GPU {
 		g := &t.GPU[i]
-		if g.Launch != trace.None || g.Correlation != 0 {
-			continue
-		}
-		for _, id := range ends[g.Start] {
-			if a, ok := byCorr[id]; ok {
-				g.Correlation, g.Launch = id, a
-				break
-			}
+		if g.Correlation == 0 {
+			g.Correlation = ends[g.Start]
 		}
 	}
 }

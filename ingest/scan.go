@@ -158,6 +158,7 @@ type streamer struct {
 	eof        bool
 	compressed bool
 	free       chan []byte // recycled buffers, bounded
+	chunk      int         // buffer size
 	seq        int
 	// emit receives each batch of events; it blocks while workers are busy,
 	// which is what bounds memory.
@@ -262,7 +263,7 @@ func (s *streamer) expect(what string) (byte, error) {
 
 // run reads the whole input.
 func (s *streamer) run() error {
-	s.buf = make([]byte, chunkSize)
+	s.buf = make([]byte, s.chunk)
 	// Skip a UTF-8 byte order mark, which some Windows tools write.
 	if err := s.more(); err != nil {
 		if err == io.ErrUnexpectedEOF {
@@ -275,9 +276,6 @@ func (s *streamer) run() error {
 	}
 	c, err := s.expect("a JSON object or array")
 	if err != nil {
-		if fe := new(SyntaxError); errors.As(err, &fe) && s.base+int64(s.n) <= 3 {
-			return &FormatError{Msg: "empty file"}
-		}
 		return err
 	}
 	switch c {
@@ -380,7 +378,7 @@ func (s *streamer) events() error {
 		select {
 		case nb = <-s.free:
 		default:
-			nb = make([]byte, chunkSize)
+			nb = make([]byte, s.chunk)
 		}
 		tail := s.n - s.pos
 		if tail > len(nb) {

@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// FuzzRead feeds arbitrary bytes to the reader. It must never panic, and
+// whatever it accepts must be a consistent model: links in range, spans
+// ordered, sorted slices sorted.
+func FuzzRead(f *testing.F) {
+	// Seeds are valid prefixes of every real fixture: whole fixtures are
+	// too big for the fuzzer to mutate and minimise at a useful rate.
+	for _, path := range fixturePaths(f) {
+		f.Add(validPrefix(gunzip(f, path), 3000))
+	}
+	f.Add([]byte(`[` + goodEvent + `]`))
+	f.Add([]byte(`{"traceEvents": [{"ph":"X","cat":"Operator","name":"aten::mm","pid":1,"tid":"1","ts":100,"dur":50},
+		{"ph":"s","cat":"async","id":77,"pid":1,"tid":"1","ts":110},{"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":"stream 7","ts":130,"dur":40},
+		{"ph":"f","cat":"async","id":77,"pid":0,"tid":"stream 7","ts":130}], "deviceProperties": [{"id":0,"name":"GPU"}]}`))
+	f.Add([]byte(`[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"name":"f","args":{"correlation_id":"3"}}]`))
+	f.Add(gz([]byte(`[` + goodEvent + `]`)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		tr, err := Read(bytes.NewReader(in), "fuzz", Options{Workers: 2, chunk: 512})
+		if err != nil {
+			return
+		}
+		checkModel(t, tr)
+	})
+}
+
+func checkModel(t *testing.T, tr *trace.Trace) {
+	inRange := func(what string, i trace.Index, n int) {
+		if i != trace.None && (i < 0 || int(i) >= n) {
+			t.Fatalf("%s index %d out of range [0,%d)", what, i, n)
+		}
+	}
+	for i := range tr.GPU {
+		g := &tr.GPU[i]
+		if g.End < g.Start {
+			t.Fatalf("GPU activity %d ends before it starts", i)
+		}
+		inRange("launch", g.Launch, len(tr.APICalls))
+		if i > 0 && tr.GPU[i-1].Device == g.Device && tr.GPU[i-1].Stream == g.Stream && tr.GPU[i-1].Start > g.Start {
+			t.Fatalf("GPU activity not sorted at %d", i)
+		}
+	}
+	for i := range tr.APICalls {
+		a := &tr.APICalls[i]
+		inRange("api op", a.Op, len(tr.Ops))
+		inRange("api frame", a.Frame, len(tr.Frames))
+		inRange("api thread", a.Thread, len(tr.Threads))
+		inRange("api first gpu", a.FirstGPU, len(tr.GPU))
+	}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		inRange("op parent", o.Parent, len(tr.Ops))
+		inRange("op frame", o.Frame, len(tr.Frames))
+		if o.Parent == trace.Index(i) {
+			t.Fatalf("op %d is its own parent", i)
+		}
+		if o.Parent != trace.None && !tr.Ops[o.Parent].Contains(o.Span) {
+			t.Fatalf("op %d not inside its parent", i)
+		}
+	}
+	for i := range tr.Frames {
+		inRange("frame parent", tr.Frames[i].Parent, len(tr.Frames))
+		tr.FrameStack(trace.Index(i)) // must terminate even on cyclic ids
+	}
+	for i := 1; i < len(tr.Steps); i++ {
+		if tr.Steps[i-1].Start > tr.Steps[i].Start {
+			t.Fatalf("steps not sorted")
+		}
+	}
+}
+
+// validPrefix cuts a trace after the last whole event within n bytes and
+// closes the array and object, so the seed is a small valid trace.
+func validPrefix(raw []byte, n int) []byte {
+	if len(raw) <= n {
+		return raw
+	}
+	cut := bytes.LastIndex(raw[:n], []byte("},"))
+	if cut < 0 {
+		return raw[:n]
+	}
+	out := append([]byte(nil), raw[:cut+1]...)
+	return append(out, "]}"...)
+}
