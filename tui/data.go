@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// data is everything the screens show, computed once after loading.
+type data struct {
+	name string // the trace's file name, sanitised
+	t    *trace.Trace
+	res  *analyze.Result
+
+	kernels []kernelRow
+	// kernelIndex maps a full kernel name to its row in kernels.
+	kernelIndex map[string]int
+
+	tree opTree
+	// base is the BASE trace of a diff, nil for a single trace.
+	base *trace.Trace
+}
+
+// kernelRow is one distinct kernel: analyze's figures plus what the detail
+// view needs.
+type kernelRow struct {
+	analyze.Kernel
+	short, full string // sanitised for display
+	key         string // lower-cased short and full name, for the filter
+	launches    []trace.Index
+}
+
+// us turns analyze's float microseconds back into a printable duration.
+func us(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }
+
+// buildData analyses t and precomputes every table. base, when not nil, is
+// the BASE side of a diff.
+func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
+	res, err := analyze.Run(t, analyze.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("analysing %s: %w", t.Source, err)
+	}
+	d := &data{name: sanitize(filepath.Base(t.Source)), t: t, res: res, kernelIndex: make(map[string]int, len(res.Kernels))}
+	launches := map[string][]trace.Index{}
+	for i := range t.GPU {
+		if g := &t.GPU[i]; g.Kind == trace.Kernel {
+			launches[g.Name] = append(launches[g.Name], trace.Index(i))
+		}
+	}
+	d.kernels = make([]kernelRow, len(res.Kernels))
+	for i, k := range res.Kernels {
+		short := k.ShortName
+		if short == "" {
+			short = analyze.ShortKernelName(k.Name)
+		}
+		r := &d.kernels[i]
+		r.Kernel = k
+		r.short, r.full = sanitize(short), sanitize(k.Name)
+		r.key = strings.ToLower(r.short + "\x00" + r.full)
+		r.launches = launches[k.Name]
+		d.kernelIndex[k.Name] = i
+	}
+	d.tree = buildOpTree(t)
+	d.base = base
+	return d, nil
+}
+
+// orderBy returns the permutation of n rows sorted by cmpRows, ties broken
+// by row index so the order is deterministic.
+func orderBy(n int, cmpRows func(a, b int) int) []int32 {
+	ord := make([]int32, n)
+	for i := range ord {
+		ord[i] = int32(i)
+	}
+	slices.SortStableFunc(ord, func(a, b int32) int {
+		if c := cmpRows(int(a), int(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return ord
+}

@@ -1,0 +1,155 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// opTree aggregates the op call tree by name path: every distinct path of
+// op names (aten::linear › aten::addmm) is one node, with the kernels
+// launched directly inside it as leaves. It is what profilers' tree views
+// show, summed over calls and steps.
+type opTree struct {
+	nodes []opNode
+	roots []int32
+}
+
+type opNode struct {
+	name   string // sanitised
+	key    string // lower-cased name, for the filter
+	kernel bool   // a leaf: GPU activity launched inside the parent op
+	depth  int
+	parent int32
+	kids   []int32
+	calls  int            // op calls, or kernel launches for a leaf
+	cpu    trace.Duration // wall time of the calls (ops only)
+	gpu    trace.Duration // GPU time launched inside, children included
+}
+
+type nodeKey struct {
+	parent int32
+	name   string
+	kernel bool
+}
+
+func buildOpTree(t *trace.Trace) opTree {
+	var tr opTree
+	index := map[nodeKey]int32{}
+	child := func(parent int32, name string, kernel bool) int32 {
+		k := nodeKey{parent, name, kernel}
+		if n, ok := index[k]; ok {
+			return n
+		}
+		n := int32(len(tr.nodes))
+		depth := 0
+		if parent >= 0 {
+			depth = tr.nodes[parent].depth + 1
+		}
+		clean := sanitize(name)
+		tr.nodes = append(tr.nodes, opNode{name: clean, key: strings.ToLower(clean), kernel: kernel, depth: depth, parent: parent})
+		if parent >= 0 {
+			tr.nodes[parent].kids = append(tr.nodes[parent].kids, n)
+		} else {
+			tr.roots = append(tr.roots, n)
+		}
+		index[k] = n
+		return n
+	}
+	// Ops are sorted so parents precede children: one pass places them.
+	opNode := make([]int32, len(t.Ops))
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		parent := int32(-1)
+		if o.Parent != trace.None {
+			parent = opNode[o.Parent]
+		}
+		n := child(parent, o.Name, false)
+		opNode[i] = n
+		tr.nodes[n].calls++
+		tr.nodes[n].cpu += o.Dur()
+	}
+	noOp := int32(-1)
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		parent := int32(-1)
+		if op := t.LaunchOp(trace.Index(g)); op != trace.None {
+			parent = opNode[op]
+		} else {
+			if noOp < 0 {
+				noOp = child(-1, "(launched outside any op)", false)
+			}
+			parent = noOp
+		}
+		name := a.Name
+		if a.Kind != trace.Kernel {
+			name = a.Kind.String() + " " + a.Copy.String()
+			if a.Kind == trace.Memset {
+				name = "memset"
+			}
+		}
+		leaf := child(parent, name, true)
+		tr.nodes[leaf].calls++
+		for n := leaf; n >= 0; n = tr.nodes[n].parent {
+			tr.nodes[n].gpu += a.Dur()
+		}
+	}
+	if noOp >= 0 {
+		for _, k := range tr.nodes[noOp].kids {
+			tr.nodes[noOp].calls += tr.nodes[k].calls
+		}
+	}
+	byTime := func(a, b int32) int {
+		na, nb := &tr.nodes[a], &tr.nodes[b]
+		if c := cmp.Compare(nb.gpu, na.gpu); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(nb.cpu, na.cpu); c != 0 {
+			return c
+		}
+		return cmp.Compare(na.name, nb.name)
+	}
+	slices.SortStableFunc(tr.roots, byTime)
+	for i := range tr.nodes {
+		slices.SortStableFunc(tr.nodes[i].kids, byTime)
+	}
+	return tr
+}
+
+// visible lists the nodes shown: with no filter, the expanded part of the
+// tree; with a filter, every node whose subtree has a matching name, all
+// expanded, so a search shows where the match sits.
+func (tr *opTree) visible(open []bool, filter string) []int32 {
+	var out []int32
+	var hit []bool
+	if filter != "" {
+		f := strings.ToLower(filter)
+		hit = make([]bool, len(tr.nodes))
+		// Children come after parents in nodes, so a reverse pass sees
+		// every child before its parent.
+		for i := len(tr.nodes) - 1; i >= 0; i-- {
+			if hit[i] || strings.Contains(tr.nodes[i].key, f) {
+				hit[i] = true
+				if p := tr.nodes[i].parent; p >= 0 {
+					hit[p] = true
+				}
+			}
+		}
+	}
+	var walk func(ns []int32)
+	walk = func(ns []int32) {
+		for _, n := range ns {
+			if hit != nil && !hit[n] {
+				continue
+			}
+			out = append(out, n)
+			if hit != nil || open[n] {
+				walk(tr.nodes[n].kids)
+			}
+		}
+	}
+	walk(tr.roots)
+	return out
+}

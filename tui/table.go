@@ -1,0 +1,267 @@
+package tui
+
+import (
+	"strings"
+)
+
+// column describes one column of a table.
+type column struct {
+	title string
+	// width in cells; the first column with width 0 is the flexible one
+	// (names) and takes what the others leave.
+	width int
+	right bool
+	// drop orders which columns disappear first on narrow terminals
+	// (highest first); 0 means always shown.
+	drop int
+	// order is the rows sorted by this column, precomputed when the data
+	// is built so that cycling the sort costs nothing; nil when the column
+	// is not sortable.
+	order []int32
+}
+
+// table is a scrollable, sortable, filterable list of rows that renders
+// only the rows on screen. Cells are produced on demand by cell, so a
+// table of 10 000 kernels formats at most a screenful of them per frame.
+type table struct {
+	cols []column
+	cell func(row, col int) string
+	// key is the lower-cased text the filter matches, one per row.
+	key []string
+	// base is the order used when no column is sortable (tree views).
+	base []int32
+
+	sortCol int
+	filter  string
+	view    []int32 // rows shown, in order
+	cursor  int     // index into view
+	offset  int     // first index of view on screen
+	height  int     // rows on screen, from the last render
+}
+
+// newTable builds a table over n rows sorted by column sortCol (or in base
+// order when that column has no order).
+func newTable(cols []column, key []string, base []int32, sortCol int, cell func(row, col int) string) *table {
+	t := &table{cols: cols, key: key, base: base, sortCol: sortCol, cell: cell, height: 10}
+	t.refresh()
+	return t
+}
+
+func (t *table) order() []int32 {
+	if t.sortCol >= 0 && t.sortCol < len(t.cols) && t.cols[t.sortCol].order != nil {
+		return t.cols[t.sortCol].order
+	}
+	return t.base
+}
+
+// refresh recomputes the visible rows after a sort or filter change,
+// keeping the cursor on the same row when it is still shown.
+func (t *table) refresh() {
+	keep, had := t.selected()
+	ord := t.order()
+	if t.filter == "" {
+		t.view = ord
+	} else {
+		f := strings.ToLower(t.filter)
+		view := make([]int32, 0, 64)
+		for _, r := range ord {
+			if strings.Contains(t.key[r], f) {
+				view = append(view, r)
+			}
+		}
+		t.view = view
+	}
+	t.cursor, t.offset = 0, 0
+	if had {
+		for i, r := range t.view {
+			if int(r) == keep {
+				t.cursor = i
+				break
+			}
+		}
+	}
+	t.clamp()
+}
+
+// setFilter filters rows by case-insensitive substring.
+func (t *table) setFilter(f string) {
+	if f == t.filter {
+		return
+	}
+	t.filter = f
+	t.refresh()
+}
+
+// cycleSort sorts by the next sortable column.
+func (t *table) cycleSort() {
+	for i := 1; i <= len(t.cols); i++ {
+		c := (t.sortCol + i) % len(t.cols)
+		if t.cols[c].order != nil {
+			t.sortCol = c
+			t.refresh()
+			return
+		}
+	}
+}
+
+// sortName names the column the table is sorted by, or "".
+func (t *table) sortName() string {
+	if t.sortCol >= 0 && t.sortCol < len(t.cols) && t.cols[t.sortCol].order != nil {
+		return strings.ToLower(t.cols[t.sortCol].title)
+	}
+	return ""
+}
+
+// selected returns the row under the cursor.
+func (t *table) selected() (int, bool) {
+	if t.cursor < 0 || t.cursor >= len(t.view) {
+		return 0, false
+	}
+	return int(t.view[t.cursor]), true
+}
+
+// selectRow puts the cursor on row, clearing a filter that hides it.
+func (t *table) selectRow(row int) bool {
+	for pass := 0; pass < 2; pass++ {
+		for i, r := range t.view {
+			if int(r) == row {
+				t.cursor = i
+				t.offset = max(0, i-t.height/2)
+				t.clamp()
+				return true
+			}
+		}
+		t.setFilter("")
+	}
+	return false
+}
+
+func (t *table) move(d int) {
+	t.cursor += d
+	t.clamp()
+}
+
+func (t *table) home() { t.cursor = 0; t.clamp() }
+func (t *table) end()  { t.cursor = len(t.view) - 1; t.clamp() }
+
+func (t *table) clamp() {
+	if t.cursor >= len(t.view) {
+		t.cursor = len(t.view) - 1
+	}
+	if t.cursor < 0 {
+		t.cursor = 0
+	}
+	h := max(t.height, 1)
+	if t.cursor < t.offset {
+		t.offset = t.cursor
+	}
+	if t.cursor >= t.offset+h {
+		t.offset = t.cursor - h + 1
+	}
+	if t.offset > len(t.view)-h {
+		t.offset = len(t.view) - h
+	}
+	if t.offset < 0 {
+		t.offset = 0
+	}
+}
+
+// layout picks the columns that fit in w cells and their widths: columns
+// are dropped (highest drop first) until the flexible column gets at least
+// minFlex cells.
+func (t *table) layout(w int) (shown []int, widths []int) {
+	const minFlex = 24
+	limit := 0
+	for _, c := range t.cols {
+		limit = max(limit, c.drop)
+	}
+	for {
+		shown, widths = shown[:0], widths[:0]
+		used, flex := 0, -1
+		for i, c := range t.cols {
+			if c.drop > limit {
+				continue
+			}
+			shown = append(shown, i)
+			widths = append(widths, c.width)
+			if c.width == 0 && flex < 0 {
+				flex = len(widths) - 1
+			}
+			used += c.width + 1
+		}
+		rest := w - used
+		if flex >= 0 {
+			if rest >= minFlex || limit == 0 {
+				widths[flex] = max(rest, 4)
+				return shown, widths
+			}
+		} else if rest >= 0 || limit == 0 {
+			return shown, widths
+		}
+		limit--
+	}
+}
+
+// render draws the header and the visible rows in w×h cells (h includes
+// the header line).
+func (t *table) render(w, h int, st *styles) []string {
+	const gutter = 2
+	t.height = max(h-1, 1)
+	t.clamp()
+	shown, widths := t.layout(w - gutter)
+	lines := make([]string, 0, h)
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", gutter))
+	for i, c := range shown {
+		title := t.cols[c].title
+		if c == t.sortCol && t.cols[c].order != nil {
+			title += "▼"
+		}
+		t.writeCell(&b, title, widths[i], t.cols[c].right, i == len(shown)-1)
+	}
+	lines = append(lines, st.header.Render(strings.TrimRight(b.String(), " ")))
+	if len(t.view) == 0 {
+		msg := "  no rows"
+		if t.filter != "" {
+			msg = "  no rows match the filter \"" + sanitize(t.filter) + "\" (Esc clears it)"
+		}
+		return append(lines, st.dim.Render(cut(msg, w)))
+	}
+	for i := t.offset; i < len(t.view) && i < t.offset+t.height; i++ {
+		row := int(t.view[i])
+		b.Reset()
+		if i == t.cursor {
+			b.WriteString("> ")
+		} else {
+			b.WriteString("  ")
+		}
+		for j, c := range shown {
+			t.writeCell(&b, t.cell(row, c), widths[j], t.cols[c].right, j == len(shown)-1)
+		}
+		line := strings.TrimRight(b.String(), " ")
+		if i == t.cursor {
+			line = st.cursor.Render(fit(line, w))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func (t *table) writeCell(b *strings.Builder, s string, w int, right, last bool) {
+	if right {
+		b.WriteString(padLeft(s, w))
+	} else {
+		b.WriteString(fit(s, w))
+	}
+	if !last {
+		b.WriteByte(' ')
+	}
+}
+
+// position describes the cursor for the status line ("12/340").
+func (t *table) position() string {
+	if len(t.view) == 0 {
+		return "0/0"
+	}
+	return itoa(t.cursor+1) + "/" + itoa(len(t.view))
+}

@@ -1,0 +1,74 @@
+package tui
+
+// textView is a scrollable block of text (detail views). Its lines are
+// built for a width and rebuilt only when the width changes.
+type textView struct {
+	build  func(w int) []string
+	lines  []string
+	builtW int
+	top    int
+	height int
+}
+
+func newTextView(build func(w int) []string) *textView {
+	return &textView{build: build, builtW: -1, height: 10}
+}
+
+func (v *textView) handle(key string) bool {
+	switch key {
+	case "up", "k":
+		v.scroll(-1)
+	case "down", "j":
+		v.scroll(1)
+	case "pgup", "ctrl+b":
+		v.scroll(-max(v.height-1, 1))
+	case "pgdown", "ctrl+f", " ":
+		v.scroll(max(v.height-1, 1))
+	case "home", "g":
+		v.top = 0
+	case "end", "G":
+		v.top = len(v.lines)
+		v.clamp()
+	default:
+		return false
+	}
+	return true
+}
+
+func (v *textView) scroll(d int) {
+	v.top += d
+	v.clamp()
+}
+
+func (v *textView) clamp() {
+	v.top = min(v.top, len(v.lines)-v.height)
+	v.top = max(v.top, 0)
+}
+
+func (v *textView) render(w, h int, st *styles) []string {
+	if w != v.builtW {
+		v.lines = v.build(w - 2)
+		v.builtW = w
+	}
+	v.height = h
+	v.clamp()
+	out := make([]string, 0, h)
+	for i := v.top; i < len(v.lines) && len(out) < h; i++ {
+		out = append(out, cut(" "+v.lines[i], w))
+	}
+	if len(v.lines) > h && len(out) == h {
+		// Say there is more, on the last line, rather than hide it.
+		out[h-1] = st.dim.Render(cut(" … more below (↓ PgDn)", w))
+		if v.top+h >= len(v.lines) {
+			out[h-1] = cut(" "+v.lines[len(v.lines)-1], w)
+		}
+	}
+	return out
+}
+
+func (v *textView) position() string {
+	if len(v.lines) <= v.height {
+		return ""
+	}
+	return "line " + itoa(v.top+1) + "/" + itoa(len(v.lines))
+}
