@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -22,8 +23,8 @@ type data struct {
 	kernelIndex map[string]int
 
 	tree opTree
-	// base is the BASE trace of a diff, nil for a single trace.
-	base *trace.Trace
+	// diff compares a BASE trace with this one; nil for a single trace.
+	diff *diff.Result
 }
 
 // kernelRow is one distinct kernel: analyze's figures plus what the detail
@@ -66,7 +67,16 @@ func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
 		d.kernelIndex[k.Name] = i
 	}
 	d.tree = buildOpTree(t)
-	d.base = base
+	if base != nil {
+		baseRes, err := analyze.Run(base, analyze.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("analysing %s: %w", base.Source, err)
+		}
+		d.diff, err = diff.Compare(diff.Run{Trace: base, Analysis: baseRes}, diff.Run{Trace: t, Analysis: res}, diff.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("comparing %s with %s: %w", base.Source, t.Source, err)
+		}
+	}
 	return d, nil
 }
 

@@ -1,30 +1,222 @@
 package tui
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
 
-// diffScreen is screen 6: the comparison of a BASE and a NEW trace.
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// diffScreen is screen 6: BASE against NEW, per-step summary metrics and
+// the kernel (or category, with c) table, each change marked by whether the
+// Mann–Whitney U test calls it significant.
 type diffScreen struct {
-	d *data
+	r       *diff.Result
+	kernels *table
+	cats    *table
+	byCat   bool
 }
 
-func newDiffScreen(d *data) *diffScreen { return &diffScreen{d: d} }
+func newDiffScreen(d *data) *diffScreen {
+	s := &diffScreen{r: d.diff}
+	if s.r == nil {
+		return s
+	}
+	s.kernels = diffTable(s.r.Kernels, "KERNEL", true)
+	s.cats = diffTable(s.r.Categories, "CATEGORY", false)
+	// Kernel names are not comparable across frameworks: start where the
+	// comparison means something.
+	s.byCat = s.r.CrossFramework
+	return s
+}
+
+// mark is the significance marker of a change: ▲ slower (or more), ▼
+// faster, ~ within the noise (or untestable), + added, − removed.
+func mark(st diff.Status, d *diff.Delta) string {
+	switch st {
+	case diff.Added:
+		return "+"
+	case diff.Removed:
+		return "−"
+	}
+	switch {
+	case !d.Significant:
+		return "~"
+	case d.New.Median > d.Base.Median:
+		return "▲"
+	default:
+		return "▼"
+	}
+}
+
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return "new"
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}
+
+func diffTable(rows []diff.Row, what string, short bool) *table {
+	n := len(rows)
+	names := make([]string, n)
+	keys := make([]string, n)
+	for i := range rows {
+		name := rows[i].Name
+		if short {
+			name = analyze.ShortKernelName(name)
+		}
+		names[i] = sanitize(name)
+		keys[i] = strings.ToLower(names[i] + "\x00" + sanitize(rows[i].Name))
+	}
+	change := func(r *diff.Row) float64 { return math.Abs(r.New.Median - r.Base.Median) }
+	cols := []column{
+		{title: "", width: 1},
+		{title: what, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
+		{title: "STATUS", width: 7, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].Status, rows[b].Status) })},
+		{title: "BASE/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].Base.Median, rows[a].Base.Median) })},
+		{title: "NEW/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].New.Median, rows[a].New.Median) })},
+		{title: "CHANGE", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(change(&rows[b]), change(&rows[a])) })},
+		{title: "DELTA", width: 8, right: true, order: orderBy(n, func(a, b int) int {
+			return cmp.Compare(math.Abs(nanTo(rows[b].Pct)), math.Abs(nanTo(rows[a].Pct)))
+		})},
+		{title: "P", width: 5, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].P, rows[b].P) })},
+	}
+	cell := func(row, col int) string {
+		r := &rows[row]
+		switch col {
+		case 0:
+			return mark(r.Status, &r.Delta)
+		case 1:
+			return names[row]
+		case 2:
+			return string(r.Status)
+		case 3:
+			return us(r.Base.Median).String()
+		case 4:
+			return us(r.New.Median).String()
+		case 5:
+			d := us(r.New.Median) - us(r.Base.Median)
+			if d > 0 {
+				return "+" + d.String()
+			}
+			return d.String()
+		case 6:
+			return pct(r.Pct)
+		case 7:
+			return fmt.Sprintf("%.2f", r.P)
+		}
+		return ""
+	}
+	return newTable(cols, keys, nil, 5, cell)
+}
+
+// nanTo makes NaN (a kernel only NEW has) sort as the largest change.
+func nanTo(v float64) float64 {
+	if math.IsNaN(v) {
+		return math.Inf(1)
+	}
+	return v
+}
 
 func (s *diffScreen) title() string { return "Diff" }
 
-func (s *diffScreen) handle(m *Model, key string) bool { return false }
-
-func (s *diffScreen) scroll(int) {}
-
-func (s *diffScreen) render(w, h int, st *styles) []string {
-	if s.d.base == nil {
-		return []string{"", cut("  One trace is open. To compare two, run: tracelens tui BASE NEW", w)}
+func (s *diffScreen) cur() *table {
+	if s.byCat {
+		return s.cats
 	}
-	return []string{"", cut(fmt.Sprintf("  BASE %s was read, but this build has no diff engine yet (package diff, issue 5):", sanitize(s.d.base.Source)), w),
-		cut("  screens 1–5 show NEW; the comparison table is not available.", w)}
+	return s.kernels
 }
 
-func (s *diffScreen) hint() string { return "diff" }
+func (s *diffScreen) handle(m *Model, key string) bool {
+	if s.r == nil {
+		return false
+	}
+	switch key {
+	case "c":
+		s.byCat = !s.byCat
+		return true
+	case "s":
+		s.cur().cycleSort()
+		return true
+	}
+	return tableKeys(s.cur(), key)
+}
 
-func (s *diffScreen) setFilter(string) bool { return false }
+func (s *diffScreen) scroll(d int) {
+	if s.r != nil {
+		s.cur().move(d)
+	}
+}
+
+func side(sd *diff.Side) string {
+	steps := fmt.Sprintf("%d steps, %d compared", sd.Steps, sd.Samples)
+	if sd.StepsSynthetic {
+		steps = "no step markers"
+	}
+	return fmt.Sprintf("%s (%s, %s)", sanitize(filepath.Base(sd.Source)), sanitize(sd.Framework), steps)
+}
+
+func (s *diffScreen) render(w, h int, st *styles) []string {
+	if s.r == nil {
+		return []string{"", cut("  One trace is open. To compare two, run: tracelens tui BASE NEW", w)}
+	}
+	r := s.r
+	out := []string{
+		cut(" BASE "+side(&r.Base), w),
+		cut(" NEW  "+side(&r.New), w),
+		st.header.Render(cut(fmt.Sprintf("   %-16s %17s %17s %8s %5s", "PER STEP", "BASE", "NEW", "DELTA", "P"), w)),
+	}
+	for i := range r.Summary {
+		m := &r.Summary[i]
+		out = append(out, cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5.2f", mark(diff.Changed, &m.Delta), m.Name,
+			metricValue(m, &m.Base), metricValue(m, &m.New), pct(m.Pct), m.P), w))
+	}
+	notes := r.Notes
+	if len(notes) > 2 {
+		notes = notes[:2]
+	}
+	room := h - len(out) - len(notes)
+	if room > 2 {
+		out = append(out, s.cur().render(w, room, st)...)
+	}
+	for _, n := range notes {
+		out = append(out, st.dim.Render(cut(" note: "+sanitize(n), w)))
+	}
+	return out
+}
+
+// metricValue prints a summary median with its spread.
+func metricValue(m *diff.Metric, sm *diff.Summary) string {
+	v := fmt.Sprintf("%.0f", sm.Median)
+	if m.Time {
+		v = trace.Duration(sm.Median * 1e3).String()
+	}
+	return fmt.Sprintf("%s ±%.0f%%", v, sm.Spread*100)
+}
+
+func (s *diffScreen) hint() string {
+	if s.r == nil {
+		return "diff"
+	}
+	what := "kernels"
+	if s.byCat {
+		what = "categories"
+	}
+	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c kernels/categories  ▲▼ significant ~ noise"
+}
+
+func (s *diffScreen) setFilter(f string) bool {
+	if s.r == nil {
+		return false
+	}
+	s.kernels.setFilter(f)
+	s.cats.setFilter(f)
+	return true
+}
 
 func (s *diffScreen) back() bool { return false }

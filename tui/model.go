@@ -387,6 +387,7 @@ func helpLines(w int) []string {
 		{"Kernels, Ops, Findings", ""},
 		{"Enter", "open the selected kernel / finding"},
 		{"t", "Ops: toggle the tree (op → child ops → kernels)"},
+		{"c", "Diff: kernels / categories"},
 		{"→ ←  l h", "Ops tree: expand / collapse"},
 		{"Enter", "finding detail: jump to the selected kernel on screen 2"},
 		{"Timeline", ""},
