@@ -1,0 +1,123 @@
+package report
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// sanitize makes a trace string safe to place on one Markdown line: invalid
+// UTF-8 becomes U+FFFD, and control characters (newlines, tabs, ESC of ANSI
+// colour sequences, C1 controls) and bidirectional overrides become their
+// visible Unicode "control picture" (␛, ␊) or U+FFFD, so a hostile name can
+// neither end a table row nor restyle a terminal, yet stays recognisable.
+func sanitize(s string) string {
+	if !needsSanitize(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		switch {
+		case r < 0x20:
+			b.WriteRune(0x2400 + r) // ␀..␟
+		case r == 0x7f:
+			b.WriteRune('\u2421') // ␡
+		case unicode.IsControl(r), isBidiControl(r):
+			b.WriteRune('\uFFFD')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func needsSanitize(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f {
+			return true
+		}
+		if c >= 0x80 {
+			// Slow path only for non-ASCII names.
+			for _, r := range s[i:] {
+				if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) {
+					return true
+				}
+			}
+			return !utf8.ValidString(s)
+		}
+	}
+	return false
+}
+
+// isBidiControl reports the embedding/override/isolate characters that can
+// make displayed text read differently from its bytes.
+func isBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F
+}
+
+// Text escapes s for use as inline Markdown text: after sanitize, every
+// character that could start emphasis, a link, an autolink, raw HTML, an
+// entity or a code span is backslash-escaped. Pipes are left to the table
+// writer, which escapes them in every cell.
+func Text(s string) string {
+	s = sanitize(s)
+	if !strings.ContainsAny(s, "\\`*_[]<>&~!#") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '&', '~', '!', '#':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Code returns s as a Markdown code span, the way the report shows every
+// name from a trace: nothing inside a code span is interpreted (no
+// emphasis, HTML, entities or autolinks), and the fence is one backtick
+// longer than the longest backtick run inside, so backticks in a name
+// cannot close it. An empty name is shown as an em dash.
+func Code(s string) string {
+	s = sanitize(s)
+	if s == "" {
+		return "—"
+	}
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	// A leading or trailing backtick would merge with the fence, and a
+	// space at both ends would be stripped: pad so CommonMark strips only
+	// the padding.
+	if s[0] == '`' || s[len(s)-1] == '`' || (s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// shorten cuts s to at most width runes, keeping its head and tail (the
+// namespace and the distinguishing template arguments of a C++ name) around
+// an ellipsis.
+func shorten(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= width || width < 3 {
+		return s
+	}
+	r := []rune(s)
+	head := (width - 1) * 2 / 3
+	tail := width - 1 - head
+	return string(r[:head]) + "…" + string(r[n-tail:])
+}
