@@ -43,6 +43,7 @@ func commands() []command {
 		topCommand(),
 		findingsCommand(),
 		analyzersCommand(),
+		reportCommand(),
 		tuiCommand(),
 		demoCommand(),
 	}

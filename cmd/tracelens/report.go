@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/report"
+)
+
+const reportArgs = "[-o FILE] [--format md|html|json] [-n N] [--enable a,b] [--disable c] TRACE..."
+
+func reportCommand() command {
+	return command{name: "report", args: reportArgs, summary: "write the investigation report (Markdown, self-contained HTML or JSON); several traces add a comparison", run: runReport}
+}
+
+// reportFormats maps output file extensions to report formats.
+var reportFormats = map[string]string{".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+func runReport(e *env, args []string) error {
+	fs := newFlags("report")
+	out := fs.String("o", "", "write the report to `FILE` instead of stdout (its extension .md, .html or .json picks the format)")
+	format := fs.String("format", "", "output `FORMAT`: md, html or json (default: from -o's extension, else md)")
+	n := fs.Int("n", report.DefaultTopKernels, "list the top `N` kernels")
+	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
+	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
+	paths, err := parseFlags(e, fs, reportArgs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usageError{"missing TRACE argument"}
+	}
+	if *n < 1 {
+		return usageError{"-n must be at least 1"}
+	}
+	f, err := reportFormat(*format, *out)
+	if err != nil {
+		return err
+	}
+	cfg := analyze.Config{Enable: splitList(*enable), Disable: splitList(*disable)}
+	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
+		return usageError{err.Error()}
+	}
+	in := make([]report.Input, 0, len(paths))
+	for _, p := range paths {
+		t, err := loadTrace(e, p)
+		if err != nil {
+			return err
+		}
+		r, err := analyze.Run(t, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		in = append(in, report.Input{Trace: t, Result: r})
+	}
+	var buf bytes.Buffer
+	opt := report.Options{TopKernels: *n}
+	switch f {
+	case "md":
+		err = report.Markdown(&buf, in, opt)
+	case "html":
+		err = report.HTML(&buf, in, opt)
+	case "json":
+		err = report.JSON(&buf, in)
+	}
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err = e.stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(*out, buf.Bytes())
+}
+
+// reportFormat resolves --format, falling back to -o's extension, then to
+// Markdown.
+func reportFormat(format, out string) (string, error) {
+	switch format {
+	case "md", "html", "json":
+		return format, nil
+	case "markdown":
+		return "md", nil
+	case "":
+	default:
+		return "", usageError{fmt.Sprintf("unknown --format %q (want md, html or json)", format)}
+	}
+	if out == "" {
+		return "md", nil
+	}
+	ext := strings.ToLower(filepath.Ext(out))
+	if f, ok := reportFormats[ext]; ok {
+		return f, nil
+	}
+	return "", usageError{fmt.Sprintf("cannot tell the format from %q: name it .md, .html or .json, or pass --format", out)}
+}
+
+// writeFileAtomic writes data next to path and renames it into place, so a
+// failed run never leaves half a report behind.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tracelens-report-*")
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing report %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing report %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
