@@ -79,7 +79,7 @@ func CompareSamples(base, new []float64, alpha float64) Delta {
 	}
 	_, d.P = MannWhitneyU(base, new)
 	if minP(n1, n2) >= alpha {
-		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g (have %d+%d)", MinSamples(alpha), alpha, n1, n2)
+		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g", MinSamples(alpha), alpha)
 		return d
 	}
 	if allEqual(d.Base.Values, d.New.Values) {

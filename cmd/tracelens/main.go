@@ -41,6 +41,7 @@ func commands() []command {
 	return []command{
 		infoCommand(),
 		topCommand(),
+		diffCommand(),
 		findingsCommand(),
 		analyzersCommand(),
 		reportCommand(),

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracelens/tracelens/diff"
+)
+
+const diffArgs = "[--format text|md|json] [--fail-on-regression PCT] [--alpha A] [--keep-warmup] BASE NEW"
+
+func diffCommand() command {
+	return command{name: "diff", args: diffArgs, summary: "compare two runs step by step with significance tests (benchstat style); a CI regression gate", run: runDiff}
+}
+
+// percentFlag is a threshold given as "5" or "5%"; set tells whether the
+// user gave one (the gate is off otherwise).
+type percentFlag struct {
+	set bool
+	pct float64
+}
+
+func (p *percentFlag) String() string {
+	if !p.set {
+		return ""
+	}
+	return strconv.FormatFloat(p.pct, 'g', -1, 64) + "%"
+}
+
+func (p *percentFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 || v != v {
+		return fmt.Errorf("want a percentage like 5 or 5%%, got %q", s)
+	}
+	p.set, p.pct = true, v
+	return nil
+}
+
+func runDiff(e *env, args []string) error {
+	fs := newFlags("diff")
+	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
+	var gate percentFlag
+	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
+	alpha := fs.Float64("alpha", diff.DefaultAlpha, "significance level `A` of the Mann–Whitney U test")
+	keepWarmup := fs.Bool("keep-warmup", false, "compare the first step too (dropped by default: it carries one-time costs)")
+	pos, err := parseFlags(e, fs, diffArgs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageError{fmt.Sprintf("expected BASE and NEW traces, got %d arguments", len(pos))}
+	}
+	write, ok := map[string]func(io.Writer, *diff.Result) error{
+		"text": diff.WriteText,
+		"md":   diff.WriteMarkdown,
+		"json": diff.WriteJSON,
+	}[*format]
+	if !ok {
+		return usageError{fmt.Sprintf("unknown --format %q (want text, md or json)", *format)}
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return usageError{fmt.Sprintf("--alpha must be between 0 and 1, got %g", *alpha)}
+	}
+	base, err := loadTrace(e, pos[0])
+	if err != nil {
+		return err
+	}
+	next, err := loadTrace(e, pos[1])
+	if err != nil {
+		return err
+	}
+	r, err := diff.CompareTraces(base, next, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup})
+	if err != nil {
+		return err
+	}
+	if err := write(e.stdout, r); err != nil {
+		return err
+	}
+	if !gate.set {
+		return nil
+	}
+	failures, untested := r.Gate(gate.pct)
+	for _, u := range untested {
+		fmt.Fprintf(e.stderr, "tracelens diff: warning: %s\n", u)
+	}
+	if len(failures) > 0 {
+		return exitError{code: exitGate, err: errors.New("regression gate tripped: " + strings.Join(failures, "; "))}
+	}
+	fmt.Fprintf(e.stderr, "tracelens diff: gate passed: no significant regression of step wall or GPU busy time above %s\n", gate.String())
+	return nil
+}

@@ -1,0 +1,317 @@
+package diff
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteMarkdown writes the comparison for a pull-request comment: the
+// summary line first, then benchstat-like tables, findings and notes.
+func WriteMarkdown(w io.Writer, r *Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "**%s**\n\n", r.SummaryLine())
+	fmt.Fprintf(bw, "base `%s` (%s) → new `%s` (%s); Mann–Whitney U test at α=%g, `~` = no significant difference.\n",
+		mdEscape(r.Base.Source), describeSide(r.Base), mdEscape(r.New.Source), describeSide(r.New), r.Alpha)
+	for _, t := range r.tables(true) {
+		fmt.Fprintf(bw, "\n#### %s\n\n", t.title)
+		fmt.Fprintf(bw, "| %s |\n|", strings.Join(t.header, " | "))
+		for _, right := range t.right {
+			if right {
+				bw.WriteString("--:|")
+			} else {
+				bw.WriteString(":--|")
+			}
+		}
+		bw.WriteString("\n")
+		for _, row := range t.rows {
+			cells := make([]string, len(row))
+			for i, c := range row {
+				cells[i] = mdEscape(c)
+			}
+			if t.code {
+				// In a GFM code span < and > are literal; only the pipe
+				// needs escaping, since tables split cells first.
+				cells[0] = "`" + strings.NewReplacer("`", "'", "|", `\|`, "\n", " ").Replace(row[0]) + "`"
+			}
+			fmt.Fprintf(bw, "| %s |\n", strings.Join(cells, " | "))
+		}
+		if t.more != "" {
+			fmt.Fprintf(bw, "\n%s\n", t.more)
+		}
+		if len(t.notes) > 0 {
+			fmt.Fprintf(bw, "\n%s\n", strings.Join(t.notes, "<br>\n"))
+		}
+	}
+	if lines := findingLines(r, func(id string) string { return "`" + id + "`" }); len(lines) > 0 {
+		bw.WriteString("\n#### Findings\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(bw, "- %s\n", mdEscape(l))
+		}
+	}
+	if len(r.Notes) > 0 {
+		bw.WriteString("\n#### Notes\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(bw, "- %s\n", mdEscape(n))
+		}
+	}
+	return bw.Flush()
+}
+
+// mdEscape keeps a cell from breaking the table or turning into markup.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// WriteText writes the comparison for a terminal: aligned columns, no
+// markup.
+func WriteText(w io.Writer, r *Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s\n\n", r.SummaryLine())
+	fmt.Fprintf(bw, "base  %s (%s)\nnew   %s (%s)\nMann–Whitney U test at α=%g; ~ = no significant difference\n",
+		r.Base.Source, describeSide(r.Base), r.New.Source, describeSide(r.New), r.Alpha)
+	for _, t := range r.tables(false) {
+		fmt.Fprintf(bw, "\n%s\n", t.title)
+		widths := make([]int, len(t.header))
+		for i, h := range t.header {
+			widths[i] = utf8.RuneCountInString(h)
+		}
+		const nameWidth = 48
+		for _, row := range t.rows {
+			row[0] = fit(row[0], nameWidth)
+			for i, c := range row {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			}
+		}
+		line := func(cells []string) {
+			for i, c := range cells {
+				pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+				if i > 0 {
+					bw.WriteString("  ")
+				}
+				if t.right[i] {
+					bw.WriteString(pad + c)
+				} else if i < len(cells)-1 {
+					bw.WriteString(c + pad)
+				} else {
+					bw.WriteString(c)
+				}
+			}
+			bw.WriteString("\n")
+		}
+		header := make([]string, len(t.header))
+		for i, h := range t.header {
+			header[i] = strings.ToUpper(h)
+		}
+		line(header)
+		for _, row := range t.rows {
+			line(row)
+		}
+		if t.more != "" {
+			fmt.Fprintln(bw, t.more)
+		}
+		for _, n := range t.notes {
+			fmt.Fprintln(bw, n)
+		}
+	}
+	if lines := findingLines(r, func(id string) string { return id }); len(lines) > 0 {
+		bw.WriteString("\nFindings\n")
+		for _, l := range lines {
+			fmt.Fprintf(bw, "  %s\n", l)
+		}
+	}
+	if len(r.Notes) > 0 {
+		bw.WriteString("\nNotes\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(bw, "  %s\n", n)
+		}
+	}
+	return bw.Flush()
+}
+
+// fit shortens s to width runes by cutting its middle, where long kernel
+// names carry the least (namespace at the front, instance at the end), and
+// replaces control characters so a hostile name cannot drive the terminal.
+func fit(s string, width int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c < 0x20 || c == 0x7f {
+			r[i] = '?'
+		}
+	}
+	if len(r) <= width {
+		return string(r)
+	}
+	head := (width - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
+}
+
+// The JSON output. The summary, kernels and findings keys are the contract
+// from the issue; other keys extend it and never change.
+type jsonResult struct {
+	Base           jsonSide     `json:"base"`
+	New            jsonSide     `json:"new"`
+	Alpha          float64      `json:"alpha"`
+	Summary        jsonSummary  `json:"summary"`
+	Kernels        []jsonRow    `json:"kernels"`
+	Categories     []jsonRow    `json:"categories"`
+	Ops            []jsonTotal  `json:"ops"`
+	Annotations    []jsonTotal  `json:"annotations"`
+	Findings       jsonFindings `json:"findings"`
+	CrossFramework bool         `json:"cross_framework"`
+	Notes          []string     `json:"notes"`
+	SummaryLine    string       `json:"summary_line"`
+}
+
+type jsonSide struct {
+	Source         string `json:"source"`
+	Framework      string `json:"framework"`
+	Device         string `json:"device"`
+	Steps          int    `json:"steps"`
+	Samples        int    `json:"samples"`
+	StepsSynthetic bool   `json:"steps_synthetic"`
+}
+
+type jsonSummary struct {
+	StepWallUs  jsonMetric `json:"step_wall_us"`
+	GPUBusyUs   jsonMetric `json:"gpu_busy_us"`
+	GPUIdleUs   jsonMetric `json:"gpu_idle_us"`
+	Launches    jsonMetric `json:"launches"`
+	LaunchAPIUs jsonMetric `json:"launch_api_us"`
+	CPUOpUs     jsonMetric `json:"cpu_op_us"`
+}
+
+// jsonMetric is the issue's M: medians, change, p-value, significance;
+// spreads, sample counts and the note extend it.
+type jsonMetric struct {
+	Base        float64  `json:"base"`
+	New         float64  `json:"new"`
+	DeltaPct    *float64 `json:"delta_pct"`
+	PValue      float64  `json:"p_value"`
+	Significant bool     `json:"significant"`
+	BaseSpread  float64  `json:"base_spread"`
+	NewSpread   float64  `json:"new_spread"`
+	NBase       int      `json:"n_base"`
+	NNew        int      `json:"n_new"`
+	Note        string   `json:"note,omitempty"`
+}
+
+type jsonRow struct {
+	Name          string   `json:"name"`
+	Status        Status   `json:"status"`
+	BaseTotalUs   float64  `json:"base_total_us"`
+	NewTotalUs    float64  `json:"new_total_us"`
+	DeltaPct      *float64 `json:"delta_pct"`
+	PValue        float64  `json:"p_value"`
+	Significant   bool     `json:"significant"`
+	Match         Match    `json:"match"`
+	Category      string   `json:"category"`
+	BaseCount     int      `json:"base_count"`
+	NewCount      int      `json:"new_count"`
+	BasePerStepUs float64  `json:"base_per_step_us"`
+	NewPerStepUs  float64  `json:"new_per_step_us"`
+	BaseNames     []string `json:"base_names,omitempty"`
+	NewNames      []string `json:"new_names,omitempty"`
+	Note          string   `json:"note,omitempty"`
+}
+
+type jsonTotal struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	BaseUs    float64  `json:"base_per_step_us"`
+	NewUs     float64  `json:"new_per_step_us"`
+	DeltaPct  *float64 `json:"delta_pct"`
+	BaseCalls int      `json:"base_calls"`
+	NewCalls  int      `json:"new_calls"`
+}
+
+type jsonFindings struct {
+	Resolved   []jsonFinding `json:"resolved"`
+	New        []jsonFinding `json:"new"`
+	Persisting []jsonFinding `json:"persisting"`
+}
+
+type jsonFinding struct {
+	ID           string  `json:"id"`
+	Title        string  `json:"title"`
+	Severity     string  `json:"severity"`
+	BaseSavingUs float64 `json:"base_saving_us"`
+	NewSavingUs  float64 `json:"new_saving_us"`
+}
+
+// pctPtr turns NaN (no percentage: a change from zero) into JSON null.
+func pctPtr(p float64) *float64 {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return nil
+	}
+	return &p
+}
+
+func toJSONMetric(d Delta) jsonMetric {
+	return jsonMetric{Base: d.Base.Median, New: d.New.Median, DeltaPct: pctPtr(d.Pct), PValue: d.P, Significant: d.Significant,
+		BaseSpread: d.Base.Spread, NewSpread: d.New.Spread, NBase: len(d.Base.Values), NNew: len(d.New.Values), Note: d.Note}
+}
+
+func toJSONRows(rows []Row) []jsonRow {
+	out := make([]jsonRow, 0, len(rows))
+	for _, k := range rows {
+		out = append(out, jsonRow{Name: k.Name, Status: k.Status, BaseTotalUs: k.BaseTotalUs, NewTotalUs: k.NewTotalUs,
+			DeltaPct: pctPtr(k.Pct), PValue: k.P, Significant: k.Significant, Match: k.Match, Category: k.Category,
+			BaseCount: k.BaseCount, NewCount: k.NewCount, BasePerStepUs: k.Base.Median, NewPerStepUs: k.New.Median,
+			BaseNames: k.BaseNames, NewNames: k.NewNames, Note: k.Note})
+	}
+	return out
+}
+
+func toJSONTotals(rows []TotalRow) []jsonTotal {
+	out := make([]jsonTotal, 0, len(rows))
+	for _, o := range rows {
+		out = append(out, jsonTotal{Name: o.Name, Kind: o.Kind, BaseUs: o.BaseUs, NewUs: o.NewUs, DeltaPct: pctPtr(o.Pct),
+			BaseCalls: o.BaseCalls, NewCalls: o.NewCalls})
+	}
+	return out
+}
+
+func toJSONFindings(fs []FindingChange) []jsonFinding {
+	out := make([]jsonFinding, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, jsonFinding{ID: f.ID, Title: f.Title, Severity: f.Severity, BaseSavingUs: f.BaseSavingUs, NewSavingUs: f.NewSavingUs})
+	}
+	return out
+}
+
+// WriteJSON writes the comparison as indented JSON: the issue's schema
+// (summary metrics, kernels, findings) plus categories, ops, annotations
+// and notes.
+func WriteJSON(w io.Writer, r *Result) error {
+	metric := func(key string) jsonMetric {
+		if m := r.Metric(key); m != nil {
+			return toJSONMetric(m.Delta)
+		}
+		return jsonMetric{}
+	}
+	side := func(s Side) jsonSide {
+		return jsonSide{Source: s.Source, Framework: s.Framework, Device: s.Device, Steps: s.Steps, Samples: s.Samples, StepsSynthetic: s.StepsSynthetic}
+	}
+	out := jsonResult{
+		Base: side(r.Base), New: side(r.New), Alpha: r.Alpha,
+		Summary: jsonSummary{StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
+			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp)},
+		Kernels:     toJSONRows(r.Kernels),
+		Categories:  toJSONRows(r.Categories),
+		Ops:         toJSONTotals(r.Ops),
+		Annotations: toJSONTotals(r.Annotations),
+		Findings: jsonFindings{Resolved: toJSONFindings(r.Findings.Resolved), New: toJSONFindings(r.Findings.New),
+			Persisting: toJSONFindings(r.Findings.Persisting)},
+		CrossFramework: r.CrossFramework,
+		Notes:          append([]string{}, r.Notes...),
+		SummaryLine:    r.SummaryLine(),
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
