@@ -208,8 +208,9 @@ func TestWholeStepMode(t *testing.T) {
 	counts := map[string]int{}
 	for _, e := range jt.TraceEvents {
 		counts[e.Cat]++
+		counts[e.Name]++
 	}
-	if counts["kernel"] != 0 || counts["cuda_driver"] != 100 || counts["gpu_user_annotation"] != 2 {
+	if counts["kernel"] != 0 || counts["cuLaunchKernel"] != 100 || counts["cuEventSynchronize"] != 2 || counts["gpu_user_annotation"] != 2 {
 		t.Fatalf("event counts %v", counts)
 	}
 	if d.calls["Record"] > 2*3*(calibrateTries+2) {

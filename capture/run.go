@@ -33,7 +33,7 @@ type Options struct {
 
 // DefaultOptions are the command's defaults.
 func DefaultOptions(workload string) Options {
-	return Options{Workload: workload, Steps: 5, Warmup: 2, PerLaunchTiming: true, LeadNs: 100_000}
+	return Options{Workload: workload, Steps: 5, Warmup: 2, PerLaunchTiming: true, LeadNs: 20_000}
 }
 
 // Result is a finished capture.

@@ -17,8 +17,9 @@ const (
 
 // CUPTI callback ids Kineto writes as args.cbid of driver calls.
 const (
-	cbidLaunchKernel = 307
-	cbidMemcpyHtoD   = 25
+	cbidLaunchKernel     = 307
+	cbidMemcpyHtoD       = 25
+	cbidEventSynchronize = 17
 )
 
 // OpStat is one resolved GPU operation, for the summary.
@@ -33,8 +34,10 @@ type OpStat struct {
 // StepStat is what one recorded step measured.
 type StepStat struct {
 	Step int
-	// HostNs is the host time of the step (the ProfilerStep annotation).
+	// HostNs is the host time to issue the step's work; WallNs adds the
+	// wait for the GPU at its end (the ProfilerStep annotation).
 	HostNs int64
+	WallNs int64
 	// GPUNs is the GPU time from the step's first to its last work, from
 	// the two whole-step events.
 	GPUNs int64
@@ -325,7 +328,7 @@ func (s *Session) LibrarySgemm(transA, transB bool, m, n, k int, a DevicePtr, ld
 		}
 		return nil
 	}
-	return s.timed("cublasSgemm_v2", cbidLaunchKernel, "kernel", "cublasSgemm_v2 (library kernels)", 0,
+	return s.timed("cublasSgemm_v2", cbidLaunchKernel, "kernel", "cublasSgemm_v2", 0,
 		[]Arg{{"library", s.d.LibraryName()}, {"m", m}, {"n", n}, {"k", k}}, call)
 }
 
@@ -379,8 +382,15 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	if err := s.d.Record(gStart); err != nil {
 		return fmt.Errorf("record step start event: %w", err)
 	}
+	// The step annotation is opened by hand: like a training loop that
+	// reads its loss, the step ends only after waiting for the GPU.
+	stepAnn := len(s.anns)
 	stepExt := s.nextExt
-	err = s.region("user_annotation", name, fn)
+	s.anns = append(s.anns, annotation{name: name, cat: "user_annotation", ext: stepExt, start: hStart})
+	s.nextExt++
+	s.open = append(s.open, stepAnn)
+	err = fn()
+	s.open = s.open[:len(s.open)-1]
 	if err != nil {
 		return err
 	}
@@ -391,7 +401,11 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	if err := s.d.SyncEvent(gEnd); err != nil {
 		return fmt.Errorf("wait for step end: %w", err)
 	}
+	hDone := s.clk.Now()
+	s.hostEvent("cuda_driver", "cuEventSynchronize", hEnd, hDone-hEnd, []Arg{{"External id", stepExt}, {"cbid", cbidEventSynchronize}})
+	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
 	s.cur.HostNs = hEnd - hStart
+	s.cur.WallNs = hDone - hStart
 	if s.cur.GPUNs, err = s.d.ElapsedNs(gStart, gEnd); err != nil {
 		return fmt.Errorf("step GPU time: %w", err)
 	}
@@ -400,13 +414,7 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	}
 	// The step's GPU annotation: from its GPU records when timed per
 	// launch (as Kineto derives it), else from the whole-step events.
-	stepAnn := -1
-	for i := range s.anns {
-		if s.anns[i].ext == stepExt {
-			stepAnn = i
-		}
-	}
-	if stepAnn >= 0 && !s.opt.PerLaunchTiming {
+	if !s.opt.PerLaunchTiming {
 		ts, err := s.cal.hostTime(s.d, gStart)
 		if err != nil {
 			return err

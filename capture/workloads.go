@@ -237,7 +237,7 @@ func (g *gemmWork) notes(s *Session) []string {
 	flop := 2 * float64(g.B) * float64(g.K) * float64(g.O)
 	var total int64
 	var out []string
-	for _, name := range []string{"gemm_naive", "gemm_tiled", "cublasSgemm_v2 (library kernels)", "bias_relu"} {
+	for _, name := range []string{"gemm_naive", "gemm_tiled", "cublasSgemm_v2", "bias_relu"} {
 		if m, n, ok := medianOp(s, name); ok {
 			total += m
 			line := fmt.Sprintf("%-34s median %10s us over %d", name, us(m), n)
@@ -379,10 +379,11 @@ func (l *lowrankWork) notes(s *Session) []string {
 // stepNotes summarizes steps: median host and GPU span, launches, and the
 // GPU's busy share.
 func stepNotes(s *Session, busy int64) []string {
-	var host, gpu []int64
+	var host, wall, gpu []int64
 	launches := 0
 	for _, st := range s.Steps {
 		host = append(host, st.HostNs)
+		wall = append(wall, st.WallNs)
 		gpu = append(gpu, st.GPUNs)
 		launches += st.Launches
 	}
@@ -390,7 +391,8 @@ func stepNotes(s *Session, busy int64) []string {
 	for _, g := range gpu {
 		gsum += g
 	}
-	line := fmt.Sprintf("per step: %d launches, host %s us, GPU span %s us (medians)", launches/len(s.Steps), us(medianI64(host)), us(medianI64(gpu)))
+	line := fmt.Sprintf("per step: %d launches, host issue %s us, wall %s us, GPU span %s us (medians)",
+		launches/len(s.Steps), us(medianI64(host)), us(medianI64(wall)), us(medianI64(gpu)))
 	if busy > 0 && gsum > 0 {
 		line += fmt.Sprintf(", GPU busy %s us (%.0f%% of span)", us(busy/int64(len(s.Steps))), 100*float64(busy)/float64(gsum))
 	}

@@ -25,7 +25,7 @@ func runCapture(e *env, args []string) error {
 	size := fs.String("size", "", "workload size (see --list; default: the write-up's size)")
 	check := fs.Bool("check", false, "first verify the workload's output against a CPU reference at a small size")
 	noPerLaunch := fs.Bool("no-per-launch-timing", false, "time whole steps only: no events around each launch (for launch-overhead work)")
-	leadUs := fs.Int("lead-us", 100, "hold the GPU this many microseconds at each step's start so the host queues ahead (0: off)")
+	leadUs := fs.Int("lead-us", 20, "hold the GPU this many microseconds at each step's start so the host queues ahead (0: off)")
 	device := fs.Int("device", 0, "CUDA device ordinal")
 	pos, err := parseFlags(e, fs, captureArgs, args)
 	if err != nil {
