@@ -230,8 +230,8 @@ func Compare(baseRun, newRun Run, opt Options) (*Result, error) {
 	ns := [2]int{b.side.Samples, n.side.Samples}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
-	r.Ops = compareOps(baseRun.Analysis, newRun.Analysis)
-	r.Annotations = compareAnnotations(baseRun.Analysis, newRun.Analysis)
+	r.Ops = compareTotals(baseRun.Analysis, newRun.Analysis, opTotals)
+	r.Annotations = compareTotals(baseRun.Analysis, newRun.Analysis, annotationTotals)
 	r.Findings = compareFindings(baseRun.Analysis.Findings, newRun.Analysis.Findings)
 
 	shared := 0
@@ -452,59 +452,58 @@ func perStepOf(total float64, a *analyze.Result) float64 {
 	return total / float64(max(len(a.Steps), 1))
 }
 
-func compareOps(b, n *analyze.Result) []TotalRow {
-	type agg struct{ us, calls [2]float64 }
-	rows := map[string]*agg{}
-	var order []string
-	add := func(side int, a *analyze.Result) {
-		for _, op := range a.Ops {
-			r := rows[op.Name]
-			if r == nil {
-				r = &agg{}
-				rows[op.Name] = r
-				order = append(order, op.Name)
-			}
-			r.us[side] += perStepOf(op.TotalCPUUs, a)
-			r.calls[side] += float64(op.Calls)
-		}
+// total is one whole-trace figure of the analysis: an op or an annotation.
+type total struct {
+	kind, name string
+	us         float64
+	calls      int
+}
+
+func opTotals(a *analyze.Result) []total {
+	out := make([]total, 0, len(a.Ops))
+	for _, op := range a.Ops {
+		out = append(out, total{"op", op.Name, op.TotalCPUUs, op.Calls})
 	}
-	add(0, b)
-	add(1, n)
-	out := make([]TotalRow, 0, len(order))
-	for _, name := range order {
-		r := rows[name]
-		out = append(out, TotalRow{Name: name, Kind: "op", BaseUs: r.us[0], NewUs: r.us[1],
-			BaseCalls: int(r.calls[0]), NewCalls: int(r.calls[1]), Pct: pct(r.us[0], r.us[1])})
-	}
-	sortTotals(out)
 	return out
 }
 
-func compareAnnotations(b, n *analyze.Result) []TotalRow {
-	type k struct{ kind, name string }
-	type agg struct{ us, calls [2]float64 }
-	rows := map[k]*agg{}
-	var order []k
-	add := func(side int, a *analyze.Result) {
-		for _, an := range a.Annotations {
-			key := k{an.Kind, an.Name}
-			r := rows[key]
+func annotationTotals(a *analyze.Result) []total {
+	out := make([]total, 0, len(a.Annotations))
+	for _, an := range a.Annotations {
+		out = append(out, total{an.Kind, an.Name, an.CPUUs, an.Count})
+	}
+	return out
+}
+
+// compareTotals pairs the totals list gives for each run by kind and name
+// and compares them per step.
+func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total) []TotalRow {
+	type key struct{ kind, name string }
+	rows := map[key]*TotalRow{}
+	var order []key
+	for side, a := range []*analyze.Result{b, n} {
+		for _, t := range list(a) {
+			k := key{t.kind, t.name}
+			r := rows[k]
 			if r == nil {
-				r = &agg{}
-				rows[key] = r
-				order = append(order, key)
+				r = &TotalRow{Name: t.name, Kind: t.kind}
+				rows[k] = r
+				order = append(order, k)
 			}
-			r.us[side] += perStepOf(an.CPUUs, a)
-			r.calls[side] += float64(an.Count)
+			if side == 0 {
+				r.BaseUs += perStepOf(t.us, a)
+				r.BaseCalls += t.calls
+			} else {
+				r.NewUs += perStepOf(t.us, a)
+				r.NewCalls += t.calls
+			}
 		}
 	}
-	add(0, b)
-	add(1, n)
 	out := make([]TotalRow, 0, len(order))
-	for _, key := range order {
-		r := rows[key]
-		out = append(out, TotalRow{Name: key.name, Kind: key.kind, BaseUs: r.us[0], NewUs: r.us[1],
-			BaseCalls: int(r.calls[0]), NewCalls: int(r.calls[1]), Pct: pct(r.us[0], r.us[1])})
+	for _, k := range order {
+		r := rows[k]
+		r.Pct = pct(r.BaseUs, r.NewUs)
+		out = append(out, *r)
 	}
 	sortTotals(out)
 	return out

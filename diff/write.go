@@ -36,7 +36,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			if t.code {
 				// In a GFM code span < and > are literal; only the pipe
 				// needs escaping, since tables split cells first.
-				cells[0] = "`" + strings.NewReplacer("`", "'", "|", `\|`, "\n", " ").Replace(row[0]) + "`"
+				cells[0] = "`" + strings.NewReplacer("`", "'", "|", `\|`).Replace(clean(row[0])) + "`"
 			}
 			fmt.Fprintf(bw, "| %s |\n", strings.Join(cells, " | "))
 		}
@@ -64,7 +64,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 
 // mdEscape keeps a cell from breaking the table or turning into markup.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(clean(s))
 }
 
 // WriteText writes the comparison for a terminal: aligned columns, no
@@ -73,7 +73,7 @@ func WriteText(w io.Writer, r *Result) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n\n", r.SummaryLine())
 	fmt.Fprintf(bw, "base  %s (%s)\nnew   %s (%s)\nMann–Whitney U test at α=%g; ~ = no significant difference\n",
-		r.Base.Source, describeSide(r.Base), r.New.Source, describeSide(r.New), r.Alpha)
+		clean(r.Base.Source), clean(describeSide(r.Base)), clean(r.New.Source), clean(describeSide(r.New)), r.Alpha)
 	for _, t := range r.tables(false) {
 		fmt.Fprintf(bw, "\n%s\n", t.title)
 		widths := make([]int, len(t.header))
@@ -121,13 +121,13 @@ func WriteText(w io.Writer, r *Result) error {
 	if lines := findingLines(r, func(id string) string { return id }); len(lines) > 0 {
 		bw.WriteString("\nFindings\n")
 		for _, l := range lines {
-			fmt.Fprintf(bw, "  %s\n", l)
+			fmt.Fprintf(bw, "  %s\n", clean(l))
 		}
 	}
 	if len(r.Notes) > 0 {
 		bw.WriteString("\nNotes\n")
 		for _, n := range r.Notes {
-			fmt.Fprintf(bw, "  %s\n", n)
+			fmt.Fprintf(bw, "  %s\n", clean(n))
 		}
 	}
 	return bw.Flush()
@@ -137,17 +137,23 @@ func WriteText(w io.Writer, r *Result) error {
 // names carry the least (namespace at the front, instance at the end), and
 // replaces control characters so a hostile name cannot drive the terminal.
 func fit(s string, width int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c < 0x20 || c == 0x7f {
-			r[i] = '?'
-		}
-	}
+	r := []rune(clean(s))
 	if len(r) <= width {
 		return string(r)
 	}
 	head := (width - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
+}
+
+// clean replaces control characters, which a trace may carry in any name,
+// so that output never drives a terminal.
+func clean(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return '?'
+		}
+		return c
+	}, s)
 }
 
 // The JSON output. The summary, kernels and findings keys are the contract
@@ -279,7 +285,7 @@ func toJSONTotals(rows []TotalRow) []jsonTotal {
 func toJSONFindings(fs []FindingChange) []jsonFinding {
 	out := make([]jsonFinding, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, jsonFinding{ID: f.ID, Title: f.Title, Severity: f.Severity, BaseSavingUs: f.BaseSavingUs, NewSavingUs: f.NewSavingUs})
+		out = append(out, jsonFinding(f))
 	}
 	return out
 }
@@ -294,11 +300,8 @@ func WriteJSON(w io.Writer, r *Result) error {
 		}
 		return jsonMetric{}
 	}
-	side := func(s Side) jsonSide {
-		return jsonSide{Source: s.Source, Framework: s.Framework, Device: s.Device, Steps: s.Steps, Samples: s.Samples, StepsSynthetic: s.StepsSynthetic}
-	}
 	out := jsonResult{
-		Base: side(r.Base), New: side(r.New), Alpha: r.Alpha,
+		Base: jsonSide(r.Base), New: jsonSide(r.New), Alpha: r.Alpha,
 		Summary: jsonSummary{StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
 			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp)},
 		Kernels:     toJSONRows(r.Kernels),

@@ -1,0 +1,252 @@
+package diff
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// requireFinding checks that analyzer id resolved between the runs, or
+// skips while analyze has no such analyzer yet.
+func requireResolved(t *testing.T, r *Result, id string) {
+	t.Helper()
+	if analyze.Lookup(id) == nil {
+		t.Skipf("analyze has no %s analyzer yet", id)
+	}
+	for _, f := range r.Findings.Resolved {
+		if f.ID == id {
+			return
+		}
+	}
+	t.Errorf("finding %s not resolved; findings: %+v", id, r.Findings)
+}
+
+func TestNaiveToCuBLAS(t *testing.T) {
+	r := mustCompare(t, "fusedlinear_naive.json.gz", "fusedlinear_cublas.json.gz", Options{})
+	busy := r.Metric(GPUBusy)
+	if !busy.Significant || busy.Pct > -95 || busy.Pct < -97 {
+		t.Errorf("GPU busy %+.1f%% (p=%.3f, significant %v), want about −96%% and significant", busy.Pct, busy.P, busy.Significant)
+	}
+	naive := r.Kernel("void fused_linear_relu_naive_kernel<float>(float const*, float const*, float const*, float*, long, long, long)")
+	if naive == nil || naive.Status != Removed || naive.NewTotalUs != 0 || naive.BaseCount != 20 {
+		t.Errorf("naive kernel row = %+v, want removed with 20 launches in the 4 compared steps", naive)
+	}
+	if !naive.Significant || naive.Pct != -100 {
+		t.Errorf("naive kernel: %+.0f%% significant %v, want −100%% and significant", naive.Pct, naive.Significant)
+	}
+	for _, k := range r.Kernels {
+		if strings.Contains(k.Name, "xmma_gemm") && k.Status != Added {
+			t.Errorf("cuBLAS GEMM %s, want added", k.Status)
+		}
+	}
+	if !r.CrossFramework || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "category") }) {
+		t.Errorf("no shared kernel names should point to the category table: %q", r.Notes)
+	}
+	requireResolved(t, r, "custom-gemm")
+}
+
+func TestHooksToDirect(t *testing.T) {
+	r := mustCompare(t, "eggroll_hooks.json.gz", "eggroll_direct.json.gz", Options{})
+	wall := r.Metric(StepWall)
+	if !wall.Significant || wall.Pct > -25 || wall.Pct < -35 {
+		t.Errorf("step wall %+.1f%% (p=%.3f), want about −30%% and significant", wall.Pct, wall.P)
+	}
+	if busy := r.Metric(GPUBusy); busy.Significant && math.Abs(busy.Pct) > 3 {
+		t.Errorf("GPU busy %+.1f%% significant; the same kernels ran, want unchanged", busy.Pct)
+	}
+	if r.CrossFramework {
+		t.Error("same framework and kernels flagged as cross-framework")
+	}
+	for _, k := range r.Kernels {
+		if k.Match != ByName || k.Status == Added || k.Status == Removed {
+			t.Errorf("kernel %s: match %q status %s, want every kernel paired by name", k.Name, k.Match, k.Status)
+		}
+	}
+	if len(r.Kernels) != 16 {
+		t.Errorf("%d kernel rows, want the 16 distinct kernels", len(r.Kernels))
+	}
+	requireResolved(t, r, "hook-overhead")
+}
+
+func TestSelfComparisonFindsNothing(t *testing.T) {
+	for _, name := range []string{"eggroll_hooks.json.gz", "fusedlinear_naive.json.gz"} {
+		tr := loadFixture(t, name)
+		a, err := analyze.Run(tr, analyze.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Compare(Run{tr, a}, Run{tr, a}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range r.Summary {
+			if m.Significant || m.Pct != 0 || m.P != 1 {
+				t.Errorf("%s: %s %+v, want no change with p=1", name, m.Name, m.Delta)
+			}
+		}
+		for _, k := range slices.Concat(r.Kernels, r.Categories) {
+			if k.Significant || k.Status != Same {
+				t.Errorf("%s: %s is %s", name, k.Name, k.Status)
+			}
+		}
+		if f, u := r.Gate(0); len(f)+len(u) != 0 {
+			t.Errorf("%s: gate at 0%% says %q %q", name, f, u)
+		}
+		if len(r.Findings.Resolved)+len(r.Findings.New) != 0 {
+			t.Errorf("%s: findings changed: %+v", name, r.Findings)
+		}
+	}
+}
+
+func TestGateTripsOnRegression(t *testing.T) {
+	r := mustCompare(t, "fusedlinear_cublas.json.gz", "fusedlinear_naive.json.gz", Options{})
+	failures, _ := r.Gate(5)
+	if len(failures) != 2 || !strings.Contains(failures[0], "step wall") || !strings.Contains(failures[1], "GPU busy") {
+		t.Errorf("gate failures %q, want step wall and GPU busy", failures)
+	}
+	// The improvement direction never trips the gate.
+	r = mustCompare(t, "fusedlinear_naive.json.gz", "fusedlinear_cublas.json.gz", Options{})
+	if f, _ := r.Gate(5); len(f) != 0 {
+		t.Errorf("speedup tripped the gate: %q", f)
+	}
+	// A threshold above the regression passes.
+	r = mustCompare(t, "eggroll_direct.json.gz", "eggroll_hooks.json.gz", Options{})
+	if f, _ := r.Gate(5); len(f) != 1 || !strings.Contains(f[0], "step wall") {
+		t.Errorf("hooks after direct at 5%%: %q, want step wall", f)
+	}
+	if f, _ := r.Gate(60); len(f) != 0 {
+		t.Errorf("hooks after direct at 60%%: %q, want none", f)
+	}
+}
+
+func TestJAXAgainstTorchComparesByCategory(t *testing.T) {
+	r := mustCompare(t, "jax_eggroll.perfetto.json.gz", "eggroll_direct.json.gz", Options{})
+	if !r.CrossFramework {
+		t.Fatal("JAX vs PyTorch not flagged as cross-framework")
+	}
+	joined := strings.Join(r.Notes, "\n")
+	for _, want := range []string{"JAX", "PyTorch", "by category", "no ProfilerStep#N"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notes lack %q:\n%s", want, joined)
+		}
+	}
+	gemm := -1
+	for i, c := range r.Categories {
+		if c.Name == analyze.CategoryGEMM {
+			gemm = i
+		}
+	}
+	if gemm < 0 || r.Categories[gemm].Match != ByName || r.Categories[gemm].BaseTotalUs == 0 || r.Categories[gemm].NewTotalUs == 0 {
+		t.Errorf("gemm category not compared on both sides: %+v", r.Categories)
+	}
+	// One whole-trace sample on the JAX side: nothing can be significant,
+	// kernels that exist on one side only included.
+	for _, row := range slices.Concat(r.Kernels, r.Categories) {
+		if row.Significant {
+			t.Errorf("%s significant with one JAX sample", row.Name)
+		}
+	}
+	if r.Base.Samples != 1 || !r.Base.StepsSynthetic || r.New.Samples != 4 {
+		t.Errorf("sides %+v %+v, want 1 synthetic sample vs 4", r.Base, r.New)
+	}
+	if _, u := r.Gate(5); len(u) != 0 {
+		t.Errorf("JAX faster than torch per 'step' yet untested warnings %q", u)
+	}
+	if _, u := mustCompare(t, "eggroll_direct.json.gz", "jax_eggroll.perfetto.json.gz", Options{}).Gate(5); len(u) != 2 {
+		t.Errorf("whole JAX trace vs a torch step: want 2 untested warnings, got %q", u)
+	}
+}
+
+func TestKeepWarmup(t *testing.T) {
+	r := mustCompare(t, "eggroll_hooks.json.gz", "eggroll_direct.json.gz", Options{KeepWarmup: true})
+	wall := r.Metric(StepWall)
+	if r.Base.Samples != 5 || len(wall.Base.Values) != 5 || !near(wall.P, 2.0/252, 1e-9) {
+		t.Errorf("with warm-up: %d samples, p=%v; want 5+5 and p=2/252", r.Base.Samples, wall.P)
+	}
+	if _, err := CompareTraces(loadFixture(t, "eggroll_hooks.json.gz"), loadFixture(t, "eggroll_hooks.json.gz"), Options{Alpha: 1.5}); err == nil {
+		t.Error("α = 1.5 accepted")
+	}
+	if _, err := Compare(Run{}, Run{}, Options{}); err == nil {
+		t.Error("empty runs accepted")
+	}
+}
+
+// synthetic builds a trace with five 1 ms steps, each running one launch of
+// every kernel in names for the given duration.
+func synthetic(t *testing.T, source string, kernels map[string]trace.Duration) Run {
+	t.Helper()
+	tr := &trace.Trace{Source: source}
+	names := make([]string, 0, len(kernels))
+	for n := range kernels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for s := 0; s < 5; s++ {
+		start := trace.Time(s) * 1_000_000
+		tr.Steps = append(tr.Steps, trace.Step{Span: trace.Span{Name: "ProfilerStep#" + string(rune('0'+s)), Start: start, End: start + 1_000_000}, Number: s})
+		at := start + 10_000
+		for _, n := range names {
+			d := kernels[n] + trace.Duration(s*100) // a little noise
+			tr.GPU = append(tr.GPU, trace.GPUActivity{Span: trace.Span{Name: n, Start: at, End: at + trace.Time(d)}, Kind: trace.Kernel, Stream: 7, Launch: trace.None, Occupancy: -1})
+			at += trace.Time(d) + 1000
+		}
+	}
+	a, err := analyze.Run(tr, analyze.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run{tr, a}
+}
+
+func TestNormalizedMatching(t *testing.T) {
+	base := synthetic(t, "base", map[string]trace.Duration{
+		"triton_poi_fused_add_mul_0": 20_000,
+		"triton_red_fused_sum_1":     10_000,
+		"kept_kernel":                5_000,
+		"old_only_kernel":            7_000,
+	})
+	next := synthetic(t, "new", map[string]trace.Duration{
+		"triton_poi_fused_add_mul_3": 10_000,
+		"triton_red_fused_sum_1":     10_000,
+		"kept_kernel":                5_000,
+		"new_only_kernel":            3_000,
+	})
+	r, err := Compare(base, next, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		status Status
+		match  Match
+	}{
+		"triton_poi_fused_add_mul": {Changed, ByNormalized},
+		"triton_red_fused_sum_1":   {Same, ByName},
+		"kept_kernel":              {Same, ByName},
+		"old_only_kernel":          {Removed, Unmatched},
+		"new_only_kernel":          {Added, Unmatched},
+	}
+	if len(r.Kernels) != len(want) {
+		t.Errorf("%d rows, want %d: %+v", len(r.Kernels), len(want), r.Kernels)
+	}
+	for _, k := range r.Kernels {
+		w, ok := want[k.Name]
+		if !ok || k.Status != w.status || k.Match != w.match {
+			t.Errorf("row %q: %s by %q, want %+v", k.Name, k.Status, k.Match, w)
+		}
+	}
+	renamed := r.Kernel("triton_poi_fused_add_mul_0")
+	if renamed == nil || !slices.Equal(renamed.NewNames, []string{"triton_poi_fused_add_mul_3"}) || !near(renamed.Pct, -49.5, 0.5) {
+		t.Errorf("renamed row %+v, want −50%% with both names", renamed)
+	}
+	if r.CrossFramework {
+		t.Error("runs sharing kernels flagged as cross-framework")
+	}
+	// The kernels table leads with the heaviest kernel.
+	if r.Kernels[0].Name != "triton_poi_fused_add_mul" {
+		t.Errorf("first row %q, want the heaviest kernel", r.Kernels[0].Name)
+	}
+}
