@@ -78,7 +78,7 @@ func diffTable(rows []diff.Row, what string, short bool) *table {
 		{title: "", width: 1},
 		{title: what, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
 		{title: "STATUS", width: 7, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].Status, rows[b].Status) })},
-		{title: "BASE/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].Base.Median, rows[a].Base.Median) })},
+		{title: "BASE/STEP", width: 10, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].Base.Median, rows[a].Base.Median) })},
 		{title: "NEW/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].New.Median, rows[a].New.Median) })},
 		{title: "CHANGE", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(change(&rows[b]), change(&rows[a])) })},
 		{title: "DELTA", width: 8, right: true, order: orderBy(n, func(a, b int) int {
@@ -207,7 +207,7 @@ func (s *diffScreen) hint() string {
 	if s.byCat {
 		what = "categories"
 	}
-	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c kernels/categories  ▲▼ significant ~ noise"
+	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c " + map[bool]string{true: "kernels", false: "categories"}[s.byCat] + "  ▲▼ significant ~ noise"
 }
 
 func (s *diffScreen) setFilter(f string) bool {

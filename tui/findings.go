@@ -34,9 +34,9 @@ func newFindingsScreen(d *data) *findingsScreen {
 	saving := orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].SavingUs, fs[a].SavingUs) })
 	cols := []column{
 		{title: "#", width: 3, right: true, order: saving},
-		{title: "FINDING", order: orderBy(n, func(a, b int) int { return cmp.Compare(titles[a], titles[b]) })},
-		{title: "SEVERITY", width: 8, order: orderBy(n, func(a, b int) int { return cmp.Compare(severityRank(fs[a].Severity), severityRank(fs[b].Severity)) })},
-		{title: "SAVING/STEP", width: 11, right: true, order: saving},
+		{title: "FINDING", prose: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(titles[a], titles[b]) })},
+		{title: "SEVERITY", width: 9, order: orderBy(n, func(a, b int) int { return cmp.Compare(severityRank(fs[a].Severity), severityRank(fs[b].Severity)) })},
+		{title: "SAVING/STEP", width: 12, right: true, order: saving},
 		{title: "SHARE", width: 6, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].Share, fs[a].Share) })},
 		{title: "ANALYZER", width: 16, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[a].ID, fs[b].ID) })},
 	}
@@ -133,7 +133,7 @@ func (s *findingsScreen) build(w int) {
 		add("  "+l, -1)
 	}
 	keys := make([]string, len(s.lines))
-	cols := []column{{title: sanitize(f.Title)}}
+	cols := []column{{title: sanitize(f.Title), prose: true}}
 	lines := s.lines
 	s.detail = newTable(cols, keys, orderBy(len(lines), func(a, b int) int { return 0 }), -1, func(row, col int) string { return lines[row] })
 	// Start on the first link: it is what the user most likely wants.

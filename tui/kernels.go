@@ -25,14 +25,14 @@ func newKernelsScreen(d *data) *kernelsScreen {
 	}
 	cols := []column{
 		{title: "KERNEL", order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].short, ks[b].short) })},
-		{title: "CATEGORY", width: 11, drop: 5, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) })},
+		{title: "CATEGORY", width: 11, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) })},
 		{title: "COUNT", width: 6, right: true, order: desc(func(k *kernelRow) float64 { return float64(k.Count) })},
 		{title: "TOTAL", width: 7, right: true, order: desc(func(k *kernelRow) float64 { return k.TotalUs })},
 		{title: "MEAN", width: 7, right: true, order: desc(func(k *kernelRow) float64 { return k.MeanUs })},
-		{title: "MEDIAN", width: 7, right: true, drop: 3, order: desc(func(k *kernelRow) float64 { return k.MedianUs })},
-		{title: "P95", width: 7, right: true, drop: 2, order: desc(func(k *kernelRow) float64 { return k.P95Us })},
-		{title: "MIN", width: 7, right: true, drop: 4, order: desc(func(k *kernelRow) float64 { return k.MinUs })},
-		{title: "MAX", width: 7, right: true, drop: 2, order: desc(func(k *kernelRow) float64 { return k.MaxUs })},
+		{title: "MEDIAN", width: 7, right: true, drop: 5, order: desc(func(k *kernelRow) float64 { return k.MedianUs })},
+		{title: "P95", width: 7, right: true, drop: 3, order: desc(func(k *kernelRow) float64 { return k.P95Us })},
+		{title: "MIN", width: 7, right: true, drop: 6, order: desc(func(k *kernelRow) float64 { return k.MinUs })},
+		{title: "MAX", width: 7, right: true, drop: 4, order: desc(func(k *kernelRow) float64 { return k.MaxUs })},
 		{title: "SHARE", width: 6, right: true, order: desc(func(k *kernelRow) float64 { return k.Share })},
 	}
 	keys := make([]string, n)
@@ -346,7 +346,7 @@ func histogram(t *trace.Trace, launches []trace.Index, w int) []string {
 			to = hi
 		}
 		n := (c*barW + most - 1) / most
-		out = append(out, fmt.Sprintf("  %8s–%-8s %5d %s", from, to, c, strings.Repeat("█", n)))
+		out = append(out, strings.TrimRight(fmt.Sprintf("  %8s–%-8s %5d %s", from, to, c, strings.Repeat("█", n)), " "))
 	}
 	return out
 }

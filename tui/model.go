@@ -218,10 +218,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.help {
-		m.help = false
 		if k == "q" {
 			return tea.Quit
 		}
+		m.help = false
 		return nil
 	}
 	switch k {
@@ -369,41 +369,39 @@ func (m *Model) loadingView(w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-// helpLines lists every key.
+// helpLines lists every key; it fits the 22 body lines of an 80×24
+// terminal.
 func helpLines(w int) []string {
 	keys := [][2]string{
 		{"Everywhere", ""},
-		{"Tab / Shift-Tab", "next / previous screen"},
-		{"1 … 6", "Overview, Kernels, Ops, Findings, Timeline, Diff"},
-		{"↑ ↓  k j", "move one row"},
-		{"PgUp PgDn", "move one page"},
+		{"Tab  Shift-Tab  1…6", "switch screen (numbered as in the tab bar)"},
+		{"↑ ↓  k j  PgUp PgDn", "move a row / a page"},
 		{"g G  Home End", "first / last row"},
 		{"mouse wheel", "scroll"},
-		{"/", "filter rows (case-insensitive substring), Enter keeps it"},
+		{"/", "filter rows: case-insensitive substring; Enter keeps"},
 		{"Esc", "close a detail view, else clear the filter"},
 		{"s", "sort by the next column"},
 		{"?", "this help (any key closes it)"},
 		{"q  Ctrl-C", "quit"},
-		{"Kernels, Ops, Findings", ""},
-		{"Enter", "open the selected kernel / finding"},
-		{"t", "Ops: toggle the tree (op → child ops → kernels)"},
-		{"c", "Diff: kernels / categories"},
+		{"Screens", ""},
+		{"Enter", "open the kernel / finding; follow a → kernel link"},
+		{"t", "Ops: table / tree (op → child ops → kernels)"},
 		{"→ ←  l h", "Ops tree: expand / collapse"},
-		{"Enter", "finding detail: jump to the selected kernel on screen 2"},
+		{"c", "Diff: kernels / categories"},
 		{"Timeline", ""},
 		{"← →", "move the cursor (it names the kernel under it)"},
-		{"h l", "pan left / right"},
+		{"h l  PgUp PgDn", "pan"},
 		{"+ -", "zoom in / out around the cursor"},
 		{"[ ]  a", "previous / next step, whole trace"},
-		{"↑ ↓  k j", "choose the stream the cursor reads"},
+		{"↑ ↓  k j", "the stream the cursor reads"},
 	}
-	lines := []string{"  Keys", ""}
+	lines := []string{" Keys"}
 	for _, k := range keys {
 		if k[1] == "" {
-			lines = append(lines, "  "+k[0])
+			lines = append(lines, cut("  "+k[0], w))
 			continue
 		}
-		lines = append(lines, cut("    "+fit(k[0], 24)+k[1], w))
+		lines = append(lines, cut("    "+fit(k[0], 22)+k[1], w))
 	}
 	return lines
 }

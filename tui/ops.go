@@ -33,11 +33,11 @@ func newOpsScreen(d *data) *opsScreen {
 	flatCols := []column{
 		{title: "OP", order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
 		{title: "CALLS", width: 6, right: true, order: desc(func(o *analyze.OpStat) float64 { return float64(o.Calls) })},
-		{title: "CPU TOTAL", width: 9, right: true, order: desc(func(o *analyze.OpStat) float64 { return o.TotalCPUUs })},
+		{title: "CPU TOTAL", width: 10, right: true, order: desc(func(o *analyze.OpStat) float64 { return o.TotalCPUUs })},
 		{title: "CPU SELF", width: 9, right: true, drop: 2, order: desc(func(o *analyze.OpStat) float64 { return o.SelfCPUUs })},
-		{title: "GPU TOTAL", width: 9, right: true, order: desc(func(o *analyze.OpStat) float64 { return o.GPUUs })},
+		{title: "GPU TOTAL", width: 10, right: true, order: desc(func(o *analyze.OpStat) float64 { return o.GPUUs })},
 		{title: "GPU SELF", width: 9, right: true, drop: 1, order: desc(func(o *analyze.OpStat) float64 { return o.SelfGPUUs })},
-		{title: "KERNELS", width: 7, right: true, drop: 3, order: desc(func(o *analyze.OpStat) float64 { return float64(o.Kernels) })},
+		{title: "KERNELS", width: 8, right: true, drop: 3, order: desc(func(o *analyze.OpStat) float64 { return float64(o.Kernels) })},
 	}
 	flatCell := func(row, col int) string {
 		o := &ops[row]

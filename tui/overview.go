@@ -97,7 +97,7 @@ func overviewLines(d *data, w int) []string {
 		if i == 3 {
 			break
 		}
-		add(" %d. %-6s %s%12s %5.1f%%", i+1, f.Severity, fit(sanitize(f.Title), tw), us(f.SavingUs), f.Share*100)
+		add(" %d. %-6s %s%12s %5.1f%%", i+1, f.Severity, fit(cut(sanitize(f.Title), tw), tw), us(f.SavingUs), f.Share*100)
 	}
 	if n := len(r.Findings) - 3; n > 0 {
 		add("    … %d more on screen 4 (Findings)", n)

@@ -11,6 +11,8 @@ type column struct {
 	// (names) and takes what the others leave.
 	width int
 	right bool
+	// prose columns (finding titles) are cut at the end, not the middle.
+	prose bool
 	// drop orders which columns disappear first on narrow terminals
 	// (highest first); 0 means always shown.
 	drop int
@@ -187,9 +189,9 @@ func (t *table) layout(w int) (shown []int, widths []int) {
 			if c.width == 0 && flex < 0 {
 				flex = len(widths) - 1
 			}
-			used += c.width + 1
+			used += c.width
 		}
-		rest := w - used
+		rest := w - used - (len(shown) - 1) // one space between columns
 		if flex >= 0 {
 			if rest >= minFlex || limit == 0 {
 				widths[flex] = max(rest, 4)
@@ -217,7 +219,7 @@ func (t *table) render(w, h int, st *styles) []string {
 		if c == t.sortCol && t.cols[c].order != nil {
 			title += "▼"
 		}
-		t.writeCell(&b, title, widths[i], t.cols[c].right, i == len(shown)-1)
+		t.writeCell(&b, title, widths[i], t.cols[c].right, false, i == len(shown)-1)
 	}
 	lines = append(lines, st.header.Render(strings.TrimRight(b.String(), " ")))
 	if len(t.view) == 0 {
@@ -236,7 +238,7 @@ func (t *table) render(w, h int, st *styles) []string {
 			b.WriteString("  ")
 		}
 		for j, c := range shown {
-			t.writeCell(&b, t.cell(row, c), widths[j], t.cols[c].right, j == len(shown)-1)
+			t.writeCell(&b, t.cell(row, c), widths[j], t.cols[c].right, t.cols[c].prose, j == len(shown)-1)
 		}
 		line := strings.TrimRight(b.String(), " ")
 		if i == t.cursor {
@@ -247,10 +249,13 @@ func (t *table) render(w, h int, st *styles) []string {
 	return lines
 }
 
-func (t *table) writeCell(b *strings.Builder, s string, w int, right, last bool) {
-	if right {
+func (t *table) writeCell(b *strings.Builder, s string, w int, right, prose, last bool) {
+	switch {
+	case right:
 		b.WriteString(padLeft(s, w))
-	} else {
+	case prose:
+		b.WriteString(fit(cut(s, w), w))
+	default:
 		b.WriteString(fit(s, w))
 	}
 	if !last {
