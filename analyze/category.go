@@ -57,7 +57,7 @@ func Category(name string) string {
 		return CategoryAttention
 	case strings.HasPrefix(n, "triton_") || strings.HasPrefix(n, "triton"):
 		return CategoryTriton
-	case has("gemv", "gemvx", "dot_kernel", "gemv2"):
+	case strings.Contains(kernelFunc(n), "gemv") || has("dot_kernel"):
 		return CategoryGEMV
 	case has("convolution", "convolve", "conv1d", "conv2d", "conv3d", "implicit_gemm", "winograd", "fprop", "dgrad", "wgrad", "cudnn"):
 		return CategoryConv
@@ -75,10 +75,28 @@ func Category(name string) string {
 	return CategoryCustom
 }
 
+// kernelFunc returns the kernel's function name without return type,
+// template arguments or parameters, so words inside template arguments
+// (gemmk1_kernel<..., cublasGemvTensorStridedBatched<float>>) do not
+// decide its category.
+func kernelFunc(name string) string {
+	short := ShortKernelName(name)
+	if i := strings.IndexByte(short, '<'); i >= 0 {
+		short = short[:i]
+	}
+	return short
+}
+
 // CategoryOf classifies GPU activity g of t: memcpy and memset activities
 // by kind, kernels by name, and a bare-named kernel launched through the
 // driver API (cuLaunchKernel: how Triton launches) as CategoryTriton.
 func CategoryOf(t *trace.Trace, g int) string {
+	return categoryOf(t, g, Category(t.GPU[g].Name))
+}
+
+// categoryOf is CategoryOf with the name's category already known (the
+// index caches it per name: classifying is string work).
+func categoryOf(t *trace.Trace, g int, c string) string {
 	a := &t.GPU[g]
 	switch a.Kind {
 	case trace.Memcpy:
@@ -86,8 +104,7 @@ func CategoryOf(t *trace.Trace, g int) string {
 	case trace.Memset:
 		return CategoryMemset
 	}
-	c := Category(a.Name)
-	if c == CategoryCustom && isTritonLaunch(t, a) {
+	if (c == CategoryCustom || c == CategoryGEMM) && isTritonLaunch(t, a) {
 		return CategoryTriton
 	}
 	return c
@@ -96,11 +113,26 @@ func CategoryOf(t *trace.Trace, g int) string {
 // isTritonLaunch reports whether a looks like a Triton kernel: no C++
 // signature in its name and launched by a driver-API call.
 func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
-	if strings.ContainsAny(a.Name, "(<: ") || a.Launch == trace.None {
+	if strings.ContainsAny(a.Name, "(<: ") || a.Launch == trace.None || LibraryKernel(a.Name) {
 		return false
 	}
 	call := &t.APICalls[a.Launch]
 	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel")
+}
+
+// LibraryKernel reports whether a kernel comes from a vendor or framework
+// library (cuBLAS, cuBLASLt, CUTLASS, cuDNN, NCCL, ATen, FlashAttention)
+// rather than from the user's own CUDA or Triton code.
+func LibraryKernel(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "sgemm", "hgemm", "dgemm", "magma", "cudnn",
+		"nccl", "ampere_", "volta_", "turing_", "hopper_", "sm80_", "sm90_", "sm86_", "sm89_", "sm100_", "at::native", "kernel2", "flash",
+		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // memoryBound reports whether kernels of category c are memory-bound by

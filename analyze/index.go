@@ -39,9 +39,15 @@ func newIndex(t *trace.Trace) *index {
 	ix.op = make([]trace.Index, n)
 	ix.frame = make([]trace.Index, n)
 	ix.gpuStep = make([]int32, n)
+	byName := map[string]string{}
 	for i := range t.GPU {
 		g := &t.GPU[i]
-		ix.cat[i] = CategoryOf(t, i)
+		c, ok := byName[g.Name]
+		if !ok {
+			c = Category(g.Name)
+			byName[g.Name] = c
+		}
+		ix.cat[i] = categoryOf(t, i, c)
 		ix.op[i] = t.LaunchOp(trace.Index(i))
 		ix.frame[i] = t.LaunchFrame(trace.Index(i))
 		at := g.Start
@@ -110,6 +116,25 @@ func (ix *index) busyIn(from, to trace.Time) trace.Duration {
 		}
 	}
 	return total
+}
+
+// idleGaps returns the intervals inside [from, to) where device dev runs
+// nothing, the leading and trailing ones included.
+func (ix *index) idleGaps(dev int32, from, to trace.Time) []trace.Span {
+	spans := ix.busy[dev]
+	i, _ := slices.BinarySearchFunc(spans, from, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
+	var gaps []trace.Span
+	cur := from
+	for ; i < len(spans) && spans[i].Start < to; i++ {
+		if spans[i].Start > cur {
+			gaps = append(gaps, trace.Span{Start: cur, End: spans[i].Start})
+		}
+		cur = max(cur, spans[i].End)
+	}
+	if cur < to {
+		gaps = append(gaps, trace.Span{Start: cur, End: to})
+	}
+	return gaps
 }
 
 // libraryFile reports whether a Python source file belongs to a library

@@ -9,9 +9,10 @@ const (
 	// LaunchBoundMaxBusy is the GPU busy share of step time under which a
 	// step may be launch bound.
 	LaunchBoundMaxBusy = 0.5
-	// LaunchBoundMinAPIShare is the share of the GPU's idle time that the
-	// host must spend inside launch calls for launches to be the cause.
-	LaunchBoundMinAPIShare = 0.25
+	// LaunchBoundMinGapShare is the share of the GPU's idle time that must
+	// sit in short gaps between launches (under LaunchGap) for launches,
+	// not a long host wait, to be the cause.
+	LaunchBoundMinGapShare = 0.5
 	// LaunchBoundMinLaunches is the launches per step below which launch
 	// overhead cannot matter.
 	LaunchBoundMinLaunches = 20
@@ -21,52 +22,75 @@ const (
 var LaunchBound = &Analyzer{
 	Name: "launch-bound",
 	Doc: fmt.Sprintf("Reports steps where the GPU is busy less than %.0f%% of the step (union of kernel, memcpy and memset intervals, "+
-		"median over steps after the first) while the host spends at least %.0f%% of the GPU's idle time inside kernel launch calls "+
-		"(cudaLaunchKernel, cuLaunchKernel, ...) and issues at least %d launches per step: many short kernels, each costing more to launch "+
-		"than to run. Saving model: the idle time the GPU would not spend if launches were batched (CUDA graphs replay a step with one "+
-		"launch), bounded by the launch API time.",
-		LaunchBoundMaxBusy*100, LaunchBoundMinAPIShare*100, LaunchBoundMinLaunches),
+		"median over steps after the first), at least %.0f%% of its idle time lies in short gaps (< %s) between consecutive kernels, "+
+		"and the host issues at least %d launches per step: many short kernels, each costing the host (Python, dispatcher, "+
+		"cudaLaunchKernel) more than it runs on the GPU. Saving model: the idle time in those short gaps, which replaying the step's "+
+		"launches as one CUDA graph (or fusing them into fewer kernels) removes.",
+		LaunchBoundMaxBusy*100, LaunchBoundMinGapShare*100, LaunchGap, LaunchBoundMinLaunches),
 	Run: runLaunchBound,
+}
+
+// steadySteps returns the steps after the first (the first carries warm-up),
+// or all steps when there is only one.
+func steadySteps(r *Result) []Step {
+	if len(r.Steps) > 1 {
+		return r.Steps[1:]
+	}
+	return r.Steps
+}
+
+// medianOf returns the median of f over steps.
+func medianOf(steps []Step, f func(*Step) float64) float64 {
+	v := make([]float64, len(steps))
+	for i := range steps {
+		v[i] = f(&steps[i])
+	}
+	return median(v)
 }
 
 func runLaunchBound(p *Pass) ([]Finding, error) {
 	r := p.Result
-	ss := r.StepStats
-	wall, busy, launches, api := ss.MedianWallUsNoFirst, ss.MedianGPUBusyUsNoFirst, ss.MedianLaunchesNoFirst, ss.MedianLaunchAPIUsNoFirst
-	ndev := float64(max(len(p.ix.devices), 1))
-	if wall <= 0 || launches < LaunchBoundMinLaunches || len(p.ix.devices) == 0 {
+	steps := steadySteps(r)
+	if len(steps) == 0 || len(p.ix.devices) == 0 {
+		return nil, nil
+	}
+	wall := medianOf(steps, func(s *Step) float64 { return s.WallUs })
+	busy := medianOf(steps, func(s *Step) float64 { return s.GPUBusyUs })
+	gapIdle := medianOf(steps, func(s *Step) float64 { return s.LaunchGapIdleUs })
+	launches := medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
+	api := medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
+	kernels := medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
+	ndev := float64(len(p.ix.devices))
+	if wall <= 0 || launches < LaunchBoundMinLaunches {
 		return nil, nil
 	}
 	share := busy / (wall * ndev)
 	idle := wall*ndev - busy
-	if share >= LaunchBoundMaxBusy || idle <= 0 || api < LaunchBoundMinAPIShare*idle {
+	if share >= LaunchBoundMaxBusy || idle <= 0 || gapIdle < LaunchBoundMinGapShare*idle {
 		return nil, nil
 	}
-	saving := min(api, idle)
 	ls := r.Launches
-	sev := Medium
+	sev, conf := Medium, Medium
 	if share < 0.25 {
-		sev = High
+		sev, conf = High, High
 	}
-	f := Finding{
-		Title: fmt.Sprintf("GPU busy %.0f%% of the step: %.0f launches per step, mean kernel %s, launch calls take %s of CPU per step",
-			share*100, launches, fmtUs(ls.MeanKernelUs), fmtUs(api)),
+	perLaunch := wall / launches
+	return []Finding{{
+		Title: fmt.Sprintf("launch bound: GPU busy %.0f%% of the step, %.0f launches per step of %s mean kernel time, one every %s of host time",
+			share*100, launches, fmtUs(ls.MeanKernelUs), fmtUs(perLaunch)),
 		Severity: sev,
-		SavingUs: saving,
+		SavingUs: gapIdle,
 		Evidence: []Evidence{
-			{Text: fmt.Sprintf("median step (after the first): wall %s, GPU busy %s (%.0f%%), GPU idle %s", fmtUs(wall), fmtUs(busy), share*100, fmtUs(idle))},
-			{Text: fmt.Sprintf("%.0f launches per step; launch API time %s per step (mean %s per call, median queue delay %s); %d of %d kernels (%.0f%%) run under %s",
-				launches, fmtUs(api), fmtUs(ls.MeanAPIUs), fmtUs(ls.MedianQueueUs), ls.ShortKernels, r.Summary.KernelLaunches, ls.ShortKernelShare*100, ShortKernel)},
-			{Text: "saving model: the GPU idle time per step that launch calls account for (min of launch API time and idle time); replaying the step as one CUDA graph removes it"},
+			{Text: fmt.Sprintf("median step after the first: wall %s, GPU busy %s (%.0f%%), idle %s of which %s in gaps shorter than %s between kernels",
+				fmtUs(wall), fmtUs(busy), share*100, fmtUs(idle), fmtUs(gapIdle), LaunchGap)},
+			{Text: fmt.Sprintf("%.0f launches and %.0f kernels per step; launch API calls take %s per step (mean %s each); median queue delay %s (kernels start as soon as launched: the GPU waits for the host); %d of %d kernels (%.0f%%) run under %s",
+				launches, kernels, fmtUs(api), fmtUs(ls.MeanAPIUs), fmtUs(ls.MedianQueueUs), ls.ShortKernels, r.Summary.KernelLaunches, ls.ShortKernelShare*100, ShortKernel)},
+			{Text: "saving model: the idle time in short inter-kernel gaps per step, which a CUDA graph replay of the step (one launch) removes"},
 		},
-		Fix: "issue fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")), " +
-			"or torch.compile the model so Inductor fuses the small kernels; raise the batch size if the work per kernel is tiny",
-		Confidence: High,
-	}
-	if share > 0.35 {
-		f.Confidence = Medium
-	}
-	return []Finding{f}, nil
+		Fix: "issue fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.CUDAGraph / torch.compile(mode=\"reduce-overhead\")), " +
+			"or torch.compile the model so Inductor fuses the small kernels; batch more work per call if each kernel is tiny",
+		Confidence: conf,
+	}}, nil
 }
 
 // fmtUs formats microseconds as a readable duration.

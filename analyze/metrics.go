@@ -11,6 +11,11 @@ import (
 // launch overhead (a few µs) is comparable to its run time.
 const ShortKernel = 10 * trace.Duration(1000)
 
+// LaunchGap is the longest GPU idle gap that counts as waiting for the
+// next launch: a host issuing eager ops spends tens of µs per op in Python
+// and the dispatcher; longer gaps mean the host was busy elsewhere.
+const LaunchGap = 200 * trace.Duration(1000)
+
 func us(d trace.Duration) float64 { return d.Micros() }
 
 // metrics computes every metric of a Result except findings.
@@ -24,7 +29,7 @@ func (ix *index) metrics() *Result {
 	ix.launches(r)
 	r.Ops = ix.ops()
 	r.Annotations = ix.annotations()
-	r.Roofline = []RooflineRow{}
+	r.Roofline = ix.roofline()
 	return r
 }
 
@@ -156,6 +161,15 @@ func (ix *index) steps(r *Result) {
 		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
 		if s.WallUs > 0 {
 			s.GPUBusyShare = s.GPUBusyUs / (s.WallUs * float64(ndev))
+		}
+		for _, dev := range ix.devices {
+			for _, g := range ix.idleGaps(dev, st.Start, st.End) {
+				if g.Dur() < LaunchGap {
+					s.LaunchGapIdleUs += us(g.Dur())
+				} else {
+					s.LongGapIdleUs += us(g.Dur())
+				}
+			}
 		}
 	}
 	for i := range t.GPU {

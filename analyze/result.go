@@ -111,6 +111,11 @@ type Step struct {
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUIdleUs    float64 `json:"gpu_idle_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
+	// LaunchGapIdleUs is GPU idle time in gaps shorter than LaunchGap
+	// (the GPU waiting for the next launch); LongGapIdleUs in longer gaps
+	// (the host doing something else: data loading, Python work, syncs).
+	LaunchGapIdleUs float64 `json:"launch_gap_idle_us"`
+	LongGapIdleUs   float64 `json:"long_gap_idle_us"`
 	// KernelUs sums the durations of kernels that started in the step.
 	KernelUs float64 `json:"kernel_us"`
 	Kernels  int     `json:"kernels"`
@@ -212,12 +217,15 @@ type RooflineRow struct {
 	MeanUs float64 `json:"mean_us"`
 	// FLOPs and Bytes are per call; Bytes assumes each operand and the
 	// result cross DRAM once.
-	FLOPs      float64 `json:"flops"`
-	Bytes      float64 `json:"bytes"`
-	TFLOPS     float64 `json:"tflops"`
-	GBps       float64 `json:"gbps"`
-	PeakTFLOPS float64 `json:"peak_tflops"`
-	PeakGBps   float64 `json:"peak_gbps"`
+	FLOPs float64 `json:"flops"`
+	// FLOPsSource says where FLOPs came from: "profiler" (with_flops),
+	// "input dims", or an assumption stated in words.
+	FLOPsSource string  `json:"flops_source"`
+	Bytes       float64 `json:"bytes"`
+	TFLOPS      float64 `json:"tflops"`
+	GBps        float64 `json:"gbps"`
+	PeakTFLOPS  float64 `json:"peak_tflops"`
+	PeakGBps    float64 `json:"peak_gbps"`
 	// Intensity is FLOPs per byte; Ridge is the device's peak FLOPs over
 	// peak bandwidth: below it the op is memory bound.
 	Intensity float64 `json:"intensity"`

@@ -88,6 +88,7 @@ func (p *Pass) shareOfStep(us float64) float64 {
 // All returns every analyzer in the order they run and are listed.
 func All() []*Analyzer {
 	return []*Analyzer{
+		FusionCandidate,
 		LaunchBound,
 		TF32Disabled,
 	}

@@ -1,0 +1,247 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Thresholds of fusion-candidate.
+const (
+	// FusionMinChain is the fewest consecutive memory-bound kernels that
+	// form a chain worth fusing.
+	FusionMinChain = 2
+	// FusionMinRepeats is how often a chain must recur (across steps or
+	// layers) to be a pattern rather than a one-off.
+	FusionMinRepeats = 2
+	// FusionMinShare is the smallest estimated saving, as a share of the
+	// median step, worth a finding.
+	FusionMinShare = 0.01
+	// FusionMaxFindings bounds how many chains are reported (the largest
+	// savings first).
+	FusionMaxFindings = 3
+	// fallbackGBps is the DRAM bandwidth assumed when the device is not
+	// in the peak table.
+	fallbackGBps = 1000
+)
+
+// FusionCandidate finds recurring chains of small memory-bound kernels.
+var FusionCandidate = &Analyzer{
+	Name: "fusion-candidate",
+	Doc: fmt.Sprintf("Finds chains of at least %d consecutive memory-bound kernels (elementwise, rng, copy/gather, reduction, memset) on one "+
+		"stream, all launched by framework ops, that recur at least %d times with the same kernels (across steps or layers): each kernel "+
+		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions) and memcpys break a chain. "+
+		"Saving model per occurrence: (kernels − 1) × median launch API time + the intermediate tensors' write and read traffic "+
+		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, capped at the chain's GPU time minus its longest kernel. "+
+		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
+		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
+	Run: runFusionCandidate,
+}
+
+// chainGroup is every occurrence of one sequence of kernel names.
+type chainGroup struct {
+	occ [][]int // GPU indexes per occurrence
+}
+
+func runFusionCandidate(p *Pass) ([]Finding, error) {
+	t, ix := p.Trace, p.ix
+	groups := map[string]*chainGroup{}
+	var keys []string
+	var run []int
+	flush := func() {
+		if len(run) >= FusionMinChain {
+			var b strings.Builder
+			for _, g := range run {
+				b.WriteString(t.GPU[g].Name)
+				b.WriteByte(0)
+			}
+			k := b.String()
+			gr := groups[k]
+			if gr == nil {
+				gr = &chainGroup{}
+				groups[k] = gr
+				keys = append(keys, k)
+			}
+			gr.occ = append(gr.occ, slices.Clone(run))
+		}
+		run = run[:0]
+	}
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if len(run) > 0 {
+			prev := &t.GPU[run[len(run)-1]]
+			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
+				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) {
+				flush()
+			}
+		}
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || compilerFused(a.Name) {
+			flush()
+			continue
+		}
+		run = append(run, g)
+	}
+	flush()
+
+	stepUs := p.Result.StepStats.MedianWallUs
+	steps := float64(max(p.Result.StepStats.Count, 1))
+	launchCost := p.Result.Launches.MedianAPIUs
+	bw := float64(fallbackGBps)
+	if pk := PeakFor(t.DeviceName()); pk != nil {
+		bw = pk.GBps
+	}
+	type cand struct {
+		f      Finding
+		saving float64
+	}
+	var cands []cand
+	for _, k := range keys {
+		gr := groups[k]
+		if len(gr.occ) < FusionMinRepeats {
+			continue
+		}
+		var total, gpuTotal, trafficTotal float64
+		for _, occ := range gr.occ {
+			var sum, longest trace.Duration
+			var traffic float64
+			for i, g := range occ {
+				d := t.GPU[g].Dur()
+				sum += d
+				longest = max(longest, d)
+				if i > 0 {
+					op := &t.Ops[ix.op[g]]
+					traffic += 2 * float64(firstTensorBytes(op.InputDims, op.InputTypes))
+				}
+			}
+			gpuSave := us(sum - longest)
+			if traffic > 0 {
+				gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
+			}
+			total += float64(len(occ)-1)*launchCost + gpuSave
+			gpuTotal += us(sum)
+			trafficTotal += traffic
+		}
+		saving := total / steps
+		if stepUs <= 0 || saving < FusionMinShare*stepUs {
+			continue
+		}
+		cands = append(cands, cand{p.fusionFinding(gr, saving, gpuTotal/steps, trafficTotal/float64(len(gr.occ)), launchCost, bw), saving})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.saving, a.saving) })
+	var out []Finding
+	for i := range min(len(cands), FusionMaxFindings) {
+		out = append(out, cands[i].f)
+	}
+	return out, nil
+}
+
+// compilerFused reports whether a kernel is already a compiler's fusion
+// (XLA's loop_*_fusion, Inductor's triton_*): fusing further is the
+// compiler's business, not a change in the user's code.
+func compilerFused(name string) bool {
+	return strings.Contains(name, "fusion") || strings.HasPrefix(name, "triton_")
+}
+
+// opLabel names the op a user wrote for GPU activity g: the outermost op
+// of its launch path, without the aten:: prefix ("repeat_interleave", not
+// the copy_ it calls).
+func (ix *index) opLabel(g int) string {
+	op := ix.op[g]
+	if op == trace.None {
+		return ""
+	}
+	for ix.t.Ops[op].Parent != trace.None {
+		op = ix.t.Ops[op].Parent
+	}
+	name := strings.TrimPrefix(ix.t.Ops[op].Name, "autograd::engine::evaluate_function: ")
+	return strings.TrimPrefix(name, "aten::")
+}
+
+// userFuncs names the user functions and source files behind GPU
+// activities, in first-seen order ("lowrank (capture_traces.py:63)").
+func (ix *index) userFuncs(gs []int) []string {
+	var out []string
+	for _, g := range gs {
+		f := ix.userFrameOf(ix.frame[g])
+		if f == trace.None {
+			continue
+		}
+		file, line, fn, ok := ix.t.Frames[f].Source()
+		if !ok {
+			continue
+		}
+		s := fmt.Sprintf("%s() at %s:%d", fn, file, line)
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launchCost, bw float64) Finding {
+	t, ix := p.Trace, p.ix
+	rep := gr.occ[0]
+	n := len(rep)
+	var ops, names []string
+	rows := make([][]string, 0, n)
+	for i, g := range rep {
+		var mean float64
+		for _, occ := range gr.occ {
+			mean += us(t.GPU[occ[i]].Dur())
+		}
+		mean /= float64(len(gr.occ))
+		op := ix.opLabel(g)
+		ops = append(ops, op)
+		names = append(names, t.GPU[g].Name)
+		rows = append(rows, []string{fmt.Sprint(i + 1), ShortKernelName(t.GPU[g].Name), ix.cat[g], op, fmtUs(mean), ix.userLine(g)})
+	}
+	chain := strings.Join(ops, " → ")
+	where := ix.userFuncs(rep)
+	whereText := "the code that launches them"
+	if len(where) > 0 {
+		whereText = strings.Join(where, ", ")
+	}
+	perStep := float64(len(gr.occ)) / float64(max(p.Result.StepStats.Count, 1))
+	share := p.shareOfStep(saving)
+	sev := Low
+	switch {
+	case share >= 0.1:
+		sev = High
+	case share >= 0.03:
+		sev = Medium
+	}
+	a := &t.GPU[rep[0]]
+	return Finding{
+		Title: fmt.Sprintf("fuse %s: %d memory-bound kernels in a row, %d times (%.0f per step), %s of GPU time per step",
+			chain, n, len(gr.occ), perStep, fmtUs(gpuPerStep)),
+		Severity: sev,
+		SavingUs: saving,
+		Evidence: []Evidence{
+			{Text: fmt.Sprintf("the same %d kernels run back to back on device %d stream %d, each launched by its own op, %d times in the trace",
+				n, a.Device, a.Stream, len(gr.occ)),
+				Table:   &Table{Header: []string{"#", "kernel", "category", "op", "mean", "python"}, Rows: rows},
+				Kernels: names},
+			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time, plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (capped at the chain's GPU time minus its longest kernel)",
+				n-1, fmtUs(launchCost), fmtBytes(traffic), bw)},
+		},
+		Fix: fmt.Sprintf("fuse %s in %s into one kernel: wrap that function in torch.compile (Inductor generates one fused Triton kernel) or write it as a single Triton/CUDA kernel, so the intermediates stay in registers and %d launches become one",
+			chain, whereText, n),
+		Confidence: Medium,
+	}
+}
+
+// fmtBytes formats a byte count with a binary unit.
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

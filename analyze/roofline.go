@@ -1,0 +1,311 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Peak is a GPU's dense peak throughput per dtype (TFLOP/s, tensor cores
+// where the GPU has them for that dtype; "fp32" is the CUDA-core FFMA
+// rate) and its DRAM bandwidth (GB/s), from the vendors' datasheets.
+type Peak struct {
+	Device string
+	TFLOPS map[string]float64
+	GBps   float64
+}
+
+// peaks is matched in order against the device name, so more specific
+// names (H100 PCIe) come before general ones (H100).
+var peaks = []Peak{
+	{"H200", map[string]float64{"fp64": 67, "fp32": 67, "tf32": 495, "fp16": 989, "bf16": 989, "fp8": 1979}, 4800},
+	{"H100 PCIe", map[string]float64{"fp64": 51, "fp32": 51, "tf32": 378, "fp16": 756, "bf16": 756, "fp8": 1513}, 2000},
+	{"H100", map[string]float64{"fp64": 67, "fp32": 67, "tf32": 495, "fp16": 989, "bf16": 989, "fp8": 1979}, 3350},
+	{"A100-PCIE-40GB", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 1555},
+	{"A100-SXM4-40GB", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 1555},
+	{"A100", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 2039},
+	{"L4", map[string]float64{"fp64": 0.49, "fp32": 30.3, "tf32": 60, "fp16": 121, "bf16": 121, "fp8": 242}, 300},
+	{"RTX 4090", map[string]float64{"fp64": 1.3, "fp32": 82.6, "tf32": 82.6, "fp16": 165, "bf16": 165, "fp8": 330}, 1008},
+	{"RTX 3090", map[string]float64{"fp64": 0.56, "fp32": 35.6, "tf32": 35.6, "fp16": 71, "bf16": 71}, 936},
+}
+
+// PeakFor returns the peaks of the named device, or nil when the table does
+// not know it.
+func PeakFor(device string) *Peak {
+	for i := range peaks {
+		if strings.Contains(device, peaks[i].Device) {
+			return &peaks[i]
+		}
+	}
+	return nil
+}
+
+// gemmFLOPs returns the FLOPs of one call of a GEMM-like op from its input
+// shapes, and the bytes its operands and result occupy, or 0 when the op or
+// shapes are not a GEMM it knows.
+func gemmFLOPs(op, dims string, elem int64) (flops, bytes float64, shape string) {
+	d := parseDims(dims)
+	mat := func(s []int64) bool { return len(s) == 2 }
+	var b, m, k, n int64
+	switch op {
+	case "aten::mm", "aten::matmul":
+		if len(d) < 2 || !mat(d[0]) || !mat(d[1]) || d[0][1] != d[1][0] {
+			return 0, 0, ""
+		}
+		b, m, k, n = 1, d[0][0], d[0][1], d[1][1]
+	case "aten::addmm":
+		if len(d) < 3 || !mat(d[1]) || !mat(d[2]) || d[1][1] != d[2][0] {
+			return 0, 0, ""
+		}
+		b, m, k, n = 1, d[1][0], d[1][1], d[2][1]
+	case "aten::bmm", "aten::baddbmm":
+		i := 0
+		if op == "aten::baddbmm" {
+			i = 1
+		}
+		if len(d) < i+2 || len(d[i]) != 3 || len(d[i+1]) != 3 || d[i][2] != d[i+1][1] {
+			return 0, 0, ""
+		}
+		b, m, k, n = d[i][0], d[i][1], d[i][2], d[i+1][2]
+	case "aten::linear":
+		if len(d) < 2 || len(d[0]) < 2 || !mat(d[1]) || d[0][len(d[0])-1] != d[1][1] {
+			return 0, 0, ""
+		}
+		b, m, k, n = 1, numel(d[0][:len(d[0])-1]), d[1][1], d[1][0]
+	default:
+		return 0, 0, ""
+	}
+	flops = 2 * float64(b) * float64(m) * float64(n) * float64(k)
+	bytes = float64(elem) * float64(b) * float64(m*k+k*n+m*n)
+	if b > 1 {
+		shape = fmt.Sprintf("%d×[%d×%d]·[%d×%d]", b, m, k, k, n)
+	} else {
+		shape = fmt.Sprintf("[%d×%d]·[%d×%d]", m, k, k, n)
+	}
+	return flops, bytes, shape
+}
+
+// gemmOps are the ops whose FLOPs gemmFLOPs knows, innermost first: the
+// innermost one that launched the kernel is the one measured.
+var gemmOps = []string{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
+
+// rooflineCall is one measured GEMM call before grouping.
+type rooflineCall struct {
+	key         string
+	row         RooflineRow
+	gpu         trace.Duration
+	kernel      string
+	kernelTime  trace.Duration
+	annotations string
+}
+
+// roofline builds one row per (op, shape, dtype, kernel) from the GEMM ops'
+// input shapes and the GPU time of the kernels they launched, then places
+// GEMM-like kernels without an op (Triton, custom CUDA) against the GEMM
+// shape measured in the same steps, stating that assumption.
+func (ix *index) roofline() []RooflineRow {
+	t := ix.t
+	peak := PeakFor(t.DeviceName())
+	// GPU time and main kernel per launching GEMM op call.
+	type call struct {
+		gpu    trace.Duration
+		kernel int // GPU index of the longest kernel
+	}
+	calls := map[trace.Index]*call{}
+	for g := range t.GPU {
+		if t.GPU[g].Kind != trace.Kernel {
+			continue
+		}
+		op := ix.op[g]
+		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
+			if slices.Contains(gemmOps, t.Ops[cur].Name) {
+				op = cur
+				break
+			}
+		}
+		if op == trace.None || !slices.Contains(gemmOps, t.Ops[op].Name) {
+			continue
+		}
+		c := calls[op]
+		if c == nil {
+			c = &call{kernel: g}
+			calls[op] = c
+		}
+		c.gpu += t.GPU[g].Dur()
+		if t.GPU[g].Dur() > t.GPU[c.kernel].Dur() {
+			c.kernel = g
+		}
+	}
+	type group struct {
+		row   RooflineRow
+		total trace.Duration
+	}
+	groups := map[string]*group{}
+	var order []string
+	// shapesInStep remembers the GEMM shapes measured per step, to place
+	// op-less GEMM kernels.
+	shapesInStep := map[int32]map[string]RooflineRow{}
+	for op, c := range calls {
+		o := &t.Ops[op]
+		types := parseTypes(o.InputTypes)
+		dtype := ""
+		for _, ty := range types {
+			if elemSize(ty) > 0 {
+				dtype = ty
+				break
+			}
+		}
+		elem := elemSize(dtype)
+		flops, bytes, shape := gemmFLOPs(o.Name, o.InputDims, elem)
+		src := "input dims"
+		if o.Flops > 0 {
+			flops, src = o.Flops, "profiler"
+		}
+		if flops == 0 || elem == 0 {
+			continue
+		}
+		kname := t.GPU[c.kernel].Name
+		dt := dtypeName(dtype)
+		key := o.Name + "|" + shape + "|" + dt + "|" + kname
+		gr := groups[key]
+		if gr == nil {
+			gr = &group{row: RooflineRow{Op: o.Name, Shape: shape, DType: dt, Kernel: kname, FLOPs: flops, Bytes: bytes, FLOPsSource: src,
+				Python: ix.userLine(c.kernel)}}
+			groups[key] = gr
+			order = append(order, key)
+		}
+		gr.row.Calls++
+		gr.total += c.gpu
+		st := ix.gpuStep[c.kernel]
+		if shapesInStep[st] == nil {
+			shapesInStep[st] = map[string]RooflineRow{}
+		}
+		shapesInStep[st][shape+"|"+dt] = gr.row
+	}
+	// GEMM-like kernels no GEMM op launched (Triton, hand-written CUDA):
+	// their FLOPs are unknown to the profiler. When every step they run
+	// in measured exactly one GEMM shape, assume they compute that one.
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if a.Kind != trace.Kernel || LibraryKernel(a.Name) || !gemmLikeName(a.Name) {
+			continue
+		}
+		if _, ok := calls[ix.op[g]]; ok {
+			continue
+		}
+		shapes := shapesInStep[ix.gpuStep[g]]
+		if len(shapes) != 1 {
+			continue
+		}
+		var ref RooflineRow
+		for _, r := range shapes {
+			ref = r
+		}
+		label := ix.rangeName(g)
+		if label == "" {
+			label = a.Name
+		}
+		key := "kernel|" + label + "|" + a.Name + "|" + ref.Shape
+		gr := groups[key]
+		if gr == nil {
+			gr = &group{row: RooflineRow{Op: label, Shape: ref.Shape, DType: ref.DType, Kernel: a.Name, FLOPs: ref.FLOPs, Bytes: ref.Bytes,
+				FLOPsSource: "assumed: the " + ref.Op + " " + ref.Shape + " measured in the same steps", Python: ix.userLine(g)}}
+			groups[key] = gr
+			order = append(order, key)
+		}
+		gr.row.Calls++
+		gr.total += a.Dur()
+	}
+	out := make([]RooflineRow, 0, len(order))
+	for _, key := range order {
+		gr := groups[key]
+		r := gr.row
+		r.MeanUs = us(gr.total) / float64(r.Calls)
+		if r.MeanUs > 0 {
+			r.TFLOPS = r.FLOPs / (r.MeanUs * 1e-6) / 1e12
+			r.GBps = r.Bytes / (r.MeanUs * 1e-6) / 1e9
+		}
+		if r.Bytes > 0 {
+			r.Intensity = r.FLOPs / r.Bytes
+		}
+		if peak != nil {
+			r.PeakTFLOPS = peak.TFLOPS[peakDType(r.DType, r.Kernel)]
+			r.PeakGBps = peak.GBps
+		}
+		if r.PeakTFLOPS > 0 && r.PeakGBps > 0 {
+			r.Ridge = r.PeakTFLOPS * 1e12 / (r.PeakGBps * 1e9)
+			if r.Intensity >= r.Ridge {
+				r.Bound = "compute"
+				r.Efficiency = r.TFLOPS / r.PeakTFLOPS
+			} else {
+				r.Bound = "memory"
+				r.Efficiency = r.GBps / r.PeakGBps
+			}
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b RooflineRow) int {
+		if c := cmp.Compare(b.MeanUs*float64(b.Calls), a.MeanUs*float64(a.Calls)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Op+a.Kernel, b.Op+b.Kernel)
+	})
+	return out
+}
+
+// peakDType picks the peak an fp32 GEMM is held to: TF32 tensor cores when
+// its kernel uses them, the FFMA rate otherwise.
+func peakDType(dtype, kernel string) string {
+	if dtype == "fp32" && strings.Contains(strings.ToLower(kernel), "tf32") {
+		return "tf32"
+	}
+	return dtype
+}
+
+// gemmLikeName reports whether a kernel's name says it multiplies matrices.
+func gemmLikeName(name string) bool {
+	n := strings.ToLower(kernelFunc(name))
+	for _, s := range []string{"gemm", "matmul", "linear", "dot", "mm_"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// rangeName returns the innermost record_function range around GPU
+// activity g's launch (not a ProfilerStep), or "".
+func (ix *index) rangeName(g int) string {
+	t := ix.t
+	a := &t.GPU[g]
+	if a.Launch == trace.None {
+		return ""
+	}
+	c := &t.APICalls[a.Launch]
+	best := -1
+	// Annotations are sorted by (thread, start); the innermost enclosing
+	// one is the last that starts before the call and contains it.
+	i, _ := slices.BinarySearchFunc(t.Annotations, threadTime{c.Thread, c.Start + 1}, func(an trace.Annotation, k threadTime) int {
+		if x := cmp.Compare(an.Thread, k.th); x != 0 {
+			return x
+		}
+		return cmp.Compare(an.Start, k.at)
+	})
+	for j := i - 1; j >= 0 && t.Annotations[j].Thread == c.Thread; j-- {
+		an := &t.Annotations[j]
+		if an.End >= c.End && !strings.HasPrefix(an.Name, "ProfilerStep#") {
+			best = j
+			break
+		}
+		if strings.HasPrefix(an.Name, "ProfilerStep#") && an.End >= c.End {
+			break
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return t.Annotations[best].Name
+}
