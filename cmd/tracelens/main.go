@@ -47,6 +47,7 @@ func commands() []command {
 		reportCommand(),
 		tuiCommand(),
 		demoCommand(),
+		captureCommand(),
 	}
 }
 
