@@ -132,7 +132,7 @@ func binomial(n, k int) float64 {
 // exactLimit is the largest total sample count for which MannWhitneyU
 // enumerates the exact distribution; above it the normal approximation is
 // accurate to well under the precision anyone reads a p-value at.
-const exactLimit = 40
+const exactLimit = 30
 
 // MannWhitneyU returns the U statistic of x (the number of pairs in which
 // an x sample exceeds a y sample, ties counting one half) and the two-sided
@@ -218,10 +218,14 @@ func exactP(ranks2 []int, n1, r1 int) float64 {
 		ways[k] = make([]float64, maxSum+1)
 	}
 	ways[0][0] = 1
+	n, seen := len(ranks2), 0 // seen: rank sum of the items processed so far
 	for i, r := range ranks2 {
-		for k := min(i+1, n1); k >= 1; k-- {
+		seen += r
+		// Subsets that could still reach size n1 with the n−i−1 items left.
+		lowest := max(1, n1-(n-i-1))
+		for k := min(i+1, n1); k >= lowest; k-- {
 			prev, cur := ways[k-1], ways[k]
-			for s := maxSum; s >= r; s-- {
+			for s := seen; s >= r; s-- {
 				cur[s] += prev[s-r]
 			}
 		}

@@ -53,8 +53,12 @@ func TestNormalApproximationWithTies(t *testing.T) {
 	}
 	// The exact p on the same data must agree with the approximation to
 	// the accuracy the approximation has at n = 20+20.
-	if _, p := MannWhitneyU(left, right); !near(p, 0.5427, 0.01) {
+	if p := exactP(ranks2, len(left), r1); !near(p, 0.5427, 0.01) {
 		t.Errorf("exact p = %v, far from the approximation 0.5427", p)
+	}
+	// 40 samples are past exactLimit: MannWhitneyU approximates.
+	if _, p := MannWhitneyU(left, right); p != normalP(u, len(left), len(right), ties) {
+		t.Errorf("MannWhitneyU p = %v, want the normal approximation", p)
 	}
 }
 
