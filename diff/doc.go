@@ -7,5 +7,17 @@
 // kernels by name and then by normalized name, kernel categories, ops,
 // annotations and findings) and returns a Result that the writers in this
 // package render as Markdown (for pull requests), text (for terminals) or
-// JSON (for scripts), and that Gate checks for regressions in CI.
+// JSON (for scripts), and that Result.Gate checks for regressions in CI.
+//
+// Use CompareTraces with two traces, or Compare with Runs when the
+// analyses already exist (a UI that shows a report first). A Result is
+// plain data: Summary (step wall, GPU busy, GPU idle, launches, launch API
+// time, CPU op time), Kernels and Categories (rows with a Status and a
+// Delta each), Ops and Annotations (whole-trace totals), Findings
+// (resolved, new, persisting) and Notes; SummaryLine, FormatTime and
+// FormatPct format them the way the writers do.
+//
+// The first step of each run is dropped unless Options.KeepWarmup is set,
+// and with fewer than four steps a side (at α = 0.05) no difference is
+// claimed: the U test cannot reach significance, and Delta.Note says so.
 package diff

@@ -1,0 +1,42 @@
+package diff_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/fixtures"
+	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/trace"
+)
+
+func read(name string) *trace.Trace {
+	r, err := fixtures.Open(name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := ingest.Read(r, name, ingest.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return t
+}
+
+// Compare the eggroll forward with Python hooks against the same forward
+// without them, as the TUI's diff screen and `tracelens diff` do.
+func ExampleCompareTraces() {
+	r, err := diff.CompareTraces(read("eggroll_hooks.json.gz"), read("eggroll_direct.json.gz"), diff.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.SummaryLine())
+	wall := r.Metric(diff.StepWall)
+	fmt.Printf("%s: significant %v, %d+%d steps\n", wall.Name, wall.Significant, len(wall.Base.Values), len(wall.New.Values))
+	if f, _ := r.Gate(5); len(f) == 0 {
+		fmt.Println("gate at 5%: passed")
+	}
+	// Output:
+	// step wall 1.98 ms → 1.37 ms (−31%, p=0.029) · GPU busy 135 µs → 135 µs (~, p=0.343)
+	// step wall: significant true, 4+4 steps
+	// gate at 5%: passed
+}
