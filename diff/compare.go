@@ -318,47 +318,58 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 			restNew = append(restNew, s)
 		}
 	}
+	// Group what is left by normalized name and category; a group found in
+	// both runs becomes one row summing its kernels.
 	type key struct{ norm, cat string }
-	group := func(ss []*series) (map[key]*series, map[key][]string, []key) {
-		merged, names := map[key]*series{}, map[key][]string{}
+	type group struct {
+		merged  *series
+		members []*series
+	}
+	groupBy := func(ss []*series) (map[key]*group, []key) {
+		groups := map[key]*group{}
 		var order []key
 		for _, s := range ss {
 			k := key{NormalizeKernelName(s.name), s.category}
-			if m, ok := merged[k]; ok {
-				m.merge(s)
-			} else {
+			g := groups[k]
+			if g == nil {
 				c := *s
 				c.perStep = slices.Clone(s.perStep)
-				merged[k] = &c
+				groups[k] = &group{merged: &c, members: []*series{s}}
 				order = append(order, k)
+				continue
 			}
-			names[k] = append(names[k], s.name)
+			g.merged.merge(s)
+			g.members = append(g.members, s)
 		}
-		return merged, names, order
+		return groups, order
 	}
-	bm, bn, border := group(restBase)
-	nm, nn, norder := group(restNew)
+	names := func(ss []*series) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = s.name
+		}
+		return out
+	}
+	bg, border := groupBy(restBase)
+	ng, norder := groupBy(restNew)
 	for _, k := range border {
-		if o, ok := nm[k]; ok {
-			row := pairRow(k.norm, bm[k], o, ByNormalized, samples, alpha)
-			row.BaseNames, row.NewNames = bn[k], nn[k]
+		b := bg[k]
+		if n, ok := ng[k]; ok {
+			row := pairRow(k.norm, b.merged, n.merged, ByNormalized, samples, alpha)
+			row.BaseNames, row.NewNames = names(b.members), names(n.members)
 			rows = append(rows, row)
 			continue
 		}
-		for _, s := range restBase {
-			if (key{NormalizeKernelName(s.name), s.category}) == k {
-				rows = append(rows, pairRow(s.name, s, nil, Unmatched, samples, alpha))
-			}
+		for _, s := range b.members {
+			rows = append(rows, pairRow(s.name, s, nil, Unmatched, samples, alpha))
 		}
 	}
 	for _, k := range norder {
-		if _, ok := bm[k]; ok {
+		if _, ok := bg[k]; ok {
 			continue
 		}
-		for _, s := range restNew {
-			if (key{NormalizeKernelName(s.name), s.category}) == k {
-				rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
-			}
+		for _, s := range ng[k].members {
+			rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
 		}
 	}
 	sortRows(rows)

@@ -250,3 +250,20 @@ func TestNormalizedMatching(t *testing.T) {
 		t.Errorf("first row %q, want the heaviest kernel", r.Kernels[0].Name)
 	}
 }
+
+func TestNormalizedMatchingMergesGroups(t *testing.T) {
+	base := synthetic(t, "base", map[string]trace.Duration{"loop_add_fusion_1": 4_000, "loop_add_fusion_2": 6_000, "gemm_fusion_dot_general_3": 20_000})
+	next := synthetic(t, "new", map[string]trace.Duration{"loop_add_fusion_7": 10_000, "gemm_fusion_dot_general_3": 20_000})
+	r, err := Compare(base, next, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Kernels) != 2 {
+		t.Fatalf("%d rows, want 2: %+v", len(r.Kernels), r.Kernels)
+	}
+	add := r.Kernel("loop_add_fusion")
+	if add == nil || add.Match != ByNormalized || !slices.Equal(add.BaseNames, []string{"loop_add_fusion_1", "loop_add_fusion_2"}) ||
+		add.BaseCount != 8 || add.NewCount != 4 || add.Significant || math.Abs(add.Pct) > 3 {
+		t.Errorf("merged row %+v, want both base fusions against the new one, about unchanged", add)
+	}
+}
