@@ -69,7 +69,11 @@ func Category(name string) string {
 		return CategoryReduction
 	case has("copy", "gather", "index", "scatter", "cat_", "catarray", "transpose", "permute", "repeat", "embedding", "take", "masked_select", "nonzero"):
 		return CategoryCopy
-	case has("elementwise", "loop_", "_fusion", "fused_", "fill", "activation", "relu", "gelu", "silu", "sigmoid", "tanh", "add_kernel", "mul_kernel", "clamp"):
+	case has("elementwise", "loop_", "_fusion"):
+		return CategoryElementwise
+	case strings.Contains(n, "at::native") && has("fill", "activation", "relu", "gelu", "silu", "sigmoid", "tanh", "add_kernel", "mul_kernel", "clamp"):
+		// Activation words name ATen's kernels; in a user's kernel name
+		// ("fused_linear_relu_kernel") they do not make it elementwise.
 		return CategoryElementwise
 	}
 	return CategoryCustom

@@ -89,7 +89,10 @@ func (p *Pass) shareOfStep(us float64) float64 {
 func All() []*Analyzer {
 	return []*Analyzer{
 		FusionCandidate,
+		HookOverhead,
 		LaunchBound,
+		CompileOverhead,
+		CustomGEMM,
 		TF32Disabled,
 	}
 }

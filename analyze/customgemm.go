@@ -1,0 +1,113 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Thresholds of custom-gemm.
+const (
+	// CustomGEMMMinShare is the share of GPU kernel time a hand-written
+	// GEMM-like kernel must take to be reported.
+	CustomGEMMMinShare = 0.1
+	// CustomGEMMDominantShare makes a custom kernel GEMM-like by weight
+	// alone when its name does not say so.
+	CustomGEMMDominantShare = 0.5
+	// CustomGEMMSpeedup is the conservative speed-up assumed from moving
+	// an untiled GEMM to a library (cuBLAS) kernel; untiled kernels
+	// re-read every operand from DRAM/L2 for each multiply-add and are
+	// typically 5–50× slower.
+	CustomGEMMSpeedup = 5.0
+)
+
+// CustomGEMM detects hand-written GEMM kernels that a library does better.
+var CustomGEMM = &Analyzer{
+	Name: "custom-gemm",
+	Doc: fmt.Sprintf("Reports a hand-written CUDA kernel (not cuBLAS/cuBLASLt/CUTLASS/cuDNN/ATen, not Triton) that does GEMM-like work "+
+		"(its name or launching op says gemm/matmul/linear/dot/mm, or it alone takes over %.0f%% of GPU kernel time) without tiling: "+
+		"it uses no shared memory, so every thread reads its operands from global memory for each multiply-add. Reported when it "+
+		"takes at least %.0f%% of GPU kernel time. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
+		"(when the trace also measures a library GEMM of the same shape, that kernel's time is used instead).",
+		CustomGEMMDominantShare*100, CustomGEMMMinShare*100, CustomGEMMSpeedup),
+	Run: runCustomGEMM,
+}
+
+func runCustomGEMM(p *Pass) ([]Finding, error) {
+	t, ix, r := p.Trace, p.ix, p.Result
+	if r.Summary.GPUKernelUs == 0 {
+		return nil, nil
+	}
+	var out []Finding
+	steps := float64(max(r.StepStats.Count, 1))
+	for _, k := range r.Kernels {
+		if LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
+			continue
+		}
+		g := -1
+		for i := range t.GPU {
+			if t.GPU[i].Name == k.Name {
+				g = i
+				break
+			}
+		}
+		if g < 0 {
+			continue
+		}
+		a := &t.GPU[g]
+		opName := ""
+		if op := ix.op[g]; op != -1 {
+			opName = t.Ops[op].Name
+		}
+		byName := gemmLikeName(k.Name) || gemmLikeName(opName)
+		if !byName && k.Share < CustomGEMMDominantShare {
+			continue
+		}
+		if a.SharedMem != 0 {
+			// Tiled through shared memory: no evidence it is naive.
+			continue
+		}
+		saving := k.TotalUs * (1 - 1/CustomGEMMSpeedup) / steps
+		why := "its name says it multiplies matrices"
+		if !byName {
+			why = fmt.Sprintf("it alone takes %.0f%% of GPU kernel time", k.Share*100)
+		} else if !gemmLikeName(k.Name) {
+			why = "it is launched by " + opName
+		}
+		where := strings.Join(k.Python, "; ")
+		if where == "" {
+			where = ix.launchSite(g)
+		}
+		out = append(out, Finding{
+			Title: fmt.Sprintf("hand-written GEMM %s takes %.0f%% of GPU time (%s a call, %d calls) with no shared-memory tiling",
+				k.ShortName, k.Share*100, fmtUs(k.MeanUs), k.Count),
+			Severity: High,
+			SavingUs: saving,
+			Evidence: []Evidence{
+				{Text: fmt.Sprintf("%s is not a library kernel and %s; launch: grid %v × block %v, %d registers per thread, 0 bytes of shared memory (no tiling: operands come from global memory for every multiply-add)",
+					k.ShortName, why, a.Grid, a.Block, a.Registers), Kernels: []string{k.Name}},
+				{Text: fmt.Sprintf("%d calls, mean %s, %s in total (%.0f%% of GPU kernel time); launched from %s", k.Count, fmtUs(k.MeanUs), fmtUs(k.TotalUs), k.Share*100, where)},
+				{Text: fmt.Sprintf("saving model: its time per step × (1 − 1/%.0f) for a library GEMM", CustomGEMMSpeedup)},
+			},
+			Fix: fmt.Sprintf("replace %s (launched from %s) with a library GEMM plus epilogue: torch.addmm/F.linear (cuBLAS) followed by the elementwise part "+
+				"(or torch.compile, which fuses it as a GEMM epilogue); if it must stay custom, tile it through shared memory (or write it in Triton with tl.dot) so each operand is loaded once per tile",
+				k.ShortName, where),
+			Confidence: High,
+		})
+	}
+	return out, nil
+}
+
+// launchSite names where GPU activity g was launched from: the user's
+// Python line, else the innermost frame, else the op.
+func (ix *index) launchSite(g int) string {
+	if l := ix.userLine(g); l != "" {
+		return l
+	}
+	if f := ix.frame[g]; f != -1 {
+		return ix.t.Frames[f].Name
+	}
+	if op := ix.op[g]; op != -1 {
+		return ix.t.Ops[op].Name
+	}
+	return "an unknown call site"
+}
