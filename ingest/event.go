@@ -63,7 +63,8 @@ type chunkResult struct {
 	catN    []int
 	skips   map[string]*skipCount
 	threads int // size of the worker's thread table after this batch
-	err     error
+	// end is the absolute offset just past the batch's last event.
+	end int64
 }
 
 // worker parses batches. Each has its own string table and thread table, so
@@ -76,6 +77,9 @@ type worker struct {
 	lastKey threadKey
 	lastIdx trace.Index
 	catIdx  map[string]int
+	// last batch's record counts: the next batch is sized like it, which
+	// saves growing every slice from zero.
+	hint struct{ gpu, api, ops, frames, flows int }
 }
 
 func newWorker(id int) *worker {
@@ -140,7 +144,14 @@ func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // parse turns one batch into records.
 func (w *worker) parse(b *batch) *chunkResult {
-	r := &chunkResult{seq: b.seq, worker: w.id}
+	h := &w.hint
+	r := &chunkResult{seq: b.seq, worker: w.id,
+		gpu:    make([]trace.GPUActivity, 0, h.gpu+h.gpu/4),
+		api:    make([]trace.APICall, 0, h.api+h.api/4),
+		ops:    make([]trace.Op, 0, h.ops+h.ops/4),
+		frames: make([]trace.PyFrame, 0, h.frames+h.frames/4),
+		flows:  make([]flowEvent, 0, h.flows+h.flows/4),
+	}
 	clear(w.catIdx)
 	for i := 0; i < len(b.spans); i += 2 {
 		s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
@@ -148,6 +159,10 @@ func (w *worker) parse(b *batch) *chunkResult {
 	}
 	r.events = len(b.spans) / 2
 	r.threads = len(w.keys)
+	if n := len(b.spans); n > 0 {
+		r.end = b.base + int64(b.spans[n-1])
+	}
+	h.gpu, h.api, h.ops, h.frames, h.flows = len(r.gpu), len(r.api), len(r.ops), len(r.frames), len(r.flows)
 	return r
 }
 

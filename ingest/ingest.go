@@ -39,6 +39,49 @@ type Options struct {
 	// chunk overrides the batch buffer size; tests use small chunks to
 	// exercise batch boundaries on small fixtures.
 	chunk int
+	// expect is the JSON text's size when known in advance, so the model's
+	// slices can be allocated once at the right size instead of doubling.
+	expect int64
+}
+
+// JSONSize guesses the size of the JSON text in the file at path (see
+// jsonSize); 0 when unknown. Callers use it to budget memory.
+func JSONSize(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	return jsonSize(f, st.Size())
+}
+
+// jsonSize guesses the size of the JSON text in f: the file size, or for
+// gzip the ISIZE trailer (uncompressed size mod 4 GiB). It is only a hint
+// for allocation, so a wrong guess costs memory, never correctness.
+func jsonSize(f *os.File, size int64) int64 {
+	var magic [2]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil {
+		return 0
+	}
+	if magic != [2]byte{0x1f, 0x8b} {
+		return size
+	}
+	var tail [4]byte
+	if size < 18 {
+		return 0
+	}
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return 0
+	}
+	isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	if isize < size {
+		return 0 // a >4 GiB member wrapped around, or several members
+	}
+	return isize
 }
 
 // ReadFile reads the trace at path ("-" reads standard input). Errors name
@@ -61,6 +104,7 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 			total = st.Size()
 		}
 		r = f
+		opt.expect = jsonSize(f, total)
 	}
 	t, err := read(r, total, opt)
 	if err != nil {
@@ -72,6 +116,9 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 
 // Read reads a trace from r; name is used in the model's Source only.
 func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
+	if l, ok := r.(interface{ Len() int }); ok && opt.expect == 0 {
+		opt.expect = int64(l.Len()) // in-memory input; wrong for gzip, harmlessly
+	}
 	t, err := read(r, 0, opt)
 	if err != nil {
 		return nil, err
@@ -156,7 +203,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		scanErr = st.run()
 	}()
 
-	m := newMerger(ws)
+	m := newMerger(ws, opt.expect)
 	pending := map[int]*chunkResult{}
 	next := 0
 	for res := range results {

@@ -3,7 +3,6 @@ package ingest
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -24,10 +23,25 @@ type merger struct {
 	flows   []flowEvent
 	catIdx  map[string]int
 	skips   map[string]*skipCount
+	expect  int64 // JSON size hint, 0 if unknown
 }
 
-func newMerger(ws []*worker) *merger {
+// appendSized appends src to dst; when dst must grow, it grows to the size
+// the whole input will need, extrapolated from the fraction read so far,
+// so each model slice is allocated about once instead of log2(n) times.
+func appendSized[T any](dst, src []T, frac float64) []T {
+	if need := len(dst) + len(src); need > cap(dst) && frac > 0.001 && frac < 1 {
+		want := int(float64(need)/frac*1.05) + 64
+		nd := make([]T, len(dst), max(want, need))
+		copy(nd, dst)
+		dst = nd
+	}
+	return append(dst, src...)
+}
+
+func newMerger(ws []*worker, expect int64) *merger {
 	return &merger{
+		expect:  expect,
 		workers: ws,
 		remap:   make([][]trace.Index, len(ws)),
 		threads: map[threadKey]trace.Index{},
@@ -53,19 +67,23 @@ func (m *merger) add(r *chunkResult) {
 	m.remap[r.worker] = rm
 	t := m.t
 	t.Events += r.events
-	t.GPU = append(t.GPU, r.gpu...)
+	frac := 0.0
+	if m.expect > 0 {
+		frac = float64(r.end) / float64(m.expect)
+	}
+	t.GPU = appendSized(t.GPU, r.gpu, frac)
 	for i := range r.api {
 		r.api[i].Thread = rm[r.api[i].Thread]
 	}
-	t.APICalls = append(t.APICalls, r.api...)
+	t.APICalls = appendSized(t.APICalls, r.api, frac)
 	for i := range r.ops {
 		r.ops[i].Thread = rm[r.ops[i].Thread]
 	}
-	t.Ops = append(t.Ops, r.ops...)
+	t.Ops = appendSized(t.Ops, r.ops, frac)
 	for i := range r.frames {
 		r.frames[i].Thread = rm[r.frames[i].Thread]
 	}
-	t.Frames = append(t.Frames, r.frames...)
+	t.Frames = appendSized(t.Frames, r.frames, frac)
 	for i := range r.annots {
 		r.annots[i].Thread = rm[r.annots[i].Thread]
 	}
@@ -88,7 +106,7 @@ func (m *merger) add(r *chunkResult) {
 	for i := range r.flows {
 		r.flows[i].thread = rm[r.flows[i].thread]
 	}
-	m.flows = append(m.flows, r.flows...)
+	m.flows = appendSized(m.flows, r.flows, frac)
 	for i, c := range r.cats {
 		if j, ok := m.catIdx[c]; ok {
 			t.Categories[j].Count += r.catN[i]
@@ -374,9 +392,17 @@ func bySpan(a, b trace.Span) int {
 	return cmp.Compare(b.End, a.End) // longer (enclosing) first
 }
 
+// sortStable sorts s unless it already is: profilers mostly write events
+// in order, and checking is one pass while sorting moves big structs.
+func sortStable[T any](s []T, cmp func(a, b T) int) {
+	if !slices.IsSortedFunc(s, cmp) {
+		slices.SortStableFunc(s, cmp)
+	}
+}
+
 func (m *merger) sortAll() {
 	t := m.t
-	slices.SortStableFunc(t.GPU, func(a, b trace.GPUActivity) int {
+	sortStable(t.GPU, func(a, b trace.GPUActivity) int {
 		if c := cmp.Compare(a.Device, b.Device); c != 0 {
 			return c
 		}
@@ -385,32 +411,32 @@ func (m *merger) sortAll() {
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	slices.SortStableFunc(t.APICalls, func(a, b trace.APICall) int {
+	sortStable(t.APICalls, func(a, b trace.APICall) int {
 		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
 			return c
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	slices.SortStableFunc(t.Ops, func(a, b trace.Op) int {
+	sortStable(t.Ops, func(a, b trace.Op) int {
 		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
 			return c
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	slices.SortStableFunc(t.Frames, func(a, b trace.PyFrame) int {
+	sortStable(t.Frames, func(a, b trace.PyFrame) int {
 		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
 			return c
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	slices.SortStableFunc(t.Annotations, func(a, b trace.Annotation) int {
+	sortStable(t.Annotations, func(a, b trace.Annotation) int {
 		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
 			return c
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	slices.SortStableFunc(t.GPUAnnotations, func(a, b trace.Annotation) int { return bySpan(a.Span, b.Span) })
-	slices.SortStableFunc(t.Memory, func(a, b trace.MemoryEvent) int { return cmp.Compare(a.At, b.At) })
+	sortStable(t.GPUAnnotations, func(a, b trace.Annotation) int { return bySpan(a.Span, b.Span) })
+	sortStable(t.Memory, func(a, b trace.MemoryEvent) int { return cmp.Compare(a.At, b.At) })
 }
 
 // linkLaunches joins GPU activity to the API call with the same
@@ -483,70 +509,74 @@ func (m *merger) correlateByFlows() {
 }
 
 // nest resolves, per host thread, each op's parent op and the innermost op
-// and Python frame around every op and API call, by a sweep over intervals
-// sorted by start (enclosing first).
+// and Python frame around every op and API call. Frames, ops and API calls
+// are each sorted by (thread, start, longest first), so a three-way merge
+// visits every interval of a thread in nesting order, and a stack of open
+// intervals gives the innermost encloser in O(1) per event.
 func (m *merger) nest() {
 	t := m.t
 	const (
 		kFrame = iota
 		kOp
 		kAPI
+		kNone
 	)
-	type node struct {
-		start, end trace.Time
-		kind       uint8
-		idx        trace.Index
-	}
 	type open struct {
 		start, end trace.Time
 		op, frame  trace.Index
 	}
-	var nodes []node
 	var stack []open
 	fi, oi, ai := 0, 0, 0
+	// before reports whether interval a comes before b: earlier start,
+	// then longer, then frame before op before API call.
+	before := func(as, ae trace.Time, ak int, bs, be trace.Time, bk int) bool {
+		if as != bs {
+			return as < bs
+		}
+		if ae != be {
+			return ae > be
+		}
+		return ak < bk
+	}
 	for th := trace.Index(0); th < trace.Index(len(t.Threads)); th++ {
-		nodes = nodes[:0]
-		for ; fi < len(t.Frames) && t.Frames[fi].Thread == th; fi++ {
-			nodes = append(nodes, node{t.Frames[fi].Start, t.Frames[fi].End, kFrame, trace.Index(fi)})
-		}
-		for ; oi < len(t.Ops) && t.Ops[oi].Thread == th; oi++ {
-			nodes = append(nodes, node{t.Ops[oi].Start, t.Ops[oi].End, kOp, trace.Index(oi)})
-		}
-		for ; ai < len(t.APICalls) && t.APICalls[ai].Thread == th; ai++ {
-			nodes = append(nodes, node{t.APICalls[ai].Start, t.APICalls[ai].End, kAPI, trace.Index(ai)})
-		}
-		if len(nodes) == 0 {
-			continue
-		}
-		sort.SliceStable(nodes, func(i, j int) bool {
-			a, b := nodes[i], nodes[j]
-			if a.start != b.start {
-				return a.start < b.start
-			}
-			if a.end != b.end {
-				return a.end > b.end
-			}
-			return a.kind < b.kind
-		})
 		stack = stack[:0]
-		for _, n := range nodes {
-			for len(stack) > 0 && !(stack[len(stack)-1].start <= n.start && n.end <= stack[len(stack)-1].end) {
+		for {
+			kind := kNone
+			var s, e trace.Time
+			if fi < len(t.Frames) && t.Frames[fi].Thread == th {
+				kind, s, e = kFrame, t.Frames[fi].Start, t.Frames[fi].End
+			}
+			if oi < len(t.Ops) && t.Ops[oi].Thread == th {
+				if o := &t.Ops[oi]; kind == kNone || before(o.Start, o.End, kOp, s, e, kind) {
+					kind, s, e = kOp, o.Start, o.End
+				}
+			}
+			if ai < len(t.APICalls) && t.APICalls[ai].Thread == th {
+				if a := &t.APICalls[ai]; kind == kNone || before(a.Start, a.End, kAPI, s, e, kind) {
+					kind, s, e = kAPI, a.Start, a.End
+				}
+			}
+			if kind == kNone {
+				break
+			}
+			for len(stack) > 0 && !(stack[len(stack)-1].start <= s && e <= stack[len(stack)-1].end) {
 				stack = stack[:len(stack)-1]
 			}
 			op, frame := trace.None, trace.None
 			if len(stack) > 0 {
 				op, frame = stack[len(stack)-1].op, stack[len(stack)-1].frame
 			}
-			switch n.kind {
+			switch kind {
 			case kFrame:
-				stack = append(stack, open{end: n.end, start: n.start, op: op, frame: n.idx})
+				stack = append(stack, open{start: s, end: e, op: op, frame: trace.Index(fi)})
+				fi++
 			case kOp:
-				t.Ops[n.idx].Parent = op
-				t.Ops[n.idx].Frame = frame
-				stack = append(stack, open{end: n.end, start: n.start, op: n.idx, frame: frame})
+				t.Ops[oi].Parent, t.Ops[oi].Frame = op, frame
+				stack = append(stack, open{start: s, end: e, op: trace.Index(oi), frame: frame})
+				oi++
 			case kAPI:
-				t.APICalls[n.idx].Op = op
-				t.APICalls[n.idx].Frame = frame
+				t.APICalls[ai].Op, t.APICalls[ai].Frame = op, frame
+				ai++
 			}
 		}
 	}
