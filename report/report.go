@@ -97,6 +97,8 @@ type doc struct {
 	depth int
 	title string
 	opt   Options
+	// result is the trace being written (single sets it).
+	result *analyze.Result
 	err   error
 }
 
@@ -162,6 +164,7 @@ func (d *doc) chart(mermaid string, svg func() string) {
 // single writes the whole report of one trace.
 func (d *doc) single(x Input) {
 	t, r := x.Trace, x.Result
+	d.result = r
 	d.heading(1, "Performance report: "+Code(workload(r.Source)))
 	d.header(t, r)
 	d.heading(2, "Executive summary")
@@ -272,15 +275,33 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		per = "the trace (no step markers)"
 	}
 	wall, busy, launches, launchAPI := typical(r)
+	// The biggest findings lead, as in a hand-written investigation; the
+	// utilisation and kernel bullets that follow give their context.
+	shown := 0
+	for _, f := range r.Findings {
+		if shown == 2 || f.SavingUs <= 0 {
+			break
+		}
+		shown++
+		bullets = append(bullets, fmt.Sprintf("**%s**: saves about %s.", upperFirst(Text(f.Title)), savingText(r, f)))
+	}
 	switch {
 	case !hasGPU(r):
-		bullets = append(bullets, fmt.Sprintf("**No GPU activity recorded**: the trace holds %s, %s and %s over %s but no kernel, memcpy or memset, so the GPU sections below are empty. Record with `ProfilerActivity.CUDA` to see the GPU.",
-			plural(len(t.Ops), "CPU op"), plural(len(t.APICalls), "CUDA API call"), plural(len(t.Frames), "Python frame"), us(r.Summary.WallUs)))
+		s := fmt.Sprintf("**No GPU activity recorded**: the trace holds %s and %s over %s but no kernel, memcpy or memset, so this report covers CPU time only.",
+			plural(len(t.Ops), "CPU op"), plural(len(t.Frames), "Python frame"), us(r.Summary.WallUs))
+		if torch(r) {
+			s += " Record with `ProfilerActivity.CUDA` to see the GPU."
+		}
+		bullets = append(bullets, s)
+		if len(r.Ops) > 0 {
+			o := r.Ops[0]
+			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
+		}
 	case wall > 0 && busy/wall < 0.5:
 		s := fmt.Sprintf("**GPU idle %s of %s**: wall %s, GPU busy %s. The host is the bottleneck: %s launches taking %s of CPU in launch calls (%s each) for kernels averaging %s",
 			pct(1-busy/wall), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
 		if idle := wall - busy; launchAPI < idle/2 {
-			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, synchronisation)", pct(launchAPI/idle), us(idle))
+			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(launchAPI/idle), us(idle))
 		}
 		bullets = append(bullets, s+".")
 	case wall > 0:
@@ -298,32 +319,64 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		s += launchedBy(k) + "."
 		bullets = append(bullets, s)
 	}
-	shown := 0
-	for _, f := range r.Findings {
-		if shown == 2 || f.SavingUs <= 0 {
-			break
-		}
-		shown++
-		bullets = append(bullets, fmt.Sprintf("**%s**: saves about %s per step (%s of the median step).", upperFirst(Text(f.Title)), us(f.SavingUs), pct(f.Share)))
-	}
 	if s := r.StepStats; s.Count >= 3 && s.MedianWallUsNoFirst > 0 && s.FirstStepUs > 1.2*s.MedianWallUsNoFirst {
 		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
 			us(s.FirstStepUs), s.FirstStepUs/s.MedianWallUsNoFirst, us(s.MedianWallUsNoFirst)))
 	}
 	if row, ok := heaviestRoofline(r.Roofline); ok {
-		bullets = append(bullets, fmt.Sprintf("**%s %s reaches %.1f TFLOP/s, %s of peak** (%s bound, %.0f FLOP/byte).",
-			Code(row.Op), Code(row.Shape), row.TFLOPS, pct(row.Efficiency), Text(row.Bound), row.Intensity))
+		bullets = append(bullets, fmt.Sprintf("**%s %s reaches %s TFLOP/s, %s of peak** (%s bound, %s FLOP/byte).",
+			Code(row.Op), Code(row.Shape), sig(row.TFLOPS), pct(row.Efficiency), Text(row.Bound), sig(row.Intensity)))
+	}
+	if b, ok := costliestRange(r); ok {
+		bullets = append(bullets, b)
 	}
 	if len(r.Findings) == 0 && hasGPU(r) {
 		bullets = append(bullets, fmt.Sprintf("**No finding**: none of the %s analyzers found a problem worth fixing in this trace.", count(float64(len(r.Analyzers)))))
 	}
 	if r.Summary.StepsSynthetic && hasGPU(r) {
-		bullets = append(bullets, "**No `ProfilerStep#N` markers**: the whole trace counts as one step, so per-step figures are per trace; call `prof.step()` each iteration for per-step numbers.")
+		hint := "call `prof.step()` each iteration"
+		if !torch(r) {
+			hint = "mark each iteration (`jax.profiler.StepTraceAnnotation` in JAX)"
+		}
+		bullets = append(bullets, "**No step markers**: the whole trace counts as one step, so per-step figures are per trace; "+hint+" for per-step numbers.")
+	}
+	if len(bullets) > maxBullets {
+		bullets = bullets[:maxBullets]
 	}
 	for _, b := range bullets {
 		d.b.WriteString("- " + b + "\n")
 	}
 	d.b.WriteString("\n")
+}
+
+// maxBullets keeps the executive summary to what a reader takes in at once.
+const maxBullets = 6
+
+// torch reports whether the trace came from torch.profiler, so hints can
+// name its API.
+func torch(r *analyze.Result) bool { return r.Framework == "PyTorch" }
+
+// costliestRange is a summary bullet naming the record_function range with
+// the most GPU time when several ranges compete (e.g. variants of one
+// kernel under test), with how it compares to the runner-up.
+func costliestRange(r *analyze.Result) (string, bool) {
+	var ranges []analyze.AnnotationStat
+	for _, a := range r.Annotations {
+		if a.Kind == analyze.AnnotationRange && a.GPUUs > 0 {
+			ranges = append(ranges, a)
+		}
+	}
+	if len(ranges) < 2 {
+		return "", false
+	}
+	slices.SortStableFunc(ranges, func(a, b analyze.AnnotationStat) int { return cmpDesc(a.GPUUs, b.GPUUs) })
+	a, b := ranges[0], ranges[1]
+	if a.GPUUs < 1.5*b.GPUUs {
+		// Nested or comparable ranges: no single culprit to name.
+		return "", false
+	}
+	return fmt.Sprintf("**%s is the costliest range**: %s of GPU time over %s, %.1f× the next, %s (%s).",
+		Code(a.Name), us(a.GPUUs), plural(a.Count, "call"), a.GPUUs/b.GPUUs, Code(b.Name), us(b.GPUUs)), true
 }
 
 // launchedBy says which op and Python line launched a kernel most often.
@@ -361,8 +414,18 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 	if r.Summary.StepsSynthetic {
 		d.para("The trace marks no `ProfilerStep#N` ranges, so the whole trace (%s) counts as one step.", us(r.Summary.WallUs))
 	}
-	tb := newTable(left("Step"), right("Wall"), right("GPU busy"), right("GPU idle"), right("Busy"), right("Kernels"), right("Launches"), right("Launch CPU"), right("Sync"))
+	gpu := hasGPU(r)
+	cols := []column{left("Step"), right("Wall"), right("GPU busy"), right("GPU idle"), right("Busy"), right("Kernels"), right("Launches"), right("Launch CPU"), right("Sync")}
+	if !gpu {
+		// A CPU-only trace: GPU columns would be all zeros.
+		cols = cols[:2]
+	}
+	tb := newTable(cols...)
 	row := func(name string, s analyze.Step) {
+		if !gpu {
+			tb.add(name, us(s.WallUs))
+			return
+		}
 		tb.add(name, us(s.WallUs), us(s.GPUBusyUs), us(s.GPUIdleUs), pct(s.GPUBusyShare), count(float64(s.Kernels)), count(float64(s.Launches)), us(s.LaunchAPIUs), us(s.SyncUs))
 	}
 	steps := r.Steps
@@ -415,9 +478,9 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 			}
 		}
 		d.para("%s", line)
-		d.chart(stepsMermaid(steps), func() string { return stepsSVG(steps) })
+		d.chart(stepsMermaid(steps, gpu), func() string { return stepsSVG(steps) })
 	}
-	if hasGPU(r) {
+	if gpu {
 		cat := map[string]string{}
 		for _, k := range r.Kernels {
 			cat[k.Name] = k.Category
@@ -461,7 +524,7 @@ func median(v []float64) float64 {
 
 // stepsMermaid is an xychart-beta of step wall time (bars) and GPU busy
 // time (line), in ms or µs; the step table above it has the same numbers.
-func stepsMermaid(steps []analyze.Step) string {
+func stepsMermaid(steps []analyze.Step, gpu bool) string {
 	maxV := 0.0
 	for _, s := range steps {
 		maxV = max(maxV, s.WallUs)
@@ -477,14 +540,22 @@ func stepsMermaid(steps []analyze.Step) string {
 		line = append(line, sig(s.GPUBusyUs/div))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "xychart-beta\n    title \"Step wall time (bars) and GPU busy time (line), %s\"\n", unit)
+	if gpu {
+		fmt.Fprintf(&b, "xychart-beta\n    title \"Step wall time (bars) and GPU busy time (line), %s\"\n", unit)
+	} else {
+		fmt.Fprintf(&b, "xychart-beta\n    title \"Step wall time, %s\"\n", unit)
+	}
 	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(xs, ", "))
 	fmt.Fprintf(&b, "    y-axis \"%s\" 0 --> %s\n", unit, sig(maxV/div*1.1))
-	fmt.Fprintf(&b, "    bar [%s]\n    line [%s]\n", strings.Join(bars, ", "), strings.Join(line, ", "))
+	fmt.Fprintf(&b, "    bar [%s]\n", strings.Join(bars, ", "))
+	if gpu {
+		fmt.Fprintf(&b, "    line [%s]\n", strings.Join(line, ", "))
+	}
 	return b.String()
 }
 
 func (d *doc) timeBreakdown(r *analyze.Result) {
+	gpu := hasGPU(r)
 	d.heading(2, "Where the time goes")
 	d.heading(3, "GPU time by kernel category")
 	if len(r.Categories) == 0 {
@@ -510,7 +581,11 @@ func (d *doc) timeBreakdown(r *analyze.Result) {
 
 	d.heading(3, "Time by annotation and module")
 	if len(r.Annotations) == 0 {
-		d.para("No `record_function` ranges or `nn.Module` frames in this trace: wrap regions in `torch.profiler.record_function(\"name\")` to see their time here.")
+		hint := "wrap regions in `torch.profiler.record_function(\"name\")`"
+		if !torch(r) {
+			hint = "wrap regions in a named range (`jax.profiler.TraceAnnotation` in JAX)"
+		}
+		d.para("No named ranges or `nn.Module` frames in this trace: %s to see their time here.", hint)
 	} else {
 		anns := slices.Clone(r.Annotations)
 		slices.SortStableFunc(anns, func(a, b analyze.AnnotationStat) int {
@@ -519,13 +594,18 @@ func (d *doc) timeBreakdown(r *analyze.Result) {
 			}
 			return cmpDesc(a.CPUUs, b.CPUUs)
 		})
-		tb := newTable(left("Range or module"), left("Kind"), right("Count"), right("CPU time"), right("GPU time"), right("Kernels"))
+		cols := []column{left("Range or module"), left("Kind"), right("Count"), right("CPU time"), right("GPU time"), right("Kernels")}
+		if !gpu {
+			cols = cols[:4]
+		}
+		tb := newTable(cols...)
 		const maxRows = 15
 		for i, a := range anns {
 			if i == maxRows {
 				break
 			}
-			tb.add(Code(a.Name), Text(a.Kind), count(float64(a.Count)), us(a.CPUUs), us(a.GPUUs), count(float64(a.Kernels)))
+			cells := []string{Code(a.Name), Text(a.Kind), count(float64(a.Count)), us(a.CPUUs), us(a.GPUUs), count(float64(a.Kernels))}
+			tb.add(cells[:len(cols)]...)
 		}
 		d.table(tb)
 		if len(anns) > maxRows {
@@ -538,13 +618,18 @@ func (d *doc) timeBreakdown(r *analyze.Result) {
 		d.para("No framework ops (`cpu_op` events) in this trace.")
 		return
 	}
-	tb := newTable(left("Op"), right("Calls"), right("CPU total"), right("CPU self"), right("GPU time"), right("Kernels"))
+	cols := []column{left("Op"), right("Calls"), right("CPU total"), right("CPU self"), right("GPU time"), right("Kernels")}
+	if !gpu {
+		cols = cols[:4]
+	}
+	tb := newTable(cols...)
 	const maxOps = 10
 	for i, o := range r.Ops {
 		if i == maxOps {
 			break
 		}
-		tb.add(Code(o.Name), count(float64(o.Calls)), us(o.TotalCPUUs), us(o.SelfCPUUs), us(o.GPUUs), count(float64(o.Kernels)))
+		cells := []string{Code(o.Name), count(float64(o.Calls)), us(o.TotalCPUUs), us(o.SelfCPUUs), us(o.GPUUs), count(float64(o.Kernels))}
+		tb.add(cells[:len(cols)]...)
 	}
 	d.table(tb)
 	if len(r.Ops) > maxOps {
@@ -565,7 +650,16 @@ func (d *doc) kernels(r *analyze.Result) {
 	}
 	d.para("%s of %s, %s of GPU kernel time; the top %d take %s.",
 		plural(r.Summary.KernelLaunches, "kernel launch"), plural(r.Summary.DistinctKernels, "distinct kernel"), us(r.Summary.GPUKernelUs), len(top), pct(topShare))
-	tb := newTable(right("#"), left("Kernel"), left("Category"), right("Share"), right("Total"), right("Count"), right("Mean"), left("Launched by op"), left("Python line"))
+	python := false
+	for _, k := range top {
+		python = python || len(k.Python) > 0
+	}
+	cols := []column{right("#"), left("Kernel"), left("Category"), right("Share"), right("Total"), right("Count"), right("Mean"), left("Launched by op"), left("Python line")}
+	if !python {
+		// Without Python stacks the column would be all dashes.
+		cols = cols[:len(cols)-1]
+	}
+	tb := newTable(cols...)
 	var bars []bar
 	long := false
 	for i, k := range top {
@@ -573,10 +667,18 @@ func (d *doc) kernels(r *analyze.Result) {
 		if short != k.Name {
 			long = true
 		}
-		tb.add(fmt.Sprint(i+1), Code(short), categoryTitle(k.Category), pct(k.Share), us(k.TotalUs), count(float64(k.Count)), us(k.MeanUs), codeList(k.Ops), codeList(k.Python))
+		cells := []string{fmt.Sprint(i+1), Code(short), categoryTitle(k.Category), pct(k.Share), us(k.TotalUs), count(float64(k.Count)), us(k.MeanUs), codeList(k.Ops), codeList(k.Python)}
+		tb.add(cells[:len(cols)]...)
 		bars = append(bars, bar{label: fmt.Sprintf("%d. %s", i+1, kernelName(k)), value: k.TotalUs, text: pct(k.Share) + " · " + us(k.TotalUs), class: categoryClass(k.Category)})
 	}
 	d.table(tb)
+	if !python {
+		if torch(r) {
+			d.para("The trace has no Python stacks, so kernels cannot be traced to a source line: record with `with_stack=True` to get them.")
+		} else {
+			d.para("The trace links no Python frames to kernel launches, so kernels cannot be traced to a source line.")
+		}
+	}
 	d.chart("", func() string { return barsSVG("Share of GPU kernel time, top kernels", bars) })
 	if long {
 		open, closing := details("Full kernel names")
@@ -619,7 +721,7 @@ func codeList(names []string) string {
 	if len(names) == 0 {
 		return ""
 	}
-	s := Code(names[0])
+	s := Code(shorten(names[0], 60))
 	if len(names) > 1 {
 		s += fmt.Sprintf(" (+%d)", len(names)-1)
 	}
@@ -676,26 +778,27 @@ func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
 	if f.SavingUs > 0 {
-		saving = "about " + us(f.SavingUs) + " per step"
-		if f.Share > 0 {
-			saving += " (" + pct(f.Share) + " of the median step)"
-		}
+		saving = "about " + savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
-	var texts []string
+	// Evidence keeps the analyzer's order: runs of plain lines become one
+	// bullet list, and a line that introduces a table sits right above it.
+	inList := false
 	for _, e := range f.Evidence {
+		hasTable := e.Table != nil && len(e.Table.Header) > 0
+		if e.Text != "" && !hasTable {
+			d.b.WriteString("- " + upperFirst(Text(e.Text)) + kernelList(" (kernels: ", e.Kernels, ")") + "\n")
+			inList = true
+			continue
+		}
+		if inList {
+			d.b.WriteString("\n")
+			inList = false
+		}
 		if e.Text != "" {
-			texts = append(texts, upperFirst(Text(e.Text)))
+			d.para("%s", upperFirst(Text(e.Text)))
 		}
-	}
-	if len(texts) > 0 {
-		for _, s := range texts {
-			d.b.WriteString("- " + s + "\n")
-		}
-		d.b.WriteString("\n")
-	}
-	for _, e := range f.Evidence {
-		if e.Table != nil && len(e.Table.Header) > 0 {
+		if hasTable {
 			cols := make([]column, len(e.Table.Header))
 			for i, h := range e.Table.Header {
 				cols[i] = left(Text(h))
@@ -708,28 +811,66 @@ func (d *doc) finding(num string, f analyze.Finding) {
 				cells := make([]string, len(cols))
 				for i := range cells {
 					if i < len(row) {
-						cells[i] = Text(row[i])
+						cells[i] = Text(evidenceCell(row[i], e.Kernels))
 					}
 				}
 				tb.add(cells...)
 			}
 			d.table(tb)
 		}
-		if len(e.Kernels) > 0 && e.Table == nil {
-			var ks []string
-			for i, k := range e.Kernels {
-				if i == 6 {
-					ks = append(ks, fmt.Sprintf("and %d more", len(e.Kernels)-6))
-					break
-				}
-				ks = append(ks, Code(shorten(analyze.ShortKernelName(k), 60)))
-			}
-			d.para("Kernels: %s.", strings.Join(ks, ", "))
+		if !hasTable && len(e.Kernels) > 0 {
+			d.para("%s", kernelList("Kernels: ", e.Kernels, "."))
 		}
+	}
+	if inList {
+		d.b.WriteString("\n")
 	}
 	if f.Fix != "" {
 		d.para("**Fix:** %s", upperFirst(Text(f.Fix)))
 	}
+}
+
+// kernelList names up to six kernels by their short names between prefix
+// and suffix, or returns "" for none.
+func kernelList(prefix string, kernels []string, suffix string) string {
+	if len(kernels) == 0 {
+		return ""
+	}
+	var ks []string
+	for i, k := range kernels {
+		if i == 6 {
+			ks = append(ks, fmt.Sprintf("and %d more", len(kernels)-6))
+			break
+		}
+		ks = append(ks, Code(shorten(analyze.ShortKernelName(k), 60)))
+	}
+	return prefix + strings.Join(ks, ", ") + suffix
+}
+
+// savingText states a finding's saving in the trace's terms: per step, or
+// over the whole run when the trace marks no steps.
+func savingText(r *analyze.Result, f analyze.Finding) string {
+	if r.Summary.StepsSynthetic {
+		s := us(f.SavingUs) + " over the traced run"
+		if f.Share > 0 {
+			s += " (" + pct(f.Share) + " of it)"
+		}
+		return s
+	}
+	s := us(f.SavingUs) + " per step"
+	if f.Share > 0 {
+		s += " (" + pct(f.Share) + " of the median step)"
+	}
+	return s
+}
+
+// evidenceCell shortens a kernel's full name in an evidence table the way
+// the kernel tables do, and bounds any other long cell.
+func evidenceCell(s string, kernels []string) string {
+	if len(s) > 60 && (slices.Contains(kernels, s) || strings.ContainsAny(s, "<(")) {
+		s = analyze.ShortKernelName(s)
+	}
+	return shorten(s, 100)
 }
 
 // numeric reports whether an evidence cell holds a number (possibly with a
@@ -759,19 +900,68 @@ func (d *doc) roofline(r *analyze.Result) {
 	tb := newTable(right("#"), left("Op"), left("Shape"), left("dtype"), left("Kernel"), right("Calls"), right("Mean"), right("TFLOP/s"), right("GB/s"), right("FLOP/byte"), right("Ridge"), left("Bound"), right("Peak TFLOP/s"), right("% of peak"))
 	for i, row := range r.Roofline {
 		tb.add(fmt.Sprint(i+1), Code(row.Op), Code(row.Shape), Text(row.DType), Code(shorten(analyze.ShortKernelName(row.Kernel), 48)), count(float64(row.Calls)), us(row.MeanUs),
-			fmt.Sprintf("%.1f", row.TFLOPS), fmt.Sprintf("%.0f", row.GBps), fmt.Sprintf("%.1f", row.Intensity), fmt.Sprintf("%.0f", row.Ridge), Text(row.Bound),
+			sig(row.TFLOPS), fmt.Sprintf("%.0f", row.GBps), sig(row.Intensity), fmt.Sprintf("%.0f", row.Ridge), Text(row.Bound),
 			fmt.Sprintf("%.0f", row.PeakTFLOPS), pct(row.Efficiency))
 	}
 	d.table(tb)
+	for _, line := range sameShape(r.Roofline) {
+		d.b.WriteString("- " + line + "\n")
+	}
+	if len(sameShape(r.Roofline)) > 0 {
+		d.b.WriteString("\n")
+	}
 	d.chart("", func() string { return rooflineSVG(r.Roofline) })
+}
+
+// sameShape compares implementations of the same work: rows with one
+// shape and dtype (a library GEMM and hand-written variants of it) whose
+// throughput differs by 20% or more, fastest against slowest.
+func sameShape(rows []analyze.RooflineRow) []string {
+	type group struct{ best, worst analyze.RooflineRow }
+	var keys []string
+	groups := map[string]*group{}
+	for _, r := range rows {
+		if r.TFLOPS <= 0 {
+			continue
+		}
+		k := r.Shape + "\x00" + r.DType
+		g, ok := groups[k]
+		if !ok {
+			keys = append(keys, k)
+			groups[k] = &group{r, r}
+			continue
+		}
+		if r.TFLOPS > g.best.TFLOPS {
+			g.best = r
+		}
+		if r.TFLOPS < g.worst.TFLOPS {
+			g.worst = r
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		g := groups[k]
+		if g.best.Op == g.worst.Op || g.best.TFLOPS < 1.2*g.worst.TFLOPS {
+			continue
+		}
+		out = append(out, fmt.Sprintf("Same work, %s %s: %s reaches %s TFLOP/s (%s of peak), %s only %s (%s), %.1f× slower.",
+			Code(g.best.Shape), Text(g.best.DType), Code(g.best.Op), sig(g.best.TFLOPS), pct(g.best.Efficiency), Code(g.worst.Op), sig(g.worst.TFLOPS), pct(g.worst.Efficiency), g.best.TFLOPS/g.worst.TFLOPS))
+		if len(out) == 3 {
+			break
+		}
+	}
+	return out
 }
 
 func (d *doc) nextSteps(r *analyze.Result) {
 	d.heading(2, "Recommended next steps")
 	if len(r.Findings) == 0 {
-		if !hasGPU(r) {
+		switch {
+		case !hasGPU(r) && torch(r):
 			d.para("Re-record with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` so the GPU side is in the trace.")
-		} else {
+		case !hasGPU(r):
+			d.para("Re-record with GPU tracing enabled so the GPU side is in the trace.")
+		default:
 			d.para("Nothing stands out. Profile a larger batch or more steps, or compare against a baseline with `tracelens diff`.")
 		}
 		return
@@ -782,7 +972,11 @@ func (d *doc) nextSteps(r *analyze.Result) {
 		}
 		line := fmt.Sprintf("%d. **%s**", i+1, upperFirst(Text(f.Title)))
 		if f.SavingUs > 0 {
-			line += fmt.Sprintf(" (about %s per step)", us(f.SavingUs))
+			per := " per step"
+			if r.Summary.StepsSynthetic {
+				per = " over the run"
+			}
+			line += " (saves about " + us(f.SavingUs) + per + ")"
 		}
 		if f.Fix != "" {
 			line += ": " + Text(f.Fix)
@@ -959,10 +1153,18 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// upperFirst capitalises a sentence that starts with a plain lowercase
+// word; identifiers (torch.compile, fp32, aten::mm) keep their spelling.
 func upperFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	if n == 0 || !unicode.IsLower(r) {
 		return s
+	}
+	word, _, _ := strings.Cut(s, " ")
+	for _, c := range word {
+		if !unicode.IsLetter(c) && c != ',' && c != ':' && c != '-' {
+			return s
+		}
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -47,7 +47,7 @@ func barsSVG(title string, bars []bar) string {
 	const width, labelW, textW, rowH, top = 960, 380, 110, 22, 30
 	h := top + rowH*len(bars) + 8
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, h, width, h)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d">`, width, h, width, h)
 	fmt.Fprintf(&b, `<title>%s</title><text class="title" x="0" y="18">%s</text>`, esc(title), esc(title))
 	maxV := 0.0
 	for _, br := range bars {
@@ -84,7 +84,7 @@ func stepsSVG(steps []analyze.Step) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d">`, width, height, width, height)
 	b.WriteString(`<title>Step time: GPU busy and idle</title><text class="title" x="0" y="18">Step time: GPU busy (filled) and idle (outline)</text>`)
 	axisY(&b, left, top, plotW, plotH, maxV)
 	slot := plotW / float64(len(steps))
@@ -180,7 +180,7 @@ func timelineSVG(t *trace.Trace, category map[string]string) string {
 	height := top + laneH*len(lanes) + 30
 	x := func(at trace.Time) float64 { return float64(left) + float64(at-lo)/float64(hi-lo)*plotW }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d">`, width, height, width, height)
 	fmt.Fprintf(&b, `<title>Timeline</title><text class="title" x="0" y="18">Timeline per stream over %s (gaps are GPU idle)</text>`, esc(trace.Duration(hi-lo).String()))
 	for i, s := range t.Steps {
 		if s.Synthetic {
@@ -242,12 +242,15 @@ func rooflineSVG(rows []analyze.RooflineRow) string {
 		return ""
 	}
 	ridge := peakF * 1e12 / (peakB * 1e9)
-	xmin, xmax := ridge/1000, ridge*100
-	ymin, ymax := peakF/1e4, peakF*2
+	// Frame the points and the ridge with a decade of margin, so the roof's
+	// knee and every point are visible without empty decades.
+	xmin, xmax, ymin := ridge, ridge, peakF
 	for _, p := range pts {
-		xmin, xmax = math.Min(xmin, p.Intensity/2), math.Max(xmax, p.Intensity*2)
-		ymin = math.Min(ymin, p.TFLOPS/2)
+		xmin, xmax = math.Min(xmin, p.Intensity), math.Max(xmax, p.Intensity)
+		ymin = math.Min(ymin, p.TFLOPS)
 	}
+	xmin, xmax, ymin = xmin/10, xmax*10, ymin/10
+	ymax := peakF * 2
 	lx0, lx1 := math.Floor(math.Log10(xmin)), math.Ceil(math.Log10(xmax))
 	ly0, ly1 := math.Floor(math.Log10(ymin)), math.Ceil(math.Log10(ymax))
 	const width, height, left, top, bottom, rightPad = 960, 420, 80, 34, 46, 20
@@ -255,7 +258,7 @@ func rooflineSVG(rows []analyze.RooflineRow) string {
 	px := func(v float64) float64 { return float64(left) + (math.Log10(v)-lx0)/(lx1-lx0)*pw }
 	py := func(v float64) float64 { return float64(top) + ph - (math.Log10(v)-ly0)/(ly1-ly0)*ph }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d">`, width, height, width, height)
 	fmt.Fprintf(&b, `<title>Roofline</title><text class="title" x="0" y="18">Roofline: %.0f TFLOP/s peak, %.0f GB/s, ridge at %.0f FLOP/byte</text>`, peakF, peakB, ridge)
 	for e := lx0; e <= lx1; e++ {
 		v := math.Pow(10, e)
@@ -277,10 +280,25 @@ func rooflineSVG(rows []analyze.RooflineRow) string {
 		y0 = math.Pow(10, ly0)
 	}
 	fmt.Fprintf(&b, `<polyline class="roof" points="%.1f,%.1f %.1f,%.1f %.1f,%.1f"/>`, px(x0), py(y0), px(ridge), py(peakF), float64(left)+pw, py(peakF))
+	var placed [][2]float64
 	for _, p := range pts {
-		fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="6"><title>%s %s: %.1f TFLOP/s at %.1f FLOP/byte</title></circle>`,
-			px(p.Intensity), py(p.TFLOPS), esc(p.Op), esc(p.Shape), p.TFLOPS, p.Intensity)
-		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f">%d</text>`, px(p.Intensity)+9, py(p.TFLOPS)+4, p.n)
+		cx, cy := px(p.Intensity), py(p.TFLOPS)
+		fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="6"><title>%d. %s %s: %.1f TFLOP/s at %.1f FLOP/byte</title></circle>`,
+			cx, cy, p.n, esc(p.Op), esc(p.Shape), p.TFLOPS, p.Intensity)
+		// Nudge a label down until it clears the labels already placed, so
+		// points of equal intensity stay readable.
+		lx, ly := cx+9, cy+4
+		for moved := true; moved; {
+			moved = false
+			for _, q := range placed {
+				if math.Abs(q[0]-lx) < 24 && math.Abs(q[1]-ly) < 13 {
+					ly = q[1] + 13
+					moved = true
+				}
+			}
+		}
+		placed = append(placed, [2]float64{lx, ly})
+		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f">%d</text>`, lx, ly, p.n)
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
