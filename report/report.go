@@ -99,7 +99,7 @@ type doc struct {
 	opt   Options
 	// result is the trace being written (single sets it).
 	result *analyze.Result
-	err   error
+	err    error
 }
 
 func build(in []Input, opt Options, html bool) (*doc, error) {
@@ -667,7 +667,7 @@ func (d *doc) kernels(r *analyze.Result) {
 		if short != k.Name {
 			long = true
 		}
-		cells := []string{fmt.Sprint(i+1), Code(short), categoryTitle(k.Category), pct(k.Share), us(k.TotalUs), count(float64(k.Count)), us(k.MeanUs), codeList(k.Ops), codeList(k.Python)}
+		cells := []string{fmt.Sprint(i + 1), Code(short), categoryTitle(k.Category), pct(k.Share), us(k.TotalUs), count(float64(k.Count)), us(k.MeanUs), codeList(k.Ops), codeList(k.Python)}
 		tb.add(cells[:len(cols)]...)
 		bars = append(bars, bar{label: fmt.Sprintf("%d. %s", i+1, kernelName(k)), value: k.TotalUs, text: pct(k.Share) + " · " + us(k.TotalUs), class: categoryClass(k.Category)})
 	}
