@@ -164,10 +164,6 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	out = append(out, wrap(k.short, w)...)
-	for _, l := range wrap(k.full, w-2) {
-		out = append(out, "  "+l)
-	}
-	add("")
 	add("category %s   launches %d   total %s   share %.1f%%", k.Category, k.Count, us(k.TotalUs), k.Share*100)
 	add("mean %s   median %s   p95 %s   min %s   max %s", us(k.MeanUs), us(k.MedianUs), us(k.P95Us), us(k.MinUs), us(k.MaxUs))
 
@@ -284,6 +280,14 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 			occ = fmt.Sprintf("%.0f%%", c.c.occ)
 		}
 		add("  %5d× grid %s block %s  %d regs  %d B shared  occupancy %s", c.n, dim3(c.c.grid), dim3(c.c.block), c.c.regs, c.c.smem, occ)
+	}
+	if k.full != k.short {
+		// Last: a templated C++ name can fill a screen by itself.
+		add("")
+		add("Full name")
+		for _, l := range wrap(k.full, w-2) {
+			out = append(out, "  "+l)
+		}
 	}
 	return out
 }

@@ -203,6 +203,16 @@ func (m *Model) setData(d *data) {
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		// Keys typed faster than the terminal is read arrive as one
+		// message ("/mul"): each is a key of its own.
+		for _, r := range msg.Runes {
+			if cmd := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}); cmd != nil {
+				return cmd
+			}
+		}
+		return nil
+	}
 	k := msg.String()
 	if k == "ctrl+c" {
 		return tea.Quit

@@ -131,7 +131,7 @@ func TestGoldenScreens(t *testing.T) {
 		{"ops_tree", hooks, 120, 40, []string{"3", "t", "down", "enter"}},
 		{"findings_120x40", hooks, 120, 40, []string{"4"}},
 		{"finding_detail", hooks, 120, 40, []string{"4", "enter"}},
-		{"finding_link_to_kernel", hooks, 120, 40, []string{"4", "down", "enter", "enter"}},
+		{"finding_link_to_kernel", hooks, 120, 40, []string{"4", "/", "t", "f", "3", "2", "enter", "enter", "enter"}},
 		{"timeline_whole", hooks, 120, 40, []string{"5"}},
 		{"timeline_step_zoom", hooks, 120, 40, []string{"5", "]", "]", "right", "right", "right", "right", "+", "right", "right"}},
 		{"timeline_80x24", fixtureOptions("fusedlinear_cublas.json.gz"), 80, 24, []string{"5", "l", "+", "+"}},
@@ -197,6 +197,20 @@ func TestQuitKeys(t *testing.T) {
 	}
 	if !isQuit(press(m, "ctrl+c")) {
 		t.Error("Ctrl-C does not quit while typing a filter")
+	}
+}
+
+// TestTypedAheadKeys: keys typed faster than the terminal is read reach
+// the model as one message; each must act as if typed alone.
+func TestTypedAheadKeys(t *testing.T) {
+	m := loaded(t, fixtureOptions("eggroll_hooks.json.gz"), 120, 40)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3/mul")})
+	if m.cur != scrOps || !m.editing || m.filters[scrOps] != "mul" {
+		t.Errorf("after \"3/mul\": screen %d, editing %v, filter %q; want ops, editing, \"mul\"", m.cur, m.editing, m.filters[scrOps])
+	}
+	m.Update(key("esc"))
+	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjq")}); !isQuit(cmd) {
+		t.Error("\"jjq\" does not quit")
 	}
 }
 

@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"io"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// benchModel loads a synthetic trace of kernels distinct kernels into a
+// 120×40 model that renders with colour (the costlier path).
+func benchModel(b *testing.B, kernels, launches int) *Model {
+	b.Helper()
+	tr := syntheticTrace(kernels, launches)
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI)
+	return loaded(b, Options{Name: "synthetic", Load: func(func(int64, int64)) (*trace.Trace, error) { return tr, nil }, Renderer: r}, 120, 40)
+}
+
+// BenchmarkKeypress measures one keypress (Update and the View that
+// follows it) on a trace with 10 000 distinct kernels. The target is
+// 16 ms, one frame at 60 Hz.
+func BenchmarkKeypress(b *testing.B) {
+	m := benchModel(b, 10000, 2)
+	cases := []struct {
+		name   string
+		screen string
+		keys   []string // cycled through, one per iteration
+	}{
+		{"kernels_down", "2", []string{"j"}},
+		{"kernels_pgdown_pgup", "2", []string{"pgdown", "pgdown", "pgup", "pgup"}},
+		{"kernels_sort", "2", []string{"s"}},
+		{"kernels_filter_typing", "2", []string{"/", "1", "2", "backspace", "backspace", "enter"}},
+		{"kernels_open_detail", "2", []string{"enter", "esc"}},
+		{"ops_tree", "3", []string{"t", "enter", "down"}},
+		{"timeline_pan_zoom", "5", []string{"l", "+", "h", "-", "right"}},
+		{"switch_screens", "1", []string{"tab"}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			press(m, "esc", "esc", c.screen)
+			m.View()
+			i := 0
+			for b.Loop() {
+				m.Update(key(c.keys[i%len(c.keys)]))
+				_ = m.View()
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkFirstFrame measures what happens between the end of ingest and
+// the first interactive frame: analysis, every precomputed table, one View.
+func BenchmarkFirstFrame(b *testing.B) {
+	for _, sz := range []struct {
+		name              string
+		kernels, launches int
+	}{{"10k_kernels", 10000, 2}, {"200k_launches", 1000, 200}} {
+		b.Run(sz.name, func(b *testing.B) {
+			tr := syntheticTrace(sz.kernels, sz.launches)
+			for b.Loop() {
+				m := New(Options{Renderer: plainRenderer()})
+				d, err := buildData(tr, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.Update(loadedMsg{d: d})
+				_ = m.View()
+			}
+		})
+	}
+}

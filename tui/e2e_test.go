@@ -1,0 +1,182 @@
+package tui_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxSession drives the real binary in a detached tmux terminal on a
+// private server socket, so the test touches no other tmux session.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+	name   string
+	status string // file the shell writes the exit status to
+}
+
+func (s *tmuxSession) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (s *tmuxSession) capture() string { return s.tmux("capture-pane", "-p", "-t", s.name) }
+
+// waitFor polls the screen until it contains every string in want.
+func (s *tmuxSession) waitFor(what string, want ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		screen := s.capture()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(screen, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: screen never showed %q:\n%s", what, missing, screen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *tmuxSession) keys(keys ...string) { s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...) }
+
+// exitStatus waits for the binary to exit and returns its status.
+func (s *tmuxSession) exitStatus() string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(s.status); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("tracelens tui did not exit; screen:\n%s", s.capture())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startTmux runs "tracelens tui args..." in a 120×40 tmux terminal.
+func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSession {
+	dir := t.TempDir()
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("tracelens-e2e-%d", os.Getpid()), name: "tui", status: filepath.Join(dir, "status")}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + a + "'"
+	}
+	cmd := fmt.Sprintf("%s '%s' tui %s; echo $? > '%s'; sleep 60", env, bin, strings.Join(quoted, " "), s.status)
+	s.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", s.name, "sh", "-c", cmd)
+	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	return s
+}
+
+// binDir holds the tracelens binary the end-to-end tests build once.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tracelens-tui-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildBinary builds cmd/tracelens on first use.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(binDir, "tracelens")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tracelens").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestTmuxEndToEnd runs the built binary in a real terminal (tmux): open a
+// fixture, filter, open help, open a kernel, quit; the exit status must be
+// 0 and the terminal must be back on the normal screen.
+func TestTmuxEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (apt-get install tmux); the end-to-end terminal test needs it")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end terminal test skipped in -short mode")
+	}
+	fixture, err := filepath.Abs("../fixtures/eggroll_hooks.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+	s := startTmux(t, bin, "", fixture)
+	s.waitFor("first frame", "[1 Overview]", "Top findings", "NVIDIA H100")
+
+	s.keys("2")
+	s.waitFor("kernels screen", "[2 Kernels]", "gemmk1_kernel", "1/16 kernels")
+	s.keys("/", "MulFunctor", "Enter")
+	screen := s.waitFor("filter", `filter "MulFunctor"`, "1/2 kernels")
+	if strings.Contains(screen, "gemmk1_kernel") {
+		t.Errorf("filter MulFunctor still shows gemmk1_kernel:\n%s", screen)
+	}
+
+	s.keys("?")
+	s.waitFor("help", "Keys", "Tab  Shift-Tab  1…6", "q  Ctrl-C", "any key closes help")
+	s.keys("Escape")
+	s.waitFor("help closed", "1/2 kernels")
+
+	s.keys("Enter")
+	s.waitFor("kernel detail", "Duration histogram", "Launches per step", "MulFunctor", "kernel detail  Esc back")
+
+	s.keys("q")
+	if st := s.exitStatus(); st != "0" {
+		t.Fatalf("tracelens tui exited with status %s, want 0", st)
+	}
+	// The alternate screen is gone: the terminal shows what it showed
+	// before the UI started (here nothing), not the UI's last frame.
+	if screen := s.capture(); strings.Contains(screen, "Duration histogram") {
+		t.Errorf("terminal not restored after quit:\n%s", screen)
+	}
+}
+
+// TestTmuxNoColorAndCtrlC checks that NO_COLOR leaves no colour or style
+// escape on the screen, and that Ctrl-C quits with status 0.
+func TestTmuxNoColorAndCtrlC(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (apt-get install tmux); the end-to-end terminal test needs it")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end terminal test skipped in -short mode")
+	}
+	bin := buildBinary(t)
+	s := startTmux(t, bin, "NO_COLOR=1", "embedded:eggroll_hooks.json.gz")
+	s.waitFor("first frame", "[1 Overview]")
+	s.keys("2")
+	s.waitFor("kernels", "1/16 kernels")
+	styled := s.tmux("capture-pane", "-p", "-e", "-t", s.name)
+	if strings.Contains(styled, "\x1b[") {
+		t.Errorf("NO_COLOR screen carries escape sequences: %q", styled)
+	}
+	s.keys("C-c")
+	if st := s.exitStatus(); st != "0" {
+		t.Fatalf("Ctrl-C: exit status %s, want 0", st)
+	}
+}
