@@ -103,6 +103,7 @@ type CUDAError struct {
 	Code int
 }
 
+// Error says which call failed and CUDA's name for the error.
 func (e *CUDAError) Error() string {
 	return fmt.Sprintf("%s failed: %s (%d)", e.Call, e.Name, e.Code)
 }

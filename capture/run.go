@@ -42,8 +42,8 @@ type Result struct {
 	Size     string
 	Trace    *Trace
 	Session  *Session
-	// CheckErr is nil when --check passed or was not asked for; Checked
-	// says whether it ran.
+	// Checked says whether --check ran (and passed: a failed check is an
+	// error from Run).
 	Checked bool
 }
 
