@@ -53,7 +53,9 @@ func (s *tmuxSession) waitFor(what string, want ...string) string {
 	}
 }
 
-func (s *tmuxSession) keys(keys ...string) { s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...) }
+func (s *tmuxSession) keys(keys ...string) {
+	s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...)
+}
 
 // exitStatus waits for the binary to exit and returns its status.
 func (s *tmuxSession) exitStatus() string {
