@@ -111,8 +111,8 @@ func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat,
 	if dev == "" {
 		dev = "unknown device"
 	}
-	fmt.Fprintf(w, "%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time on %s\n\n",
-		t.Source, launches, len(rows), all, dev)
+	fmt.Fprintf(w, "%s\n%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time\n\n",
+		t.Source, dev, launches, len(rows), all)
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no GPU kernels in this trace")
 		return
