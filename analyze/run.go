@@ -93,6 +93,9 @@ func All() []*Analyzer {
 		LaunchBound,
 		CompileOverhead,
 		CustomGEMM,
+		HostSync,
+		PageableMemcpy,
+		SmallMemcpy,
 		TF32Disabled,
 	}
 }

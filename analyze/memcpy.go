@@ -1,0 +1,325 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Thresholds of host-sync, pageable-memcpy and small-memcpy.
+const (
+	// HostSyncMinPerStep is how many implicit or mid-step blocking syncs a
+	// step must have for host-sync to report them.
+	HostSyncMinPerStep = 1
+	// PageableMinBytes is the size from which a pageable copy is worth
+	// pinning (smaller ones are small-memcpy's business).
+	PageableMinBytes = 64 << 10
+	// SmallMemcpyBytes is the size under which a host↔device copy is
+	// tiny: its cost is the call and the sync, not the bytes.
+	SmallMemcpyBytes = 64 << 10
+	// SmallMemcpyMinPerStep is how many tiny copies a step must have for
+	// small-memcpy to report them.
+	SmallMemcpyMinPerStep = 3
+)
+
+// HostSync finds calls that block the host until the GPU catches up.
+var HostSync = &Analyzer{
+	Name: "host-sync",
+	Doc: fmt.Sprintf("Finds blocking synchronisation: cudaStreamSynchronize/cudaDeviceSynchronize/cudaEventSynchronize and synchronous "+
+		"cudaMemcpy calls, attributed to the framework op around them (aten::item/_local_scalar_dense behind .item(), aten::to/copy_ "+
+		"behind .cpu() or a pageable copy, aten::nonzero, ...) and the user's Python line. Syncs inside an op are implicit (the user may "+
+		"not know); an explicit torch.cuda.synchronize() counts only when more work is launched after it in the same step (one at the "+
+		"end of a step, for timing, costs nothing) and never in traces without step markers; syncs inside torch.compile regions are "+
+		"left to compile-overhead. Reported when at least %d such sync per step. Saving model: the time the host is "+
+		"blocked in them per step (with no sync the host runs ahead and keeps the GPU's queue full).", HostSyncMinPerStep),
+	Run: runHostSync,
+}
+
+// PageableMemcpy finds host↔device copies from pageable memory.
+var PageableMemcpy = &Analyzer{
+	Name: "pageable-memcpy",
+	Doc: fmt.Sprintf("Finds host↔device memcpys of at least %s whose host side is pageable memory: the driver stages them through a "+
+		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
+		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
+		"non_blocking=True removes.", fmtBytes(PageableMinBytes)),
+	Run: runPageableMemcpy,
+}
+
+// SmallMemcpy finds many tiny host↔device copies.
+var SmallMemcpy = &Analyzer{
+	Name: "small-memcpy",
+	Doc: fmt.Sprintf("Finds host↔device memcpys under %s, reported when a step makes at least %d (traces without ProfilerStep markers are skipped: a count per step needs steps): each costs an API call (and often a "+
+		"sync) for a few bytes. Saving model: all but one copy's API and sync time per step, as if the values were batched into one "+
+		"tensor (or kept on the device).", fmtBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
+	Run: runSmallMemcpy,
+}
+
+// compiledRegion reports whether an op is torch.compile's runtime wrapper
+// or its compilation.
+func compiledRegion(op string) bool {
+	return strings.HasPrefix(op, "Torch-Compiled Region") || strings.HasPrefix(op, "CompiledFunction") || compileEvent(op)
+}
+
+// syncSite groups blocking calls by the op and Python line behind them.
+type syncSite struct {
+	op, line string
+	calls    int
+	time     trace.Duration
+}
+
+// syncByOp returns the time of blocking sync calls per enclosing op.
+func (ix *index) syncByOp() map[trace.Index]trace.Duration {
+	m := map[trace.Index]trace.Duration{}
+	for i := range ix.t.APICalls {
+		c := &ix.t.APICalls[i]
+		if c.Op != trace.None && isSyncCall(c.Name) {
+			m[c.Op] += c.Dur()
+		}
+	}
+	return m
+}
+
+// outerOp returns the outermost op around op i.
+func (ix *index) outerOp(i trace.Index) trace.Index {
+	for i != trace.None && ix.t.Ops[i].Parent != trace.None {
+		i = ix.t.Ops[i].Parent
+	}
+	return i
+}
+
+func runHostSync(p *Pass) ([]Finding, error) {
+	t, ix := p.Trace, p.ix
+	// lastLaunch[step] is the start of the last launch call in each step,
+	// to tell end-of-step syncs from mid-step ones.
+	lastLaunch := make([]trace.Time, len(t.Steps))
+	for i := range t.APICalls {
+		if s := ix.apiStep[i]; s >= 0 && isLaunchCall(&t.APICalls[i]) {
+			lastLaunch[s] = max(lastLaunch[s], t.APICalls[i].Start)
+		}
+	}
+	sites := map[string]*syncSite{}
+	var order []string
+	var total trace.Duration
+	count := 0
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		st := ix.apiStep[i]
+		if !isSyncCall(c.Name) || st < 0 {
+			continue
+		}
+		op := ""
+		if o := ix.outerOp(c.Op); o != trace.None {
+			op = t.Ops[o].Name
+			if compiledRegion(op) {
+				continue // compile-overhead's business (warm-up, CUDA-graph recording)
+			}
+		} else if t.Steps[st].Synthetic || c.Start > lastLaunch[st] {
+			// An explicit torch.cuda.synchronize() after a step's last
+			// launch, or anywhere in a trace without step markers (where
+			// it usually times a call), is deliberate.
+			continue
+		}
+		line := ""
+		if f := ix.userFrameOf(c.Frame); f != trace.None {
+			line = t.Frames[f].Name
+		}
+		if op == "" {
+			op = c.Name
+		}
+		key := op + "\x00" + line
+		s := sites[key]
+		if s == nil {
+			s = &syncSite{op: op, line: line}
+			sites[key] = s
+			order = append(order, key)
+		}
+		s.calls++
+		s.time += c.Dur()
+		total += c.Dur()
+		count++
+	}
+	steps := float64(max(len(t.Steps), 1))
+	perStep := float64(count) / steps
+	if count == 0 || perStep < HostSyncMinPerStep {
+		return nil, nil
+	}
+	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(sites[b].calls, sites[a].calls) })
+	rows := make([][]string, 0, len(order))
+	var lines []string
+	for _, k := range order {
+		s := sites[k]
+		rows = append(rows, []string{s.op, s.line, fmt.Sprint(s.calls), fmt.Sprintf("%.1f", float64(s.calls)/steps), s.time.String()})
+		if s.line != "" && !slices.Contains(lines, s.line) {
+			lines = append(lines, s.line)
+		}
+	}
+	saving := us(total) / steps
+	sev := Low
+	if sh := p.shareOfStep(saving); sh >= 0.05 {
+		sev = Medium
+	}
+	where := strings.Join(lines, "; ")
+	if where == "" {
+		where = "the ops listed"
+	}
+	return []Finding{{
+		Title:    fmt.Sprintf("%.0f blocking host syncs per step (%s blocked in total), from %s", perStep, total, sites[order[0]].op),
+		Severity: sev,
+		SavingUs: saving,
+		Evidence: []Evidence{
+			{Text: "blocking calls inside steps, by the op and Python line behind them:",
+				Table: &Table{Header: []string{"op", "python", "calls", "per step", "blocked"}, Rows: rows}},
+			{Text: "saving model: host time blocked in these syncs per step; without them the host runs ahead and the GPU's queue stays full (the cost grows once the GPU, not the host, is the bottleneck)"},
+		},
+		Fix: fmt.Sprintf("remove the syncs at %s: keep values on the GPU (accumulate losses as tensors and call .item() once every N steps or after the loop), "+
+			"copy host→device with pin_memory() and non_blocking=True, avoid data-dependent shapes (nonzero, boolean masks) inside the step; "+
+			"torch.cuda.set_sync_debug_mode(\"warn\") points at each one", where),
+		Confidence: High,
+	}}, nil
+}
+
+// copyStat aggregates memcpys that share a direction and memory kinds.
+type copyStat struct {
+	kind        string
+	calls       int
+	bytes       int64
+	gpu, host   trace.Duration
+	lines       []string
+	sizeExample int64
+}
+
+// hostCopies walks host↔device memcpys that pass keep, returning one row
+// per direction/memory kind with the host time blocked in their API calls
+// and the syncs of the ops that issued them.
+func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int, trace.Duration) {
+	t, ix := p.Trace, p.ix
+	syncs := ix.syncByOp()
+	seenOp := map[trace.Index]bool{}
+	stats := map[string]*copyStat{}
+	var order []string
+	n := 0
+	var host trace.Duration
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) {
+			continue
+		}
+		kind := fmt.Sprintf("%s (%s → %s)", a.Copy, a.Src, a.Dst)
+		s := stats[kind]
+		if s == nil {
+			s = &copyStat{kind: kind, sizeExample: a.Bytes}
+			stats[kind] = s
+			order = append(order, kind)
+		}
+		s.calls++
+		s.bytes += a.Bytes
+		s.gpu += a.Dur()
+		var h trace.Duration
+		if a.Launch != trace.None {
+			c := &t.APICalls[a.Launch]
+			h += c.Dur()
+			if c.Op != trace.None && !seenOp[c.Op] {
+				seenOp[c.Op] = true
+				h += syncs[c.Op]
+			}
+		}
+		s.host += h
+		host += h
+		if l := ix.userLine(g); l != "" && !slices.Contains(s.lines, l) && len(s.lines) < MaxAttribution {
+			s.lines = append(s.lines, l)
+		}
+		n++
+	}
+	out := make([]*copyStat, 0, len(order))
+	for _, k := range order {
+		out = append(out, stats[k])
+	}
+	return out, n, host
+}
+
+func copyTable(stats []*copyStat, steps float64) *Table {
+	tb := &Table{Header: []string{"copy", "count", "per step", "bytes", "GPU", "host blocked", "python"}}
+	for _, s := range stats {
+		tb.Rows = append(tb.Rows, []string{s.kind, fmt.Sprint(s.calls), fmt.Sprintf("%.1f", float64(s.calls)/steps), fmtBytes(float64(s.bytes)),
+			s.gpu.String(), s.host.String(), strings.Join(s.lines, "; ")})
+	}
+	return tb
+}
+
+func copyLines(stats []*copyStat) string {
+	var lines []string
+	for _, s := range stats {
+		for _, l := range s.lines {
+			if !slices.Contains(lines, l) {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return "the code that copies them"
+	}
+	return strings.Join(lines, "; ")
+}
+
+func runPageableMemcpy(p *Pass) ([]Finding, error) {
+	stats, n, host := p.hostCopies(func(a *trace.GPUActivity) bool {
+		return (a.Src == trace.Pageable || a.Dst == trace.Pageable) && a.Bytes >= PageableMinBytes
+	})
+	if n == 0 {
+		return nil, nil
+	}
+	steps := float64(max(len(p.Trace.Steps), 1))
+	var bytes int64
+	for _, s := range stats {
+		bytes += s.bytes
+	}
+	saving := us(host) / steps
+	return []Finding{{
+		Title:    fmt.Sprintf("%d copies between pageable host memory and the GPU (%s, %.1f per step) block the host %s", n, fmtBytes(float64(bytes)), float64(n)/steps, host),
+		Severity: severityByShare(p.shareOfStep(saving)),
+		SavingUs: saving,
+		Evidence: []Evidence{
+			{Text: "host↔device copies whose host side is pageable (staged by the driver, synchronous for the host):", Table: copyTable(stats, steps)},
+			{Text: "saving model: host time blocked in these copies' API calls and the stream syncs of the same op, per step; pinned memory with non_blocking=True returns at once"},
+		},
+		Fix: fmt.Sprintf("pin the host tensors and copy asynchronously at %s: tensor.pin_memory().to(device, non_blocking=True), or DataLoader(pin_memory=True) "+
+			"and .to(device, non_blocking=True) on its batches", copyLines(stats)),
+		Confidence: High,
+	}}, nil
+}
+
+func runSmallMemcpy(p *Pass) ([]Finding, error) {
+	stats, n, host := p.hostCopies(func(a *trace.GPUActivity) bool { return a.Bytes < SmallMemcpyBytes })
+	steps := float64(max(len(p.Trace.Steps), 1))
+	if n == 0 || float64(n)/steps < SmallMemcpyMinPerStep || p.Result.Summary.StepsSynthetic {
+		return nil, nil
+	}
+	saving := us(host) / steps * (1 - 1/(float64(n)/steps))
+	return []Finding{{
+		Title:    fmt.Sprintf("%.0f tiny host↔device copies per step (under %s each), %s of host time blocked", float64(n)/steps, fmtBytes(SmallMemcpyBytes), host),
+		Severity: severityByShare(p.shareOfStep(saving)),
+		SavingUs: saving,
+		Evidence: []Evidence{
+			{Text: "small copies by direction and memory kind:", Table: copyTable(stats, steps)},
+			{Text: "saving model: all but one copy's API and sync time per step, as if batched into one transfer"},
+		},
+		Fix: fmt.Sprintf("batch the small values at %s into one tensor per step (torch.stack/cat on the host, one pinned non_blocking copy), "+
+			"create constants directly on the device (torch.ones(..., device=\"cuda\"), torch.tensor(x, device=\"cuda\")), and read results back once, not per value",
+			copyLines(stats)),
+		Confidence: Medium,
+	}}, nil
+}
+
+// severityByShare maps a saving's share of the step to a severity.
+func severityByShare(share float64) string {
+	switch {
+	case share >= 0.1:
+		return High
+	case share >= 0.03:
+		return Medium
+	}
+	return Low
+}
