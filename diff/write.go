@@ -47,19 +47,22 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			fmt.Fprintf(bw, "\n%s\n", strings.Join(t.notes, "<br>\n"))
 		}
 	}
-	if lines := findingLines(r, func(id string) string { return "`" + id + "`" }); len(lines) > 0 {
-		bw.WriteString("\n#### Findings\n\n")
-		for _, l := range lines {
-			fmt.Fprintf(bw, "- %s\n", mdEscape(l))
-		}
-	}
-	if len(r.Notes) > 0 {
-		bw.WriteString("\n#### Notes\n\n")
-		for _, n := range r.Notes {
-			fmt.Fprintf(bw, "- %s\n", mdEscape(n))
-		}
-	}
+	mdItem := func(s string) string { return "- " + mdEscape(s) }
+	writeSection(bw, "\n#### Findings\n\n", findingLines(r, func(id string) string { return "`" + id + "`" }), mdItem)
+	writeSection(bw, "\n#### Notes\n\n", r.Notes, mdItem)
 	return bw.Flush()
+}
+
+// writeSection writes a heading and one line per item, or nothing when
+// there are no items.
+func writeSection(w *bufio.Writer, heading string, items []string, line func(string) string) {
+	if len(items) == 0 {
+		return
+	}
+	w.WriteString(heading)
+	for _, it := range items {
+		w.WriteString(line(it) + "\n")
+	}
 }
 
 // mdEscape keeps a cell from breaking the table or turning into markup.
@@ -118,18 +121,9 @@ func WriteText(w io.Writer, r *Result) error {
 			fmt.Fprintln(bw, n)
 		}
 	}
-	if lines := findingLines(r, func(id string) string { return id }); len(lines) > 0 {
-		bw.WriteString("\nFindings\n")
-		for _, l := range lines {
-			fmt.Fprintf(bw, "  %s\n", clean(l))
-		}
-	}
-	if len(r.Notes) > 0 {
-		bw.WriteString("\nNotes\n")
-		for _, n := range r.Notes {
-			fmt.Fprintf(bw, "  %s\n", clean(n))
-		}
-	}
+	textItem := func(s string) string { return "  " + clean(s) }
+	writeSection(bw, "\nFindings\n", findingLines(r, func(id string) string { return id }), textItem)
+	writeSection(bw, "\nNotes\n", r.Notes, textItem)
 	return bw.Flush()
 }
 
