@@ -187,6 +187,9 @@ func (m *merger) metadata(top map[string][]byte) {
 	if fw, ok := md.Other["framework"]; ok {
 		md.Framework = fw
 	}
+	if _, ok := top["tracelens_capture"]; ok {
+		md.Framework = "tracelens capture"
+	}
 	switch {
 	case len(m.loose) > 0 && len(m.t.GPU) == 0:
 		md.Format = "perfetto"

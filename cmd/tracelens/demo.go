@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/fixtures"
 )
 
@@ -10,6 +11,8 @@ func demoCommand() command {
 	return command{name: "demo", args: "", summary: "analyze the sample trace built into the binary (what `tracelens` alone runs)", run: runDemo}
 }
 
+// runDemo is the main job on the embedded sample: the kernel table and the
+// findings, which is what a user runs on their own trace first.
 func runDemo(e *env, args []string) error {
 	fs := newFlags("demo")
 	pos, err := parseFlags(e, fs, "", args)
@@ -20,6 +23,22 @@ func runDemo(e *env, args []string) error {
 		return usageError{"demo takes no arguments"}
 	}
 	path := embeddedPrefix + fixtures.Default
-	fmt.Fprintf(e.stdout, "tracelens demo: analyzing the embedded sample trace %s\n(an evolution-strategies MLP forward on an H100, recorded with torch.profiler)\n\n", fixtures.Default)
-	return runTop(e, []string{"-n", "10", path})
+	fmt.Fprintf(e.stdout, "tracelens demo: the embedded sample trace %s\n(an evolution-strategies MLP forward on an H100, recorded with torch.profiler;\nrun `tracelens top|findings|report|tui YOUR_TRACE` on your own)\n\n", fixtures.Default)
+	t, err := loadTrace(e, path)
+	if err != nil {
+		return err
+	}
+	rows, all := analyze.KernelTable(t)
+	launches := 0
+	for _, r := range rows {
+		launches += r.Count
+	}
+	writeTopText(e.stdout, t, rows, rows[:min(len(rows), 8)], all, launches)
+	r, err := analyze.Run(t, analyze.Config{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Fprintln(e.stdout)
+	writeFindings(e.stdout, r)
+	return nil
 }

@@ -41,7 +41,13 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	}
 	fmt.Fprintf(w, "format     %s (%s)", m.Format, fw)
 	if m.CUDADriverVersion > 0 {
-		fmt.Fprintf(w, ", CUDA driver %s runtime %s, CUPTI %d", cudaVersion(m.CUDADriverVersion), cudaVersion(m.CUDARuntimeVersion), m.CUPTIVersion)
+		fmt.Fprintf(w, ", CUDA driver %s", cudaVersion(m.CUDADriverVersion))
+	}
+	if m.CUDARuntimeVersion > 0 {
+		fmt.Fprintf(w, ", runtime %s", cudaVersion(m.CUDARuntimeVersion))
+	}
+	if m.CUPTIVersion > 0 {
+		fmt.Fprintf(w, ", CUPTI %d", m.CUPTIVersion)
 	}
 	fmt.Fprintln(w)
 	if len(m.Devices) == 0 {
@@ -119,8 +125,5 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 }
 
 func cudaVersion(v int) string {
-	if v <= 0 {
-		return "?"
-	}
 	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 }
