@@ -68,7 +68,7 @@ func BenchmarkFirstFrame(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m.Update(loadedMsg{d: d})
+				m.Update(loadedMsg{d: d, screens: newScreens(d)})
 				_ = m.View()
 			}
 		})

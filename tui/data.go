@@ -39,20 +39,54 @@ type kernelRow struct {
 // us turns analyze's float microseconds back into a printable duration.
 func us(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }
 
+type analysis struct {
+	res *analyze.Result
+	err error
+}
+
+// analyzeAsync runs analyze.Run on its own goroutine: it is most of the
+// time between the end of ingest and the first frame, and the UI's own
+// tables do not need it.
+func analyzeAsync(t *trace.Trace) <-chan analysis {
+	ch := make(chan analysis, 1)
+	go func() {
+		res, err := analyze.Run(t, analyze.Config{})
+		if err != nil {
+			err = fmt.Errorf("analysing %s: %w", t.Source, err)
+		}
+		ch <- analysis{res, err}
+	}()
+	return ch
+}
+
 // buildData analyses t and precomputes every table. base, when not nil, is
 // the BASE side of a diff.
 func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
-	res, err := analyze.Run(t, analyze.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("analysing %s: %w", t.Source, err)
+	cur := analyzeAsync(t)
+	var baseCh <-chan analysis
+	if base != nil {
+		baseCh = analyzeAsync(base)
 	}
-	d := &data{name: sanitize(filepath.Base(t.Source)), t: t, res: res, kernelIndex: make(map[string]int, len(res.Kernels))}
 	launches := map[string][]trace.Index{}
 	for i := range t.GPU {
 		if g := &t.GPU[i]; g.Kind == trace.Kernel {
 			launches[g.Name] = append(launches[g.Name], trace.Index(i))
 		}
 	}
+	tree := buildOpTree(t)
+	a := <-cur
+	var b analysis
+	if baseCh != nil {
+		b = <-baseCh
+	}
+	if a.err != nil {
+		return nil, a.err
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	res := a.res
+	d := &data{name: sanitize(filepath.Base(t.Source)), t: t, res: res, tree: tree, kernelIndex: make(map[string]int, len(res.Kernels))}
 	d.kernels = make([]kernelRow, len(res.Kernels))
 	for i, k := range res.Kernels {
 		short := k.ShortName
@@ -66,13 +100,9 @@ func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
 		r.launches = launches[k.Name]
 		d.kernelIndex[k.Name] = i
 	}
-	d.tree = buildOpTree(t)
 	if base != nil {
-		baseRes, err := analyze.Run(base, analyze.Config{})
-		if err != nil {
-			return nil, fmt.Errorf("analysing %s: %w", base.Source, err)
-		}
-		d.diff, err = diff.Compare(diff.Run{Trace: base, Analysis: baseRes}, diff.Run{Trace: t, Analysis: res}, diff.Options{})
+		var err error
+		d.diff, err = diff.Compare(diff.Run{Trace: base, Analysis: b.res}, diff.Run{Trace: t, Analysis: res}, diff.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s with %s: %w", base.Source, t.Source, err)
 		}

@@ -96,8 +96,9 @@ type progress struct {
 type tickMsg struct{}
 
 type loadedMsg struct {
-	d   *data
-	err error
+	d       *data
+	screens [numScreens]screen
+	err     error
 }
 
 // New returns the model for a session; run it with tea.NewProgram or Run.
@@ -152,7 +153,23 @@ func (m *Model) load() tea.Msg {
 	}
 	m.prog.phase.Store("analysing " + sanitize(m.opts.Name))
 	d, err := buildData(t, base)
-	return loadedMsg{d: d, err: err}
+	if err != nil {
+		return loadedMsg{err: err}
+	}
+	return loadedMsg{d: d, screens: newScreens(d)}
+}
+
+// newScreens builds every screen's precomputed state (sorted orders,
+// timeline lanes).
+func newScreens(d *data) [numScreens]screen {
+	return [numScreens]screen{
+		scrOverview: newOverview(d),
+		scrKernels:  newKernelsScreen(d),
+		scrOps:      newOpsScreen(d),
+		scrFindings: newFindingsScreen(d),
+		scrTimeline: newTimeline(d),
+		scrDiff:     newDiffScreen(d),
+	}
 }
 
 // Update handles one message.
@@ -171,7 +188,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = msg.err
 			return m, tea.Quit
 		}
-		m.setData(msg.d)
+		m.data, m.screens, m.loaded = msg.d, msg.screens, true
 		return m, nil
 	case tea.MouseMsg:
 		if m.loaded && msg.Action == tea.MouseActionPress {
@@ -187,19 +204,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	}
 	return m, nil
-}
-
-func (m *Model) setData(d *data) {
-	m.data = d
-	m.loaded = true
-	m.screens = [numScreens]screen{
-		scrOverview: newOverview(d),
-		scrKernels:  newKernelsScreen(d),
-		scrOps:      newOpsScreen(d),
-		scrFindings: newFindingsScreen(d),
-		scrTimeline: newTimeline(d),
-		scrDiff:     newDiffScreen(d),
-	}
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
