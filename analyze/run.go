@@ -91,12 +91,14 @@ func All() []*Analyzer {
 		FusionCandidate,
 		HookOverhead,
 		LaunchBound,
+		GPUIdle,
 		CompileOverhead,
 		CustomGEMM,
 		HostSync,
 		PageableMemcpy,
 		SmallMemcpy,
 		TF32Disabled,
+		FP64Compute,
 	}
 }
 
