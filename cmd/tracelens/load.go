@@ -51,14 +51,17 @@ const bigTrace = 64 << 20
 type progressBar struct {
 	e     *env
 	start time.Time
+	last  time.Time
 	path  string
 	drawn bool
 }
 
 func (p *progressBar) update(read, total int64) {
-	if total < 32<<20 || time.Since(p.start) < 200*time.Millisecond {
+	now := time.Now()
+	if total < 32<<20 || now.Sub(p.start) < 200*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond && read < total {
 		return
 	}
+	p.last = now
 	const width = 30
 	frac := float64(read) / float64(total)
 	if frac > 1 {
