@@ -1,6 +1,7 @@
 package tui_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,5 +181,55 @@ func TestTmuxNoColorAndCtrlC(t *testing.T) {
 	s.keys("C-c")
 	if st := s.exitStatus(); st != "0" {
 		t.Fatalf("Ctrl-C: exit status %s, want 0", st)
+	}
+}
+
+// TestCLIUsage runs `tracelens tui` wrongly: bad arguments and a standard
+// output that is not a terminal are usage errors (exit 2) with a message.
+func TestCLIUsage(t *testing.T) {
+	bin := buildBinary(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "expected TRACE or BASE NEW, got 0 arguments"},
+		{[]string{"a", "b", "c"}, "expected TRACE or BASE NEW, got 3 arguments"},
+		{[]string{"../fixtures/eggroll_hooks.json.gz"}, "needs a terminal on standard output"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(bin, append([]string{"tui"}, c.args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != 2 {
+			t.Errorf("tui %v: %v, want exit status 2", c.args, err)
+		}
+		if !strings.Contains(stderr.String(), c.want) || !strings.Contains(stderr.String(), "usage: tracelens tui") {
+			t.Errorf("tui %v: stderr %q, want %q and the usage line", c.args, stderr.String(), c.want)
+		}
+	}
+}
+
+// TestTmuxUnreadableTrace: a trace that cannot be read ends the UI, restores
+// the terminal, prints the reason and exits 2.
+func TestTmuxUnreadableTrace(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (apt-get install tmux); the end-to-end terminal test needs it")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end terminal test skipped in -short mode")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "name": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, buildBinary(t), "", bad)
+	if st := s.exitStatus(); st != "2" {
+		t.Fatalf("unreadable trace: exit status %s, want 2; screen:\n%s", st, s.capture())
+	}
+	screen := s.waitFor("error message", "tracelens: "+bad)
+	if strings.Contains(screen, "q quits") {
+		t.Errorf("terminal not restored after the error:\n%s", screen)
 	}
 }
