@@ -99,6 +99,7 @@ func All() []*Analyzer {
 		SmallMemcpy,
 		TF32Disabled,
 		FP64Compute,
+		UnfusedAttention,
 	}
 }
 
