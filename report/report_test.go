@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden Markdown files in te
 var synthetic = []string{"hostile_names.json", "no_steps.json", "no_python.json", "cpu_only.json"}
 
 // load reads a trace by name: an embedded fixture, or a file in testdata.
-func load(t *testing.T, name string) Input {
+func load(t testing.TB, name string) Input {
 	t.Helper()
 	var err error
 	var in Input
