@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,26 +13,10 @@ import (
 // of bad calls.
 func TestReportCLI(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tracelens")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	const cublas = "../../fixtures/fusedlinear_cublas.json.gz"
-	const naive = "../../fixtures/fusedlinear_naive.json.gz"
+	cublas, naive := fixture("fusedlinear_cublas.json.gz"), fixture("fusedlinear_naive.json.gz")
 	run := func(args ...string) (string, string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var xe *exec.ExitError
-		if errors.As(err, &xe) {
-			code = xe.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return stdout.String(), stderr.String(), code
+		return runCLI(t, nil, args...)
 	}
 
 	t.Run("markdown to stdout", func(t *testing.T) {
