@@ -35,3 +35,59 @@ func BenchmarkRead50MB(b *testing.B) {
 		}
 	}
 }
+
+// benchInput is ~50 MB of the default fixture repeated.
+func benchInput(b *testing.B) []byte {
+	raw, err := fixtures.Bytes(fixtures.Default)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl, err := synth.ParseGzip(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := tmpl.Write(&buf, 50<<20); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkScan50MB times the serial part alone: finding event boundaries.
+func BenchmarkScan50MB(b *testing.B) {
+	in := benchInput(b)
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st := &streamer{r: bytes.NewReader(in), chunk: chunkSize, free: make(chan []byte, 4)}
+		st.emit = func(bt *batch) {
+			select {
+			case st.free <- bt.buf:
+			default:
+			}
+		}
+		if err := st.run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParse50MB times one worker parsing every batch (no merge).
+func BenchmarkParse50MB(b *testing.B) {
+	in := benchInput(b)
+	var batches []*batch
+	st := &streamer{r: bytes.NewReader(in), chunk: chunkSize, free: make(chan []byte)}
+	st.emit = func(bt *batch) { batches = append(batches, bt) }
+	if err := st.run(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := newWorker(0)
+		for _, bt := range batches {
+			w.parse(bt)
+		}
+	}
+}
