@@ -176,6 +176,8 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 		out = append(out, cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5.2f", mark(diff.Changed, &m.Delta), m.Name,
 			metricValue(m, &m.Base), metricValue(m, &m.New), pct(m.Pct), m.P), w))
 	}
+	out = append(out, cut(" findings  "+findingChanges("resolved", r.Findings.Resolved)+" · "+findingChanges("new", r.Findings.New)+
+		fmt.Sprintf(" · %d persisting", len(r.Findings.Persisting)), w))
 	notes := r.Notes
 	if len(notes) > 2 {
 		notes = notes[:2]
@@ -188,6 +190,18 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 		out = append(out, st.dim.Render(cut(" note: "+sanitize(n), w)))
 	}
 	return out
+}
+
+// findingChanges lists finding ids with their saving per step.
+func findingChanges(label string, fs []diff.FindingChange) string {
+	if len(fs) == 0 {
+		return label + ": none"
+	}
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("%s (%s/step)", sanitize(f.ID), us(max(f.BaseSavingUs, f.NewSavingUs)))
+	}
+	return label + ": " + strings.Join(parts, ", ")
 }
 
 // metricValue prints a summary median with its spread.

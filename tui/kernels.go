@@ -137,21 +137,30 @@ func (s *kernelsScreen) back() bool {
 	return true
 }
 
-// tableKeys applies the movement keys every table shares.
-func tableKeys(t *table, key string) bool {
+// scroller is what the movement keys act on: tables and text views.
+type scroller interface {
+	move(d int)
+	home()
+	end()
+	// page is how far PgUp/PgDn move.
+	page() int
+}
+
+// tableKeys applies the movement keys every list and text view shares.
+func tableKeys(s scroller, key string) bool {
 	switch key {
 	case "up", "k":
-		t.move(-1)
+		s.move(-1)
 	case "down", "j":
-		t.move(1)
+		s.move(1)
 	case "pgup", "ctrl+b":
-		t.move(-max(t.height-1, 1))
+		s.move(-s.page())
 	case "pgdown", "ctrl+f", " ":
-		t.move(max(t.height-1, 1))
+		s.move(s.page())
 	case "home", "g":
-		t.home()
+		s.home()
 	case "end", "G":
-		t.end()
+		s.end()
 	default:
 		return false
 	}

@@ -143,8 +143,9 @@ func (t *table) move(d int) {
 	t.clamp()
 }
 
-func (t *table) home() { t.cursor = 0; t.clamp() }
-func (t *table) end()  { t.cursor = len(t.view) - 1; t.clamp() }
+func (t *table) home()     { t.cursor = 0; t.clamp() }
+func (t *table) page() int { return max(t.height-1, 1) }
+func (t *table) end()      { t.cursor = len(t.view) - 1; t.clamp() }
 
 func (t *table) clamp() {
 	if t.cursor >= len(t.view) {

@@ -14,28 +14,14 @@ func newTextView(build func(w int) []string) *textView {
 	return &textView{build: build, builtW: -1, height: 10}
 }
 
-func (v *textView) handle(key string) bool {
-	switch key {
-	case "up", "k":
-		v.scroll(-1)
-	case "down", "j":
-		v.scroll(1)
-	case "pgup", "ctrl+b":
-		v.scroll(-max(v.height-1, 1))
-	case "pgdown", "ctrl+f", " ":
-		v.scroll(max(v.height-1, 1))
-	case "home", "g":
-		v.top = 0
-	case "end", "G":
-		v.top = len(v.lines)
-		v.clamp()
-	default:
-		return false
-	}
-	return true
-}
+func (v *textView) handle(key string) bool { return tableKeys(v, key) }
 
-func (v *textView) scroll(d int) {
+func (v *textView) home()        { v.top = 0 }
+func (v *textView) end()         { v.top = len(v.lines); v.clamp() }
+func (v *textView) page() int    { return max(v.height-1, 1) }
+func (v *textView) scroll(d int) { v.move(d) }
+
+func (v *textView) move(d int) {
 	v.top += d
 	v.clamp()
 }

@@ -21,6 +21,9 @@ type timelineScreen struct {
 	cur   int        // cursor column
 	lane  int        // lane the cursor reads
 	cols  int        // columns of the last render
+	// placed is set once the cursor has been put on the first activity,
+	// so the first frame names a kernel rather than the idle start.
+	placed bool
 }
 
 // lane is one stream's activities: t.GPU[from:to] (sorted by start), with
@@ -203,7 +206,13 @@ func (s *timelineScreen) render(w, h int, st *styles) []string {
 		return []string{"", "  no GPU activity in this trace"}
 	}
 	s.cols = max(w-laneLabelW-1, 10)
-	s.cur = min(s.cur, s.cols-1)
+	if !s.placed {
+		s.placed = true
+		l := &s.lanes[0]
+		first := t.GPU[l.from].Start
+		s.cur = int(int64(first-s.win.Start) * int64(s.cols) / int64(max(s.win.Dur(), 1)))
+	}
+	s.cur = min(max(s.cur, 0), s.cols-1)
 	cd := s.colDur()
 	var out []string
 	where := "whole trace"
@@ -258,7 +267,7 @@ func (s *timelineScreen) render(w, h int, st *styles) []string {
 		} else {
 			name = act.Kind.String() + " " + act.Copy.String()
 		}
-		out = append(out, cut(fmt.Sprintf(" %s: %s  %s at +%s", l.label, sanitize(name), act.Dur(), trace.Duration(act.Start-b.Start)), w))
+		out = append(out, cut(fmt.Sprintf(" %s: %s at +%s  %s", l.label, act.Dur(), trace.Duration(act.Start-b.Start), sanitize(name)), w))
 	} else {
 		out = append(out, cut(fmt.Sprintf(" %s: idle", l.label), w))
 	}
