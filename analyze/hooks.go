@@ -108,10 +108,7 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 	if share >= 0.1 {
 		sev = High
 	}
-	names := make([]string, 0, len(order))
-	for _, k := range order {
-		names = append(names, k)
-	}
+	names := slices.Clone(order)
 	return []Finding{{
 		Title: fmt.Sprintf("Python module hooks take %s of CPU over %d calls (%s per step), the GPU idle %s while they run",
 			cpu, sumCalls(stats), fmtUs(us(cpu)/steps), idle),

@@ -38,10 +38,6 @@ func (ix *index) kernels(r *Result) {
 	rows, _ := KernelTable(t)
 	r.Kernels = make([]Kernel, 0, len(rows))
 	ix.kernelRow = make(map[string]int, len(rows))
-	type attr struct {
-		name  string
-		count int
-	}
 	for _, row := range rows {
 		k := Kernel{Name: row.Name, Count: row.Count, TotalUs: us(row.Total), MeanUs: us(row.Mean), MedianUs: us(row.Median),
 			P95Us: us(row.P95), MinUs: us(row.Min), MaxUs: us(row.Max), Share: row.Share, ShortName: ShortKernelName(row.Name),

@@ -92,16 +92,6 @@ func gemmFLOPs(op, dims string, elem int64) (flops, bytes float64, shape string)
 // innermost one that launched the kernel is the one measured.
 var gemmOps = []string{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
 
-// rooflineCall is one measured GEMM call before grouping.
-type rooflineCall struct {
-	key         string
-	row         RooflineRow
-	gpu         trace.Duration
-	kernel      string
-	kernelTime  trace.Duration
-	annotations string
-}
-
 // roofline builds one row per (op, shape, dtype, kernel) from the GEMM ops'
 // input shapes and the GPU time of the kernels they launched, then places
 // GEMM-like kernels without an op (Triton, custom CUDA) against the GEMM

@@ -30,27 +30,36 @@ func parseDims(s string) [][]int64 {
 			s = s[end:]
 			continue
 		}
-		end := strings.IndexByte(s, ']')
+		// Find the matching bracket: TensorList inputs nest lists.
+		end, depth := -1, 0
+		for i := 0; i < len(s) && end < 0; i++ {
+			switch s[i] {
+			case '[':
+				depth++
+			case ']':
+				depth--
+				if depth == 0 {
+					end = i
+				}
+			}
+		}
 		if end < 0 {
 			return nil
 		}
 		inner := s[1:end]
 		var shape []int64
-		for _, f := range strings.Split(inner, ",") {
-			f = strings.TrimSpace(f)
-			if f == "" {
-				continue
+		if !strings.Contains(inner, "[") {
+			for _, f := range strings.Split(inner, ",") {
+				f = strings.TrimSpace(f)
+				if f == "" {
+					continue
+				}
+				n, err := strconv.ParseInt(f, 10, 64)
+				if err != nil {
+					return nil
+				}
+				shape = append(shape, n)
 			}
-			if f[0] == '[' {
-				// Nested lists (TensorList inputs): not a plain shape.
-				shape = nil
-				break
-			}
-			n, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return nil
-			}
-			shape = append(shape, n)
 		}
 		out = append(out, shape)
 		s = s[end+1:]
