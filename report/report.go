@@ -323,7 +323,11 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
 			us(s.FirstStepUs), s.FirstStepUs/s.MedianWallUsNoFirst, us(s.MedianWallUsNoFirst)))
 	}
-	if row, ok := heaviestRoofline(r.Roofline); ok {
+	if same := sameShape(r.Roofline); len(same) > 0 {
+		// Two implementations of one GEMM far apart is the roofline's
+		// headline (a library kernel against a hand-written one).
+		bullets = append(bullets, same[0])
+	} else if row, ok := heaviestRoofline(r.Roofline); ok {
 		bullets = append(bullets, fmt.Sprintf("**%s %s reaches %s TFLOP/s, %s of peak** (%s bound, %s FLOP/byte).",
 			Code(row.Op), Code(row.Shape), sig(row.TFLOPS), pct(row.Efficiency), Text(row.Bound), sig(row.Intensity)))
 	}
@@ -944,7 +948,7 @@ func sameShape(rows []analyze.RooflineRow) []string {
 		if g.best.Op == g.worst.Op || g.best.TFLOPS < 1.2*g.worst.TFLOPS {
 			continue
 		}
-		out = append(out, fmt.Sprintf("Same work, %s %s: %s reaches %s TFLOP/s (%s of peak), %s only %s (%s), %.1f× slower.",
+		out = append(out, fmt.Sprintf("**Same work, %s %s: %s reaches %s TFLOP/s (%s of peak), %s only %s (%s), %.1f× slower.**",
 			Code(g.best.Shape), Text(g.best.DType), Code(g.best.Op), sig(g.best.TFLOPS), pct(g.best.Efficiency), Code(g.worst.Op), sig(g.worst.TFLOPS), pct(g.worst.Efficiency), g.best.TFLOPS/g.worst.TFLOPS))
 		if len(out) == 3 {
 			break
