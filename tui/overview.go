@@ -88,8 +88,7 @@ func overviewLines(d *data, w int) []string {
 	}
 	add("")
 	if len(r.Findings) == 0 {
-		add("No findings: none of the analyzers (%s) saw a problem.", strings.Join(r.Analyzers, ", "))
-		return out
+		return append(out, wrap(fmt.Sprintf("No findings: none of the analyzers (%s) saw a problem.", strings.Join(r.Analyzers, ", ")), w)...)
 	}
 	tw := max(w-30, 20)
 	add("%s%12s %6s", fit("Top findings", tw+11), "saving/step", "share")
