@@ -90,17 +90,7 @@ func mergeSpans(spans []trace.Span) trace.Duration {
 
 func runCompileOverhead(p *Pass) ([]Finding, error) {
 	t := p.Trace
-	var spans []trace.Span
-	for i := range t.Ops {
-		if compileEvent(t.Ops[i].Name) {
-			spans = append(spans, t.Ops[i].Span)
-		}
-	}
-	for i := range t.Annotations {
-		if compileEvent(t.Annotations[i].Name) {
-			spans = append(spans, t.Annotations[i].Span)
-		}
-	}
+	spans := p.compileSpans()
 	if len(spans) == 0 {
 		return nil, nil
 	}

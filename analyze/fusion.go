@@ -51,14 +51,16 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	groups := map[string]*chainGroup{}
 	var keys []string
 	var run []int
+	var key []byte
 	flush := func() {
 		if len(run) >= FusionMinChain {
-			var b strings.Builder
+			// Key the chain by its kernel name ids, not the (long) names.
+			key = key[:0]
 			for _, g := range run {
-				b.WriteString(t.GPU[g].Name)
-				b.WriteByte(0)
+				id := ix.nameOf[g]
+				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
 			}
-			k := b.String()
+			k := string(key)
 			gr := groups[k]
 			if gr == nil {
 				gr = &chainGroup{}
@@ -78,7 +80,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || compilerFused(a.Name) {
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused {
 			flush()
 			continue
 		}
@@ -98,6 +100,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		saving float64
 	}
 	var cands []cand
+	sizes := map[[2]string]int64{}
 	for _, k := range keys {
 		gr := groups[k]
 		if len(gr.occ) < FusionMinRepeats {
@@ -113,7 +116,13 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 				longest = max(longest, d)
 				if i > 0 {
 					op := &t.Ops[ix.op[g]]
-					traffic += 2 * float64(firstTensorBytes(op.InputDims, op.InputTypes))
+					k := [2]string{op.InputDims, op.InputTypes}
+					b, ok := sizes[k]
+					if !ok {
+						b = firstTensorBytes(op.InputDims, op.InputTypes)
+						sizes[k] = b
+					}
+					traffic += 2 * float64(b)
 				}
 			}
 			gpuSave := us(sum - longest)

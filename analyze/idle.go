@@ -43,7 +43,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	wall := medianOf(steps, func(s *Step) float64 { return s.WallUs })
-	compile := p.compileSpans()
+	compile := mergedSpans(p.compileSpans())
 	first := 0
 	if len(t.Steps) > 1 {
 		first = 1
@@ -116,23 +116,51 @@ func firstOr(s []string, def string) string {
 	return def
 }
 
-// coveredBy reports whether at least half of g lies inside one of spans.
-func coveredBy(g trace.Span, spans []trace.Span) bool {
-	for _, s := range spans {
-		lo, hi := max(g.Start, s.Start), min(g.End, s.End)
-		if hi > lo && 2*trace.Duration(hi-lo) >= g.Dur() {
-			return true
+// coveredBy reports whether at least half of g lies inside the union of
+// merged, which is sorted and disjoint (see mergedSpans).
+func coveredBy(g trace.Span, merged []trace.Span) bool {
+	i, _ := slices.BinarySearchFunc(merged, g.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
+	var in trace.Duration
+	for ; i < len(merged) && merged[i].Start < g.End; i++ {
+		lo, hi := max(g.Start, merged[i].Start), min(g.End, merged[i].End)
+		if hi > lo {
+			in += trace.Duration(hi - lo)
 		}
 	}
-	return false
+	return 2*in >= g.Dur()
+}
+
+// mergedSpans returns the union of spans as sorted disjoint spans.
+func mergedSpans(spans []trace.Span) []trace.Span {
+	s := slices.Clone(spans)
+	slices.SortFunc(s, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
+	out := s[:0]
+	for _, x := range s {
+		if n := len(out); n > 0 && x.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // compileSpans returns the torch.compile ranges of the trace.
 func (p *Pass) compileSpans() []trace.Span {
+	if p.compile != nil {
+		return *p.compile
+	}
 	t := p.Trace
 	var spans []trace.Span
+	isCompile := map[string]bool{}
 	for i := range t.Ops {
-		if compileEvent(t.Ops[i].Name) {
+		name := t.Ops[i].Name
+		c, ok := isCompile[name]
+		if !ok {
+			c = compileEvent(name)
+			isCompile[name] = c
+		}
+		if c {
 			spans = append(spans, t.Ops[i].Span)
 		}
 	}
@@ -141,6 +169,7 @@ func (p *Pass) compileSpans() []trace.Span {
 			spans = append(spans, t.Annotations[i].Span)
 		}
 	}
+	p.compile = &spans
 	return spans
 }
 

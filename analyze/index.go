@@ -30,7 +30,20 @@ type index struct {
 	// API call (by start), -1 when outside every step.
 	gpuStep []int32
 	apiStep []int32
+	// nameOf is each GPU activity's kernel name id, names what the name
+	// alone says (string work done once per distinct name).
+	nameOf []int32
+	names  []nameInfo
 }
+
+// nameInfo is what a kernel's name alone tells.
+type nameInfo struct {
+	cat                              string
+	library, gemmLike, compilerFused bool
+}
+
+// info returns what GPU activity g's name tells.
+func (ix *index) info(g int) *nameInfo { return &ix.names[ix.nameOf[g]] }
 
 func newIndex(t *trace.Trace) *index {
 	ix := &index{t: t, busy: map[int32][]trace.Span{}}
@@ -39,15 +52,19 @@ func newIndex(t *trace.Trace) *index {
 	ix.op = make([]trace.Index, n)
 	ix.frame = make([]trace.Index, n)
 	ix.gpuStep = make([]int32, n)
-	byName := map[string]string{}
+	byName := map[string]int32{}
+	ix.nameOf = make([]int32, n)
 	for i := range t.GPU {
 		g := &t.GPU[i]
-		c, ok := byName[g.Name]
+		id, ok := byName[g.Name]
 		if !ok {
-			c = Category(g.Name)
-			byName[g.Name] = c
+			id = int32(len(ix.names))
+			byName[g.Name] = id
+			ix.names = append(ix.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
+				gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 		}
-		ix.cat[i] = categoryOf(t, i, c)
+		ix.nameOf[i] = id
+		ix.cat[i] = categoryOf(t, i, ix.names[id].cat)
 		ix.op[i] = t.LaunchOp(trace.Index(i))
 		ix.frame[i] = t.LaunchFrame(trace.Index(i))
 		at := g.Start

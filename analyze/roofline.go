@@ -138,18 +138,29 @@ func (ix *index) roofline() []RooflineRow {
 	// shapesInStep remembers the GEMM shapes measured per step, to place
 	// op-less GEMM kernels.
 	shapesInStep := map[int32]map[string]RooflineRow{}
+	// Shapes repeat (every layer, every step): parse each once.
+	type parsed struct {
+		dtype        string
+		flops, bytes float64
+		shape        string
+	}
+	seen := map[[3]string]parsed{}
 	for op, c := range calls {
 		o := &t.Ops[op]
-		types := parseTypes(o.InputTypes)
-		dtype := ""
-		for _, ty := range types {
-			if elemSize(ty) > 0 {
-				dtype = ty
-				break
+		pk := [3]string{o.Name, o.InputDims, o.InputTypes}
+		pr, ok := seen[pk]
+		if !ok {
+			for _, ty := range parseTypes(o.InputTypes) {
+				if elemSize(ty) > 0 {
+					pr.dtype = ty
+					break
+				}
 			}
+			pr.flops, pr.bytes, pr.shape = gemmFLOPs(o.Name, o.InputDims, elemSize(pr.dtype))
+			seen[pk] = pr
 		}
-		elem := elemSize(dtype)
-		flops, bytes, shape := gemmFLOPs(o.Name, o.InputDims, elem)
+		dtype, elem := pr.dtype, elemSize(pr.dtype)
+		flops, bytes, shape := pr.flops, pr.bytes, pr.shape
 		src := "input dims"
 		if o.Flops > 0 {
 			flops, src = o.Flops, "profiler"
@@ -180,7 +191,7 @@ func (ix *index) roofline() []RooflineRow {
 	// in measured exactly one GEMM shape, assume they compute that one.
 	for g := range t.GPU {
 		a := &t.GPU[g]
-		if a.Kind != trace.Kernel || LibraryKernel(a.Name) || !gemmLikeName(a.Name) {
+		if a.Kind != trace.Kernel || ix.info(g).library || !ix.info(g).gemmLike {
 			continue
 		}
 		if _, ok := calls[ix.op[g]]; ok {

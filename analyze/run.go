@@ -27,6 +27,8 @@ type Pass struct {
 	// Result holds every metric; its Findings are not filled in yet.
 	Result *Result
 	ix     *index
+	// compile caches compileSpans (two analyzers need it).
+	compile *[]trace.Span
 }
 
 // Config selects analyzers by name. An empty Enable means all of them;
