@@ -188,7 +188,12 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	}
 	st := &streamer{r: src, compressed: compressed, free: free, chunk: opt.chunk, emit: func(b *batch) { batches <- b }}
 	if st.chunk <= 0 {
+		// Batches scale with the input so that the few in flight stay a
+		// small fraction of it: 4 MiB for big traces, less for small ones.
 		st.chunk = chunkSize
+		if opt.expect > 0 {
+			st.chunk = int(min(max(opt.expect/64, 256<<10), chunkSize))
+		}
 	}
 	var scanErr error
 	go func() {
