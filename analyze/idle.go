@@ -84,11 +84,18 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	rows := [][]string{}
 	var places []string
 	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
-		where := ix.hostActivity(g.span)
-		rows = append(rows, []string{fmt.Sprint(g.step), fmtUs(us(trace.Duration(g.span.Start - t.Steps[0].Start))), g.span.Dur().String(), where})
-		if where != "" && !slices.Contains(places, where) {
-			places = append(places, where)
+		picked := ix.hostActivity(g.span)
+		parts := make([]string, 0, len(picked))
+		for _, c := range picked {
+			parts = append(parts, fmt.Sprintf("%s (%s)", c.name, c.overlap))
+			if !slices.Contains(places, c.name) {
+				places = append(places, c.name)
+			}
 		}
+		if len(parts) == 0 {
+			parts = append(parts, "-")
+		}
+		rows = append(rows, []string{fmt.Sprint(g.step), fmtUs(us(trace.Duration(g.span.Start - t.Steps[0].Start))), g.span.Dur().String(), strings.Join(parts, " + ")})
 	}
 	whereText := strings.Join(places, "; ")
 	if whereText == "" {
@@ -195,12 +202,11 @@ type hostCand struct {
 
 func (c hostCand) getSpan() trace.Span { return c.span }
 
-// hostActivity names what the host was doing during gap: the user Python
-// functions, record_function ranges, ops and sync calls that overlap it
-// most (ignoring ranges much longer than the gap, like the step function
-// itself), at most two that do not overlap each other, with the time each
-// covers.
-func (ix *index) hostActivity(gap trace.Span) string {
+// hostActivity returns what the host was doing during gap: the user
+// Python functions, record_function ranges, ops and sync calls that overlap
+// it most (ignoring ranges much longer than the gap, like the step function
+// itself), at most two that do not overlap each other.
+func (ix *index) hostActivity(gap trace.Span) []hostCand {
 	t := ix.t
 	var cands []hostCand
 	consider := func(name string, s trace.Span) {
@@ -265,9 +271,5 @@ func (ix *index) hostActivity(gap trace.Span) string {
 		}
 		picked = append(picked, cands[pick])
 	}
-	parts := make([]string, 0, len(picked))
-	for _, c := range picked {
-		parts = append(parts, fmt.Sprintf("%s (%s)", c.name, c.overlap))
-	}
-	return strings.Join(parts, " + ")
+	return picked
 }

@@ -93,20 +93,27 @@ const evidenceCellWidth = 48
 
 func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 	widths := make([]int, len(tb.Header))
-	cell := func(s string) string { return ShortenName(s, evidenceCellWidth) }
+	// Long kernel names are cut in the middle; the last column (a Python
+	// line or a description) is left whole since nothing follows it.
+	cell := func(s string, i int) string {
+		if i == len(widths)-1 {
+			return ShortenName(s, len(s))
+		}
+		return ShortenName(s, evidenceCellWidth)
+	}
 	for i, h := range tb.Header {
 		widths[i] = len([]rune(h))
 	}
 	for _, row := range tb.Rows {
 		for i := range min(len(row), len(widths)) {
-			widths[i] = max(widths[i], len([]rune(cell(row[i]))))
+			widths[i] = max(widths[i], len([]rune(cell(row[i], i))))
 		}
 	}
 	line := func(cells []string) {
 		var b strings.Builder
 		b.WriteString("     ")
 		for i := range min(len(cells), len(widths)) {
-			c := cell(cells[i])
+			c := cell(cells[i], i)
 			b.WriteString(c)
 			if i < len(widths)-1 {
 				b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
