@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -467,7 +468,8 @@ func TestMain(m *testing.M) {
 	// The recorded fixtures are read from disk; fail loudly if run from
 	// elsewhere rather than skipping.
 	if _, err := os.Stat(filepath.Join("..", "fixtures", "recorded")); err != nil {
-		panic("analyze tests need ../fixtures/recorded: " + err.Error())
+		fmt.Fprintln(os.Stderr, "analyze tests need ../fixtures/recorded:", err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }
