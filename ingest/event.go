@@ -46,23 +46,26 @@ type skipCount struct {
 // chunkResult is what one worker made of one batch. Thread fields of its
 // records are indexes into the worker's thread table until merged.
 type chunkResult struct {
-	seq     int
-	worker  int
-	events  int
-	gpu     []trace.GPUActivity
-	api     []trace.APICall
-	ops     []trace.Op
-	frames  []trace.PyFrame
-	annots  []trace.Annotation
-	gpuAnn  []trace.Annotation
-	loose   []looseEvent
-	meta    []metaEvent
-	flows   []flowEvent
-	memory  []trace.MemoryEvent
-	cats    []string // categories in first-seen order
-	catN    []int
-	skips   map[string]*skipCount
-	threads int // size of the worker's thread table after this batch
+	seq    int
+	worker int
+	events int
+	gpu    []trace.GPUActivity
+	api    []trace.APICall
+	ops    []trace.Op
+	frames []trace.PyFrame
+	annots []trace.Annotation
+	gpuAnn []trace.Annotation
+	loose  []looseEvent
+	meta   []metaEvent
+	flows  []flowEvent
+	memory []trace.MemoryEvent
+	cats   []string // categories in first-seen order
+	catN   []int
+	skips  map[string]*skipCount
+	// newThreads are the threads this batch added to the worker's table,
+	// copied: the worker goes on appending to its table while the merger
+	// reads this result.
+	newThreads []threadKey
 	// end is the absolute offset just past the batch's last event.
 	end int64
 }
@@ -153,12 +156,13 @@ func (w *worker) parse(b *batch) *chunkResult {
 		flows:  make([]flowEvent, 0, h.flows+h.flows/4),
 	}
 	clear(w.catIdx)
+	known := len(w.keys)
 	for i := 0; i < len(b.spans); i += 2 {
 		s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
 		w.event(r, s, b.base+int64(b.spans[i]))
 	}
 	r.events = len(b.spans) / 2
-	r.threads = len(w.keys)
+	r.newThreads = append([]threadKey(nil), w.keys[known:]...)
 	if n := len(b.spans); n > 0 {
 		r.end = b.base + int64(b.spans[n-1])
 	}

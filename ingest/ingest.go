@@ -208,7 +208,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		scanErr = st.run()
 	}()
 
-	m := newMerger(ws, opt.expect)
+	m := newMerger(len(ws), opt.expect)
 	pending := map[int]*chunkResult{}
 	next := 0
 	for res := range results {

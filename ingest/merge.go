@@ -13,7 +13,6 @@ import (
 
 // merger appends chunk results in file order and then resolves links.
 type merger struct {
-	workers []*worker
 	// remap[w][local] is the global thread index of worker w's thread.
 	remap   [][]trace.Index
 	threads map[threadKey]trace.Index
@@ -39,11 +38,10 @@ func appendSized[T any](dst, src []T, frac float64) []T {
 	return append(dst, src...)
 }
 
-func newMerger(ws []*worker, expect int64) *merger {
+func newMerger(workers int, expect int64) *merger {
 	return &merger{
 		expect:  expect,
-		workers: ws,
-		remap:   make([][]trace.Index, len(ws)),
+		remap:   make([][]trace.Index, workers),
 		threads: map[threadKey]trace.Index{},
 		t:       &trace.Trace{},
 		catIdx:  map[string]int{},
@@ -52,10 +50,8 @@ func newMerger(ws []*worker, expect int64) *merger {
 }
 
 func (m *merger) add(r *chunkResult) {
-	w := m.workers[r.worker]
 	rm := m.remap[r.worker]
-	for len(rm) < r.threads {
-		k := w.keys[len(rm)]
+	for _, k := range r.newThreads {
 		g, ok := m.threads[k]
 		if !ok {
 			g = trace.Index(len(m.t.Threads))
