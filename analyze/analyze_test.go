@@ -22,7 +22,8 @@ var (
 )
 
 // load reads an embedded fixture ("eggroll_hooks.json.gz") or a recorded
-// one ("recorded/train_sync_pageable.json.gz", read from disk), once.
+// one ("recorded/train_sync_pageable.json.gz", "capture/gemm-naive.json.gz",
+// read from disk), once.
 func load(t testing.TB, name string) *trace.Trace {
 	t.Helper()
 	traceMu.Lock()
@@ -32,7 +33,7 @@ func load(t testing.TB, name string) *trace.Trace {
 	}
 	var tr *trace.Trace
 	var err error
-	if strings.HasPrefix(name, "recorded/") {
+	if strings.HasPrefix(name, "recorded/") || strings.HasPrefix(name, "capture/") {
 		tr, err = ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
 	} else {
 		r, oerr := fixtures.Open(name)
@@ -84,6 +85,17 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"triton_fused_matmul.json.gz", nil},
 		{"jax_eggroll.perfetto.json.gz", nil},
 		{"recorded/train_sync_pageable.json.gz", []string{"gpu-idle", "host-sync", "pageable-memcpy", "small-memcpy", "tf32-disabled"}},
+		// Traces from tracelens capture (CUDA C kernels launched through the
+		// driver API, no Python): nobody tuned the analyzers on these.
+		{"capture/gemm-naive.json.gz", []string{"custom-gemm"}},
+		{"capture/gemm-tiled.json.gz", nil},
+		{"capture/gemm-library.json.gz", []string{"tf32-disabled"}},
+		{"capture/elementwise-chain-unfused.json.gz", []string{"fusion-candidate"}},
+		{"capture/elementwise-chain-fused.json.gz", nil},
+		{"capture/lowrank-noise-unfused.json.gz", []string{"fusion-candidate"}},
+		{"capture/lowrank-noise-fused.json.gz", nil},
+		{"capture/launch-overhead.json.gz", nil},
+		{"capture/memcpy-pageable.json.gz", []string{"host-sync", "pageable-memcpy"}},
 		{"recorded/train_pinned_async.json.gz", []string{"gpu-idle", "tf32-disabled"}},
 		{"recorded/fp64_simulation.json.gz", []string{"fp64-compute", "fusion-candidate"}},
 		{"recorded/sincos_eager.json.gz", []string{"fusion-candidate"}},
@@ -472,4 +484,20 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+func TestCaptureTracesAreNotTriton(t *testing.T) {
+	r := run(t, "capture/lowrank-noise-unfused.json.gz")
+	for _, k := range r.Kernels {
+		if k.Category == CategoryTriton {
+			t.Errorf("%s classified as triton in a CUDA C program's trace", k.Name)
+		}
+	}
+	f := finding(t, r, "fusion-candidate")
+	if !strings.Contains(f.Title, "(capture::randn → capture::repeat_interleave → capture::mul_sigma → capture::mul_sign) ×3") {
+		t.Errorf("chain title %q does not name the per-layer cycle", f.Title)
+	}
+	if strings.Contains(f.Fix, "torch.compile") {
+		t.Errorf("fix for a CUDA C program suggests torch.compile: %s", f.Fix)
+	}
 }

@@ -111,13 +111,63 @@ func categoryOf(t *trace.Trace, g int, c string) string {
 	if (c == CategoryCustom || c == CategoryGEMM) && isTritonLaunch(t, a) {
 		return CategoryTriton
 	}
+	if c == CategoryCustom {
+		// A kernel whose name says nothing (a user's "ew_sin") is what
+		// the op that launched it does.
+		if op := t.LaunchOp(trace.Index(g)); op != trace.None {
+			if oc := opCategory(t.Ops[op].Name); oc != "" {
+				return oc
+			}
+		}
+	}
 	return c
+}
+
+// opCategory classifies a framework op ("aten::mul", "capture::sin") by
+// the kind of kernel it launches, or "" when its name does not tell.
+func opCategory(op string) string {
+	if i := strings.LastIndex(op, "::"); i >= 0 {
+		op = op[i+2:]
+	}
+	op = strings.TrimSuffix(strings.ToLower(op), "_")
+	base, _, _ := strings.Cut(op, "_") // mul_sigma → mul
+	switch {
+	case elementwiseOps[op] || elementwiseOps[base]:
+		return CategoryElementwise
+	case rngOps[op] || rngOps[base]:
+		return CategoryRNG
+	case copyOps[op]:
+		return CategoryCopy
+	}
+	return ""
+}
+
+var (
+	elementwiseOps = setOf("add", "sub", "mul", "div", "neg", "abs", "sign", "sin", "cos", "tan", "exp", "log", "sqrt", "rsqrt", "pow",
+		"tanh", "sigmoid", "relu", "gelu", "silu", "leaky", "clamp", "where", "fill", "zero", "ones", "zeros", "full", "scale", "maximum",
+		"minimum", "reciprocal", "erf", "bias", "threshold", "hardtanh", "elu", "softplus", "lerp", "addcmul", "addcdiv")
+	rngOps  = setOf("randn", "rand", "randint", "normal", "uniform", "bernoulli", "dropout", "rng", "random", "multinomial")
+	copyOps = setOf("copy", "clone", "contiguous", "to", "repeat", "repeat_interleave", "expand", "cat", "stack", "index", "index_select",
+		"gather", "scatter", "transpose", "permute", "embedding", "take")
+)
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
 }
 
 // isTritonLaunch reports whether a looks like a Triton kernel: no C++
 // signature in its name and launched by a driver-API call.
 func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
 	if strings.ContainsAny(a.Name, "(<: ") || a.Launch == trace.None || LibraryKernel(a.Name) {
+		return false
+	}
+	if t.Meta.Framework == trace.FrameworkCapture {
+		// A CUDA C program launches its own kernels through the driver
+		// API too; without Python there is no Triton.
 		return false
 	}
 	call := &t.APICalls[a.Launch]

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // Thresholds of custom-gemm.
@@ -18,17 +20,22 @@ const (
 	// re-read every operand from DRAM/L2 for each multiply-add and are
 	// typically 5–50× slower.
 	CustomGEMMSpeedup = 5.0
+	// CustomGEMMMinMeanUs is how long (µs) a dominant kernel without a
+	// GEMM-like name must run per call to count as GEMM-like work: short
+	// kernels that dominate a trace are usually elementwise or empty.
+	CustomGEMMMinMeanUs = 100.0
 )
 
 // CustomGEMM detects hand-written GEMM kernels that a library does better.
 var CustomGEMM = &Analyzer{
 	Name: "custom-gemm",
 	Doc: fmt.Sprintf("Reports a hand-written CUDA kernel (not cuBLAS/cuBLASLt/CUTLASS/cuDNN/ATen, not Triton) that does GEMM-like work "+
-		"(its name or launching op says gemm/matmul/linear/dot/mm, or it alone takes over %.0f%% of GPU kernel time) without tiling: "+
+		"(its name or launching op says gemm/matmul/linear/dot/mm, or it alone takes over %.0f%% of GPU kernel time at %.0f µs or more a call "+
+		"and its op is not elementwise, RNG or copy) without tiling: "+
 		"it uses no shared memory, so every thread reads its operands from global memory for each multiply-add. Reported when it "+
 		"takes at least %.0f%% of GPU kernel time. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
 		"(when the trace also measures a library GEMM of the same shape, that kernel's time is used instead).",
-		CustomGEMMDominantShare*100, CustomGEMMMinShare*100, CustomGEMMSpeedup),
+		CustomGEMMDominantShare*100, CustomGEMMMinMeanUs, CustomGEMMMinShare*100, CustomGEMMSpeedup),
 	Run: runCustomGEMM,
 }
 
@@ -59,7 +66,7 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 			opName = t.Ops[op].Name
 		}
 		byName := gemmLikeName(k.Name) || gemmLikeName(opName)
-		if !byName && k.Share < CustomGEMMDominantShare {
+		if !byName && (k.Share < CustomGEMMDominantShare || k.MeanUs < CustomGEMMMinMeanUs || memoryBound(k.Category)) {
 			continue
 		}
 		if a.SharedMem != 0 {
@@ -88,9 +95,7 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 				{Text: fmt.Sprintf("%d calls, mean %s, %s in total (%.0f%% of GPU kernel time); launched from %s", k.Count, fmtUs(k.MeanUs), fmtUs(k.TotalUs), k.Share*100, where)},
 				{Text: fmt.Sprintf("saving model: its time per step × (1 − 1/%.0f) for a library GEMM", CustomGEMMSpeedup)},
 			},
-			Fix: fmt.Sprintf("replace %s (launched from %s) with a library GEMM plus epilogue: torch.addmm/F.linear (cuBLAS) followed by the elementwise part "+
-				"(or torch.compile, which fuses it as a GEMM epilogue); if it must stay custom, tile it through shared memory (or write it in Triton with tl.dot) so each operand is loaded once per tile",
-				k.ShortName, where),
+			Fix:        customGEMMFix(t, k.ShortName, where),
 			Confidence: High,
 		})
 	}
@@ -111,3 +116,19 @@ func (ix *index) launchSite(g int) string {
 	}
 	return "an unknown call site"
 }
+
+// customGEMMFix names the library call in the user's language: cuBLAS for
+// a CUDA C program, torch ops for PyTorch.
+func customGEMMFix(t *trace.Trace, kernel, where string) string {
+	if cudaC(t) {
+		return fmt.Sprintf("replace %s (launched from %s) with cublasSgemm/cublasGemmEx, or cublasLt with a bias+ReLU epilogue so the elementwise part fuses; "+
+			"if it must stay custom, tile it through shared memory and registers so each operand is loaded once per tile", kernel, where)
+	}
+	return fmt.Sprintf("replace %s (launched from %s) with a library GEMM plus epilogue: torch.addmm/F.linear (cuBLAS) followed by the elementwise part "+
+		"(or torch.compile, which fuses it as a GEMM epilogue); if it must stay custom, tile it through shared memory (or write it in Triton with tl.dot) so each operand is loaded once per tile",
+		kernel, where)
+}
+
+// cudaC reports whether t comes from a CUDA C program (tracelens capture)
+// rather than a Python framework, so fixes speak its language.
+func cudaC(t *trace.Trace) bool { return t.Meta.Framework == trace.FrameworkCapture }

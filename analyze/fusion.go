@@ -207,7 +207,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 		names = append(names, t.GPU[g].Name)
 		rows = append(rows, []string{fmt.Sprint(i + 1), ShortKernelName(t.GPU[g].Name), ix.cat[g], op, fmtUs(mean), ix.userLine(g)})
 	}
-	chain := strings.Join(ops, " → ")
+	chain := compactChain(ops)
 	where := ix.userFuncs(rep)
 	whereText := "the code that launches them"
 	if len(where) > 0 {
@@ -236,10 +236,39 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time, plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (capped at the chain's GPU time minus its longest kernel)",
 				n-1, fmtUs(launchCost), fmtBytes(traffic), bw)},
 		},
-		Fix: fmt.Sprintf("fuse %s in %s into one kernel: wrap that function in torch.compile (Inductor generates one fused Triton kernel) or write it as a single Triton/CUDA kernel, so the intermediates stay in registers and %d launches become one",
-			chain, whereText, n),
+		Fix:        fusionFix(t, chain, whereText, n),
 		Confidence: Medium,
 	}
+}
+
+// fusionFix says how to fuse in the user's framework: torch.compile for
+// PyTorch, one hand-written kernel for a CUDA C program.
+func fusionFix(t *trace.Trace, chain, where string, n int) string {
+	if t.Meta.Framework == trace.FrameworkCapture {
+		return fmt.Sprintf("fuse %s in %s into one CUDA kernel that computes the whole chain per element, so the intermediates stay in registers and %d launches become one",
+			chain, where, n)
+	}
+	return fmt.Sprintf("fuse %s in %s into one kernel: wrap that function in torch.compile (Inductor generates one fused Triton kernel) or write it as a single Triton/CUDA kernel, so the intermediates stay in registers and %d launches become one",
+		chain, where, n)
+}
+
+// compactChain joins op labels with arrows, writing a chain that repeats a
+// shorter cycle (three layers of the same four ops) as "(a → b) ×3".
+func compactChain(ops []string) string {
+	n := len(ops)
+	for p := 2; p <= n/2; p++ { // a one-op cycle ("add → add") reads fine as is
+		if n%p != 0 {
+			continue
+		}
+		cycle := true
+		for i := p; i < n && cycle; i++ {
+			cycle = ops[i] == ops[i-p]
+		}
+		if cycle {
+			return fmt.Sprintf("(%s) ×%d", strings.Join(ops[:p], " → "), n/p)
+		}
+	}
+	return strings.Join(ops, " → ")
 }
 
 // fmtBytes formats a byte count with a binary unit.

@@ -174,9 +174,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 				Table: &Table{Header: []string{"op", "python", "calls", "per step", "blocked"}, Rows: rows}},
 			{Text: "saving model: host time blocked in these syncs per step; without them the host runs ahead and the GPU's queue stays full (the cost grows once the GPU, not the host, is the bottleneck)"},
 		},
-		Fix: fmt.Sprintf("remove the syncs at %s: keep values on the GPU (accumulate losses as tensors and call .item() once every N steps or after the loop), "+
-			"copy host→device with pin_memory() and non_blocking=True, avoid data-dependent shapes (nonzero, boolean masks) inside the step; "+
-			"torch.cuda.set_sync_debug_mode(\"warn\") points at each one", where),
+		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
 	}}, nil
 }
@@ -285,8 +283,7 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 			{Text: "host↔device copies whose host side is pageable (staged by the driver, synchronous for the host):", Table: copyTable(stats, steps)},
 			{Text: "saving model: host time blocked in these copies' API calls and the stream syncs of the same op, per step; pinned memory with non_blocking=True returns at once"},
 		},
-		Fix: fmt.Sprintf("pin the host tensors and copy asynchronously at %s: tensor.pin_memory().to(device, non_blocking=True), or DataLoader(pin_memory=True) "+
-			"and .to(device, non_blocking=True) on its batches", copyLines(stats)),
+		Fix:        pageableFix(p.Trace, copyLines(stats)),
 		Confidence: High,
 	}}, nil
 }
@@ -322,4 +319,22 @@ func severityByShare(share float64) string {
 		return Medium
 	}
 	return Low
+}
+
+func hostSyncFix(t *trace.Trace, where string) string {
+	if cudaC(t) {
+		return fmt.Sprintf("remove the syncs at %s: use cuMemcpyAsync from pinned (cuMemHostAlloc) buffers on a stream and synchronize once per step, "+
+			"or record an event and wait on it only where the host needs the result", where)
+	}
+	return fmt.Sprintf("remove the syncs at %s: keep values on the GPU (accumulate losses as tensors and call .item() once every N steps or after the loop), "+
+		"copy host→device with pin_memory() and non_blocking=True, avoid data-dependent shapes (nonzero, boolean masks) inside the step; "+
+		"torch.cuda.set_sync_debug_mode(\"warn\") points at each one", where)
+}
+
+func pageableFix(t *trace.Trace, where string) string {
+	if cudaC(t) {
+		return fmt.Sprintf("allocate the host buffers (%s) with cuMemHostAlloc/cudaHostAlloc (or cuMemHostRegister existing ones) and copy with cuMemcpyHtoDAsync on a stream", where)
+	}
+	return fmt.Sprintf("pin the host tensors and copy asynchronously at %s: tensor.pin_memory().to(device, non_blocking=True), or DataLoader(pin_memory=True) "+
+		"and .to(device, non_blocking=True) on its batches", where)
 }

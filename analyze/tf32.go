@@ -105,8 +105,15 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 				Table: &Table{Header: []string{"kernel", "count", "total", "ops", "python"}, Rows: rows}, Kernels: names},
 			{Text: fmt.Sprintf("saving model: FFMA GEMM time per step × (1 − 1/%.0f) for a conservative TF32 speed-up", TF32Speedup)},
 		},
-		Fix: fmt.Sprintf("enable TF32 for the fp32 matmuls (%s): torch.set_float32_matmul_precision(\"high\") or "+
-			"torch.backends.cuda.matmul.allow_tf32 = True at start-up, or run them under torch.autocast(\"cuda\", dtype=torch.bfloat16)", where),
+		Fix:        tf32Fix(t, where),
 		Confidence: High,
 	}}, nil
+}
+
+func tf32Fix(t *trace.Trace, where string) string {
+	if cudaC(t) {
+		return fmt.Sprintf("enable TF32 for the fp32 GEMMs (%s): cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH), or cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32", where)
+	}
+	return fmt.Sprintf("enable TF32 for the fp32 matmuls (%s): torch.set_float32_matmul_precision(\"high\") or "+
+		"torch.backends.cuda.matmul.allow_tf32 = True at start-up, or run them under torch.autocast(\"cuda\", dtype=torch.bfloat16)", where)
 }

@@ -184,7 +184,7 @@ func (m *merger) metadata(top map[string][]byte) {
 		md.Framework = fw
 	}
 	if _, ok := top["tracelens_capture"]; ok {
-		md.Framework = "tracelens capture"
+		md.Framework = trace.FrameworkCapture
 	}
 	switch {
 	case len(m.loose) > 0 && len(m.t.GPU) == 0:

@@ -300,6 +300,10 @@ type DeviceProperties struct {
 	MaxThreadsPerBlock int
 }
 
+// FrameworkCapture is Metadata.Framework for traces written by tracelens
+// capture (CUDA C kernels launched through the driver API, no Python).
+const FrameworkCapture = "tracelens capture"
+
 // Metadata is what the trace says about itself.
 type Metadata struct {
 	// Format is the dialect the reader recognised ("kineto",
