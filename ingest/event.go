@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"strings"
 	"unsafe"
 
@@ -68,6 +69,9 @@ type chunkResult struct {
 	newThreads []threadKey
 	// end is the absolute offset just past the batch's last event.
 	end int64
+	// err reports a bug hit while parsing (a recovered panic): the read
+	// fails with it instead of crashing the process from a goroutine.
+	err error
 }
 
 // worker parses batches. Each has its own string table and thread table, so
@@ -144,6 +148,18 @@ func (w *worker) countCat(r *chunkResult, cat string) {
 // bstr views b as a string without copying; the result must not outlive
 // the batch buffer (everything kept goes through intern or a number parse).
 func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// safeParse is parse, with a panic turned into the result's error: a
+// worker goroutine's panic would otherwise end the process, which no
+// caller could recover.
+func (w *worker) safeParse(b *batch) (r *chunkResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = &chunkResult{seq: b.seq, worker: w.id, err: fmt.Errorf("internal error reading the events at byte %d: %v", b.base, p)}
+		}
+	}()
+	return w.parse(b)
+}
 
 // parse turns one batch into records.
 func (w *worker) parse(b *batch) *chunkResult {

@@ -177,7 +177,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		go func(w *worker) {
 			defer wg.Done()
 			for b := range batches {
-				res := w.parse(b)
+				res := w.safeParse(b)
 				select {
 				case free <- b.buf:
 				default:
@@ -211,7 +211,11 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	m := newMerger(len(ws), opt.expect)
 	pending := map[int]*chunkResult{}
 	next := 0
+	var parseErr error
 	for res := range results {
+		if res.err != nil && parseErr == nil {
+			parseErr = res.err
+		}
 		pending[res.seq] = res
 		for {
 			r, ok := pending[next]
@@ -219,9 +223,14 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 				break
 			}
 			delete(pending, next)
-			m.add(r)
+			if parseErr == nil {
+				m.add(r)
+			}
 			next++
 		}
+	}
+	if parseErr != nil {
+		return nil, parseErr
 	}
 	if scanErr != nil {
 		var ge gzipError
@@ -236,7 +245,10 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		}
 		return nil, &FormatError{Msg: "no events"}
 	}
-	t := m.finish(st.top)
+	t, err := m.safeFinish(st.top)
+	if err != nil {
+		return nil, err
+	}
 	if cr.fn != nil {
 		cr.fn(cr.n, cr.total)
 	}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,6 +119,16 @@ func (m *merger) add(r *chunkResult) {
 		}
 		m.skips[reason] = &skipCount{count: c.count, first: c.first}
 	}
+}
+
+// safeFinish is finish, with a panic (a bug) returned as an error.
+func (m *merger) safeFinish(top map[string][]byte) (t *trace.Trace, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("internal error linking events: %v", p)
+		}
+	}()
+	return m.finish(top), nil
 }
 
 // finish classifies dialect-specific events, sorts, and resolves links.
@@ -287,7 +298,11 @@ func gpuProcess(name string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	n, _ := strconv.Atoi(strings.Fields(rest + " ")[0])
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.Atoi(rest[:end]) // "/device:GPU:" alone is GPU 0
 	return int32(n), true
 }
 
