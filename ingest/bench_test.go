@@ -85,7 +85,7 @@ func BenchmarkParse50MB(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		w := newWorker(0)
+		w := newWorker(0, nil)
 		for _, bt := range batches {
 			w.parse(bt)
 		}

@@ -87,10 +87,12 @@ type worker struct {
 	// last batch's record counts: the next batch is sized like it, which
 	// saves growing every slice from zero.
 	hint struct{ gpu, api, ops, frames, flows int }
+	// spare receives results whose records the merger has copied.
+	spare chan *chunkResult
 }
 
-func newWorker(id int) *worker {
-	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None}
+func newWorker(id int, spare chan *chunkResult) *worker {
+	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None, spare: spare}
 }
 
 // intern returns a copy of s that does not point into the read buffer,
@@ -163,13 +165,22 @@ func (w *worker) safeParse(b *batch) (r *chunkResult) {
 
 // parse turns one batch into records.
 func (w *worker) parse(b *batch) *chunkResult {
-	h := &w.hint
-	r := &chunkResult{seq: b.seq, worker: w.id,
-		gpu:    make([]trace.GPUActivity, 0, h.gpu+h.gpu/4),
-		api:    make([]trace.APICall, 0, h.api+h.api/4),
-		ops:    make([]trace.Op, 0, h.ops+h.ops/4),
-		frames: make([]trace.PyFrame, 0, h.frames+h.frames/4),
-		flows:  make([]flowEvent, 0, h.flows+h.flows/4),
+	var r *chunkResult
+	select {
+	case old := <-w.spare:
+		// A result the merger has copied out: reuse its slices, which saves
+		// faulting in and collecting as much memory as the model itself.
+		r = &chunkResult{seq: b.seq, worker: w.id, gpu: old.gpu[:0], api: old.api[:0], ops: old.ops[:0],
+			frames: old.frames[:0], flows: old.flows[:0], loose: old.loose[:0]}
+	default:
+		h := &w.hint
+		r = &chunkResult{seq: b.seq, worker: w.id,
+			gpu:    make([]trace.GPUActivity, 0, h.gpu+h.gpu/4),
+			api:    make([]trace.APICall, 0, h.api+h.api/4),
+			ops:    make([]trace.Op, 0, h.ops+h.ops/4),
+			frames: make([]trace.PyFrame, 0, h.frames+h.frames/4),
+			flows:  make([]flowEvent, 0, h.flows+h.flows/4),
+		}
 	}
 	clear(w.catIdx)
 	known := len(w.keys)
@@ -182,6 +193,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 	if n := len(b.spans); n > 0 {
 		r.end = b.base + int64(b.spans[n-1])
 	}
+	h := &w.hint
 	h.gpu, h.api, h.ops, h.frames, h.flows = len(r.gpu), len(r.api), len(r.ops), len(r.frames), len(r.flows)
 	return r
 }

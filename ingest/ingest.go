@@ -169,10 +169,11 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	batches := make(chan *batch, workers)
 	results := make(chan *chunkResult, workers)
 	free := make(chan []byte, workers+2)
+	spare := make(chan *chunkResult, workers+2)
 	var wg sync.WaitGroup
 	ws := make([]*worker, workers)
 	for i := range ws {
-		ws[i] = newWorker(i)
+		ws[i] = newWorker(i, spare)
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
@@ -225,6 +226,10 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			delete(pending, next)
 			if parseErr == nil {
 				m.add(r)
+				select {
+				case spare <- r:
+				default:
+				}
 			}
 			next++
 		}
