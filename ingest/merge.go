@@ -26,13 +26,20 @@ type merger struct {
 	expect  int64 // JSON size hint, 0 if unknown
 }
 
-// appendSized appends src to dst; when dst must grow, it grows to the size
-// the whole input will need, extrapolated from the fraction read so far,
-// so each model slice is allocated about once instead of log2(n) times.
+// appendSized appends src to dst; when dst must grow, it grows towards the
+// size the whole input will need, extrapolated from the fraction read so
+// far, so a model slice is allocated about twice instead of log2(n) times.
+// Early extrapolations are trusted only by half (rising to fully at half
+// the input): traces whose events of one kind cluster — a torch.compile
+// cold start puts short Python frames first — overestimate early, and an
+// oversized slice is zeroed, charged to the memory budget and scanned by
+// every GC. On a real 3.4 GB trace the plain extrapolation made the
+// collector run 52 times instead of 2.
 func appendSized[T any](dst, src []T, frac float64) []T {
 	if need := len(dst) + len(src); need > cap(dst) && frac > 0.001 && frac < 1 {
-		want := int(float64(need)/frac*1.05) + 64
-		nd := make([]T, len(dst), max(want, need))
+		trust := min(1, 0.5+frac)
+		want := max(int(float64(need)/frac*1.05*trust)+64, need+need/4)
+		nd := make([]T, len(dst), want)
 		copy(nd, dst)
 		dst = nd
 	}
