@@ -501,3 +501,47 @@ func TestCaptureTracesAreNotTriton(t *testing.T) {
 		t.Errorf("fix for a CUDA C program suggests torch.compile: %s", f.Fix)
 	}
 }
+
+// chainTrace builds a 4-step trace whose steps run mul → add → mul as
+// three elementwise kernels, each launched by its own aten op under parent.
+func chainTrace(t *testing.T, parent string) *trace.Trace {
+	var ev []string
+	add := func(format string, a ...any) { ev = append(ev, fmt.Sprintf(format, a...)) }
+	corr := 100
+	for step := 0; step < 4; step++ {
+		base := 1000.0 + float64(step)*100
+		add(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%.3f,"dur":90}`, step, base)
+		add(`{"ph":"X","cat":"cpu_op","name":%q,"pid":1,"tid":1,"ts":%.3f,"dur":60}`, parent, base+1)
+		for i, op := range []string{"aten::mul", "aten::add", "aten::mul"} {
+			at := base + 2 + float64(i)*15
+			add(`{"ph":"X","cat":"cpu_op","name":%q,"pid":1,"tid":1,"ts":%.3f,"dur":10,"args":{"Input Dims":[[1048576],[1048576]],"Input type":["float","float"]}}`, op, at)
+			add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%.3f,"dur":5,"args":{"correlation":%d}}`, at+1, corr)
+			add(`{"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)","pid":0,"tid":7,"ts":%.3f,"dur":12,"args":{"correlation":%d,"stream":7,"device":0}}`, at+6, corr)
+			corr++
+		}
+	}
+	doc := `{"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","computeMajor":9,"computeMinor":0,"numSms":132}],"traceEvents":[` + strings.Join(ev, ",\n") + `]}`
+	tr, err := ingest.Read(strings.NewReader(doc), "chain", ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestFusionSkipsCompiledRegions(t *testing.T) {
+	fired := func(parent string) bool {
+		r, err := Run(chainTrace(t, parent), Config{Enable: []string{"fusion-candidate"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r.Findings) > 0
+	}
+	if !fired("aten::linear") {
+		t.Fatalf("eager mul → add → mul chain not reported: the test proves nothing")
+	}
+	for _, compiled := range []string{"CompiledFunction", "Torch-Compiled Region: 0/0", "autograd::engine::evaluate_function: CompiledFunctionBackward"} {
+		if fired(compiled) {
+			t.Errorf("fusion-candidate fired on kernels launched inside %q, which the compiler already scheduled", compiled)
+		}
+	}
+}

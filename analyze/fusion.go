@@ -33,7 +33,7 @@ var FusionCandidate = &Analyzer{
 	Name: "fusion-candidate",
 	Doc: fmt.Sprintf("Finds chains of at least %d consecutive memory-bound kernels (elementwise, rng, copy/gather, reduction, memset) on one "+
 		"stream, all launched by framework ops, that recur at least %d times with the same kernels (across steps or layers): each kernel "+
-		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions) and memcpys break a chain. "+
+		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions), kernels launched inside torch.compile regions or CUDA graph replays (the compiler already chose what to fuse) and memcpys break a chain. "+
 		"Saving model per occurrence: (kernels − 1) × median launch API time + the intermediate tensors' write and read traffic "+
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, capped at the chain's GPU time minus its longest kernel. "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
@@ -80,7 +80,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused {
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) {
 			flush()
 			continue
 		}
@@ -157,6 +157,26 @@ func compilerFused(name string) bool {
 // opLabel names the op a user wrote for GPU activity g: the outermost op
 // of its launch path, without the aten:: prefix ("repeat_interleave", not
 // the copy_ it calls).
+// compiled reports whether GPU activity g runs code a compiler already
+// scheduled: launched inside a torch.compile region (Torch-Compiled Region,
+// CompiledFunction and its backward) or replayed from a CUDA graph. Its
+// kernels are what Inductor chose not to fuse (library calls, reductions
+// it splits on purpose); telling the user to fuse them with torch.compile
+// would be wrong.
+func (ix *index) compiled(g int) bool {
+	t := ix.t
+	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
+		return true
+	}
+	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+		n := t.Ops[op].Name
+		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") {
+			return true
+		}
+	}
+	return false
+}
+
 func (ix *index) opLabel(g int) string {
 	op := ix.op[g]
 	if op == trace.None {
