@@ -74,6 +74,12 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 	return rows, all
 }
 
+// Timing converts s to microseconds, as the JSON outputs report it.
+func (s *KernelStat) Timing() KernelTiming {
+	return KernelTiming{Name: s.Name, Count: s.Count, TotalUs: s.Total.Micros(), MeanUs: s.Mean.Micros(), MedianUs: s.Median.Micros(),
+		P95Us: s.P95.Micros(), MinUs: s.Min.Micros(), MaxUs: s.Max.Micros(), Share: s.Share}
+}
+
 // Percentile returns the p-th percentile of sorted durations, interpolating
 // linearly between closest ranks (numpy's default), so a median of two
 // values is their midpoint.

@@ -39,9 +39,7 @@ func (ix *index) kernels(r *Result) {
 	r.Kernels = make([]Kernel, 0, len(rows))
 	ix.kernelRow = make(map[string]int, len(rows))
 	for _, row := range rows {
-		k := Kernel{Name: row.Name, Count: row.Count, TotalUs: us(row.Total), MeanUs: us(row.Mean), MedianUs: us(row.Median),
-			P95Us: us(row.P95), MinUs: us(row.Min), MaxUs: us(row.Max), Share: row.Share, ShortName: ShortKernelName(row.Name),
-			Ops: []string{}, Python: []string{}}
+		k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{}}
 		ops := map[string]int{}
 		lines := map[string]int{}
 		for _, g := range row.Launches {

@@ -62,8 +62,10 @@ type Summary struct {
 	StepsSynthetic bool `json:"steps_synthetic"`
 }
 
-// Kernel is one distinct kernel name: `top`'s fields plus what launched it.
-type Kernel struct {
+// KernelTiming is one row of `tracelens top --format json`: every launch
+// of one kernel name, in microseconds. Kernel embeds it, so the report's
+// JSON extends top's without restating it.
+type KernelTiming struct {
 	Name     string  `json:"name"`
 	Count    int     `json:"count"`
 	TotalUs  float64 `json:"total_us"`
@@ -73,6 +75,11 @@ type Kernel struct {
 	MinUs    float64 `json:"min_us"`
 	MaxUs    float64 `json:"max_us"`
 	Share    float64 `json:"share"`
+}
+
+// Kernel is one distinct kernel name: `top`'s fields plus what launched it.
+type Kernel struct {
+	KernelTiming
 
 	// ShortName is analyze.ShortKernelName(Name), for tables.
 	ShortName string `json:"short_name"`

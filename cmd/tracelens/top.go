@@ -20,8 +20,8 @@ func topCommand() command {
 // topJSON is the machine-readable form of `top`. Later commands extend this
 // schema; they never change what is here.
 type topJSON struct {
-	Summary topSummary   `json:"summary"`
-	Kernels []kernelJSON `json:"kernels"`
+	Summary topSummary             `json:"summary"`
+	Kernels []analyze.KernelTiming `json:"kernels"`
 }
 
 type topSummary struct {
@@ -30,18 +30,6 @@ type topSummary struct {
 	DistinctKernels int     `json:"distinct_kernels"`
 	GPUKernelUs     float64 `json:"gpu_kernel_us"`
 	Device          string  `json:"device"`
-}
-
-type kernelJSON struct {
-	Name     string  `json:"name"`
-	Count    int     `json:"count"`
-	TotalUs  float64 `json:"total_us"`
-	MeanUs   float64 `json:"mean_us"`
-	MedianUs float64 `json:"median_us"`
-	P95Us    float64 `json:"p95_us"`
-	MinUs    float64 `json:"min_us"`
-	MaxUs    float64 `json:"max_us"`
-	Share    float64 `json:"share"`
 }
 
 func runTop(e *env, args []string) error {
@@ -83,10 +71,9 @@ func runTop(e *env, args []string) error {
 	}
 	if *format == "json" {
 		out := topJSON{Summary: topSummary{Events: t.Events, KernelLaunches: launches, DistinctKernels: len(rows), GPUKernelUs: all.Micros(), Device: t.DeviceName()}}
-		out.Kernels = make([]kernelJSON, 0, len(shown))
-		for _, r := range shown {
-			out.Kernels = append(out.Kernels, kernelJSON{Name: r.Name, Count: r.Count, TotalUs: r.Total.Micros(), MeanUs: r.Mean.Micros(),
-				MedianUs: r.Median.Micros(), P95Us: r.P95.Micros(), MinUs: r.Min.Micros(), MaxUs: r.Max.Micros(), Share: r.Share})
+		out.Kernels = make([]analyze.KernelTiming, 0, len(shown))
+		for i := range shown {
+			out.Kernels = append(out.Kernels, shown[i].Timing())
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
