@@ -13,19 +13,7 @@ import (
 // from memory, so it measures parsing and model building, not the disk.
 // `go tool task bench` measures the whole CLI on 50–500 MB files.
 func BenchmarkRead50MB(b *testing.B) {
-	raw, err := fixtures.Bytes(fixtures.Default)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tmpl, err := synth.ParseGzip(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := tmpl.Write(&buf, 50<<20); err != nil {
-		b.Fatal(err)
-	}
-	in := buf.Bytes()
+	in := benchInput(b)
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	b.ResetTimer()

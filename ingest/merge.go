@@ -413,6 +413,19 @@ func bySpan(a, b trace.Span) int {
 	return cmp.Compare(b.End, a.End) // longer (enclosing) first
 }
 
+// byThread orders host events by thread, then start, enclosing first: the
+// order nest and frameParents walk them in.
+func byThread[T any](key func(*T) (trace.Index, trace.Span)) func(a, b T) int {
+	return func(a, b T) int {
+		ta, sa := key(&a)
+		tb, sb := key(&b)
+		if c := cmp.Compare(ta, tb); c != 0 {
+			return c
+		}
+		return bySpan(sa, sb)
+	}
+}
+
 // sortStable sorts s unless it already is: profilers mostly write events
 // in order, and checking is one pass while sorting moves big structs.
 func sortStable[T any](s []T, cmp func(a, b T) int) {
@@ -432,30 +445,10 @@ func (m *merger) sortAll() {
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	sortStable(t.APICalls, func(a, b trace.APICall) int {
-		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
-			return c
-		}
-		return bySpan(a.Span, b.Span)
-	})
-	sortStable(t.Ops, func(a, b trace.Op) int {
-		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
-			return c
-		}
-		return bySpan(a.Span, b.Span)
-	})
-	sortStable(t.Frames, func(a, b trace.PyFrame) int {
-		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
-			return c
-		}
-		return bySpan(a.Span, b.Span)
-	})
-	sortStable(t.Annotations, func(a, b trace.Annotation) int {
-		if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
-			return c
-		}
-		return bySpan(a.Span, b.Span)
-	})
+	sortStable(t.APICalls, byThread(func(a *trace.APICall) (trace.Index, trace.Span) { return a.Thread, a.Span }))
+	sortStable(t.Ops, byThread(func(o *trace.Op) (trace.Index, trace.Span) { return o.Thread, o.Span }))
+	sortStable(t.Frames, byThread(func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span }))
+	sortStable(t.Annotations, byThread(func(a *trace.Annotation) (trace.Index, trace.Span) { return a.Thread, a.Span }))
 	sortStable(t.GPUAnnotations, func(a, b trace.Annotation) int { return bySpan(a.Span, b.Span) })
 	sortStable(t.Memory, func(a, b trace.MemoryEvent) int { return cmp.Compare(a.At, b.At) })
 }
