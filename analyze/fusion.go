@@ -158,8 +158,9 @@ func compilerFused(name string) bool {
 // of its launch path, without the aten:: prefix ("repeat_interleave", not
 // the copy_ it calls).
 // compiled reports whether GPU activity g runs code a compiler already
-// scheduled: launched inside a torch.compile region (Torch-Compiled Region,
-// CompiledFunction and its backward) or replayed from a CUDA graph. Its
+// scheduled or runs for the compiler: launched inside a torch.compile
+// region (Torch-Compiled Region, CompiledFunction and its backward), by
+// Inductor's autotuner, or replayed from a CUDA graph. Its
 // kernels are what Inductor chose not to fuse (library calls, reductions
 // it splits on purpose); telling the user to fuse them with torch.compile
 // would be wrong.
@@ -170,7 +171,11 @@ func (ix *index) compiled(g int) bool {
 	}
 	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
 		n := t.Ops[op].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") {
+		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
+			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {
+			// The last two are Inductor's autotuner timing candidate
+			// kernels (and flushing the cache between runs) while it
+			// compiles: compile-overhead's business, not the program's.
 			return true
 		}
 	}
@@ -256,20 +261,36 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time, plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (capped at the chain's GPU time minus its longest kernel)",
 				n-1, fmtUs(launchCost), fmtBytes(traffic), bw)},
 		},
-		Fix:        fusionFix(t, chain, whereText, n),
+		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),
 		Confidence: Medium,
 	}
 }
 
 // fusionFix says how to fuse in the user's framework: torch.compile for
 // PyTorch, one hand-written kernel for a CUDA C program.
-func fusionFix(t *trace.Trace, chain, where string, n int) string {
+func fusionFix(t *trace.Trace, chain, where string, n int, backward bool) string {
+	if backward {
+		return fmt.Sprintf("these kernels run in autograd's backward (%s), which eager PyTorch launches op by op: torch.compile the model "+
+			"(AOTAutograd traces the backward and Inductor fuses it), so the %d launches and their intermediate tensors collapse into a few fused kernels",
+			chain, n)
+	}
 	if t.Meta.Framework == trace.FrameworkCapture {
 		return fmt.Sprintf("fuse %s in %s into one CUDA kernel that computes the whole chain per element, so the intermediates stay in registers and %d launches become one",
 			chain, where, n)
 	}
 	return fmt.Sprintf("fuse %s in %s into one kernel: wrap that function in torch.compile (Inductor generates one fused Triton kernel) or write it as a single Triton/CUDA kernel, so the intermediates stay in registers and %d launches become one",
 		chain, where, n)
+}
+
+// allBackward reports whether every op label names an autograd backward
+// node ("AddmmBackward0").
+func allBackward(ops []string) bool {
+	for _, op := range ops {
+		if !strings.Contains(op, "Backward") {
+			return false
+		}
+	}
+	return len(ops) > 0
 }
 
 // compactChain joins op labels with arrows, writing a chain that repeats a

@@ -60,6 +60,11 @@ func ShortKernelName(name string) string {
 	}
 	parts := strings.Split(qual, "::")
 	base := parts[len(parts)-1]
+	if base == "" {
+		// Not a C++ signature after all: "Memset (Device)", "Memcpy HtoD
+		// (Pageable -> Device)".
+		return name
+	}
 	if (base == "kernel" || base == "Kernel") && len(parts) > 1 {
 		base = parts[len(parts)-2] + "::" + base
 	}
