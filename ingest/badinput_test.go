@@ -223,3 +223,39 @@ func TestParseMicrosToNanos(t *testing.T) {
 		}
 	}
 }
+
+func TestBeginEndPairsBecomeSpans(t *testing.T) {
+	in := `{"traceEvents": [
+	{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},
+	{"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}},
+	{"ph":"M","pid":2,"name":"process_name","args":{"name":"/host:CPU"}},
+	{"ph":"B","pid":2,"tid":3,"ts":10,"name":"train_step"},
+	{"ph":"B","pid":2,"tid":3,"ts":11,"name":"cuLaunchKernel","args":{"correlation_id":"5"}},
+	{"ph":"E","pid":2,"tid":3,"ts":13},
+	{"ph":"B","pid":1,"tid":7,"ts":14,"name":"fusion_1","args":{"correlation_id":"5"}},
+	{"ph":"E","pid":1,"tid":7,"ts":20.5},
+	{"ph":"E","pid":2,"tid":3,"ts":30},
+	{"ph":"E","pid":2,"tid":3,"ts":31},
+	{"ph":"B","pid":2,"tid":3,"ts":40,"name":"never_ends"}
+	]}`
+	tr, err := Read(strings.NewReader(in), "be", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Kernels() != 1 || tr.GPU[0].Name != "fusion_1" || tr.GPU[0].Start != 14000 || tr.GPU[0].Dur() != 6500 || tr.GPU[0].Stream != 7 {
+		t.Fatalf("kernel from B/E: %+v", tr.GPU)
+	}
+	if tr.GPU[0].Launch == trace.None || tr.APICalls[tr.GPU[0].Launch].Dur() != 2000 {
+		t.Errorf("kernel not linked to its 2 µs launch call")
+	}
+	if op := tr.LaunchOp(0); op == trace.None || tr.Ops[op].Name != "train_step" || tr.Ops[op].Dur() != 20000 {
+		t.Errorf("launch not nested in train_step")
+	}
+	got := map[string]int{}
+	for _, s := range tr.Skipped {
+		got[s.Reason] = s.Count
+	}
+	if got["E event without a matching B"] != 1 || got["B event never ended"] != 1 {
+		t.Errorf("skips %v", tr.Skipped)
+	}
+}

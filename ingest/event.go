@@ -25,6 +25,18 @@ type looseEvent struct {
 	memcpy      bool
 }
 
+// beginEnd is one half of a B/E duration pair (Chrome JSON's other way to
+// write a span); pairs are matched per thread after reading.
+type beginEnd struct {
+	thread      trace.Index
+	ts          trace.Time
+	name        string
+	begin       bool
+	correlation int64
+	hasCorr     bool
+	off         int64
+}
+
 type metaEvent struct {
 	kind   string // process_name, thread_name
 	thread trace.Index
@@ -57,6 +69,7 @@ type chunkResult struct {
 	annots []trace.Annotation
 	gpuAnn []trace.Annotation
 	loose  []looseEvent
+	be     []beginEnd
 	meta   []metaEvent
 	flows  []flowEvent
 	memory []trace.MemoryEvent
@@ -277,6 +290,8 @@ func (w *worker) event(r *chunkResult, s string, off int64) {
 		}
 	case "i", "I":
 		w.instant(r, &f, off)
+	case "B", "E":
+		w.beginEnd(r, &f, off)
 	case "":
 		w.skip(r, "event without ph", off)
 	default:
@@ -553,4 +568,27 @@ func (w *worker) instant(r *chunkResult, f *fields, off int64) {
 		m.Device = -1 // CPU allocator
 	}
 	r.memory = append(r.memory, m)
+}
+
+func (w *worker) beginEnd(r *chunkResult, f *fields, off int64) {
+	if f.cat == "" {
+		w.countCat(r, "(none)")
+	} else {
+		w.countCat(r, f.cat)
+	}
+	ts, err := parseMicrosToNanos(f.ts)
+	if !f.hasTs || err != nil {
+		w.skip(r, "ts missing or not a number", off)
+		return
+	}
+	e := beginEnd{thread: w.thread(f.pid, f.tid), ts: trace.Time(ts), begin: f.ph == "B", off: off}
+	if e.begin {
+		e.name = w.intern(f.name)
+		forArgs(f.args, func(k string, v gjson.Result) {
+			if k == "correlation_id" || k == "correlation" {
+				e.correlation, e.hasCorr = parseInt(scalarText(v))
+			}
+		})
+	}
+	r.be = append(r.be, e)
 }

@@ -22,6 +22,7 @@ func FuzzRead(f *testing.F) {
 		{"ph":"f","cat":"async","id":77,"pid":0,"tid":"stream 7","ts":130}], "deviceProperties": [{"id":0,"name":"GPU"}]}`))
 	f.Add([]byte(`[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"name":"f","args":{"correlation_id":"3"}}]`))
 	f.Add(gz([]byte(`[` + goodEvent + `]`)))
+	f.Add([]byte(`[{"ph":"B","pid":2,"tid":3,"ts":10,"name":"a"},{"ph":"B","pid":2,"tid":3,"ts":11,"name":"cuLaunchKernel","args":{"correlation_id":"5"}},{"ph":"E","pid":2,"tid":3,"ts":13},{"ph":"E","pid":2,"tid":3,"ts":9}]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		tr, err := Read(bytes.NewReader(in), "fuzz", Options{Workers: 2, chunk: 512})
 		if err != nil {

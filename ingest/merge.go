@@ -20,6 +20,7 @@ type merger struct {
 	t       *trace.Trace
 	loose   []looseEvent
 	meta    []metaEvent
+	be      []beginEnd
 	flows   []flowEvent
 	catIdx  map[string]int
 	skips   map[string]*skipCount
@@ -107,6 +108,10 @@ func (m *merger) add(r *chunkResult) {
 		}
 	}
 	m.meta = append(m.meta, r.meta...)
+	for i := range r.be {
+		r.be[i].thread = rm[r.be[i].thread]
+	}
+	m.be = append(m.be, r.be...)
 	for i := range r.flows {
 		r.flows[i].thread = rm[r.flows[i].thread]
 	}
@@ -141,6 +146,7 @@ func (m *merger) safeFinish(top map[string][]byte) (t *trace.Trace, err error) {
 // finish classifies dialect-specific events, sorts, and resolves links.
 func (m *merger) finish(top map[string][]byte) *trace.Trace {
 	t := m.t
+	m.pairBeginEnd()
 	m.metadata(top)
 	m.names()
 	m.classifyLoose()
@@ -297,6 +303,50 @@ func (m *merger) classifyLoose() {
 		}
 	}
 	m.loose = nil
+}
+
+// pairBeginEnd turns B/E pairs into spans: per thread, in file order, an E
+// closes the innermost open B (Chrome's rule). The spans are classified
+// like other category-less events (by process and thread names).
+func (m *merger) pairBeginEnd() {
+	if len(m.be) == 0 {
+		return
+	}
+	open := map[trace.Index][]beginEnd{}
+	for _, e := range m.be {
+		if e.begin {
+			open[e.thread] = append(open[e.thread], e)
+			continue
+		}
+		stack := open[e.thread]
+		if len(stack) == 0 {
+			m.skipAt("E event without a matching B", e.off)
+			continue
+		}
+		b := stack[len(stack)-1]
+		open[e.thread] = stack[:len(stack)-1]
+		if e.ts < b.ts {
+			m.skipAt("E event before its B", e.off)
+			continue
+		}
+		m.loose = append(m.loose, looseEvent{Span: trace.Span{Name: b.name, Start: b.ts, End: e.ts}, thread: b.thread,
+			correlation: b.correlation, hasCorr: b.hasCorr})
+	}
+	for _, stack := range open {
+		for _, b := range stack {
+			m.skipAt("B event never ended", b.off)
+		}
+	}
+	m.be = nil
+}
+
+func (m *merger) skipAt(reason string, off int64) {
+	if s, ok := m.skips[reason]; ok {
+		s.count++
+		s.first = min(s.first, off)
+		return
+	}
+	m.skips[reason] = &skipCount{count: 1, first: off}
 }
 
 // gpuProcess recognises "/device:GPU:0" (JAX/XLA) process names.
