@@ -45,7 +45,7 @@ func BenchmarkKeypress(b *testing.B) {
 			m.View()
 			i := 0
 			for b.Loop() {
-				m.Update(key(c.keys[i%len(c.keys)]))
+				m.Update(keyPress(c.keys[i%len(c.keys)]))
 				_ = m.View()
 				i++
 			}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/trace"
@@ -132,19 +135,19 @@ func (s *diffScreen) cur() *table {
 	return s.kernels
 }
 
-func (s *diffScreen) handle(m *Model, key string) bool {
+func (s *diffScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.r == nil {
 		return false
 	}
-	switch key {
-	case "c":
+	switch {
+	case key.Matches(msg, m.keys.diffView):
 		s.byCat = !s.byCat
 		return true
-	case "s":
+	case key.Matches(msg, m.keys.sort):
 		s.cur().cycleSort()
 		return true
 	}
-	return tableKeys(s.cur(), key)
+	return tableKeys(s.cur(), &m.keys, msg)
 }
 
 func (s *diffScreen) scroll(d int) {

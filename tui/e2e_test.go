@@ -142,7 +142,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 
 	s.keys("?")
-	s.waitFor("help", "Keys", "Tab  Shift-Tab  1…6", "q  Ctrl-C", "any key closes help")
+	s.waitFor("help", "Keys", "shift+tab previous screen", "ctrl+c quit, even in the filter", "any key closes help")
 	s.keys("Escape")
 	s.waitFor("help closed", "1/2 kernels")
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/analyze"
 )
 
@@ -63,9 +66,9 @@ func newFindingsScreen(d *data) *findingsScreen {
 
 func (s *findingsScreen) title() string { return "Findings" }
 
-func (s *findingsScreen) handle(m *Model, key string) bool {
+func (s *findingsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.detail != nil {
-		if key == "enter" {
+		if key.Matches(msg, m.keys.open) {
 			if i, ok := s.detail.selected(); ok && s.links[i] >= 0 {
 				ks := m.screens[scrKernels].(*kernelsScreen)
 				m.filters[scrKernels] = ""
@@ -75,20 +78,20 @@ func (s *findingsScreen) handle(m *Model, key string) bool {
 			}
 			return true
 		}
-		return tableKeys(s.detail, key)
+		return tableKeys(s.detail, &m.keys, msg)
 	}
-	switch key {
-	case "enter":
+	switch {
+	case key.Matches(msg, m.keys.open):
 		if row, ok := s.tbl.selected(); ok {
 			s.open = row
 			s.build(max(s.lastW-2, 20))
 		}
 		return true
-	case "s":
+	case key.Matches(msg, m.keys.sort):
 		s.tbl.cycleSort()
 		return true
 	}
-	return tableKeys(s.tbl, key)
+	return tableKeys(s.tbl, &m.keys, msg)
 }
 
 // build lays the open finding out for width w: text wraps, evidence

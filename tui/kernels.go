@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -70,21 +73,21 @@ func newKernelsScreen(d *data) *kernelsScreen {
 
 func (s *kernelsScreen) title() string { return "Kernels" }
 
-func (s *kernelsScreen) handle(m *Model, key string) bool {
+func (s *kernelsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.detail != nil {
-		return s.detail.handle(key)
+		return tableKeys(s.detail, &m.keys, msg)
 	}
-	switch key {
-	case "enter":
+	switch {
+	case key.Matches(msg, m.keys.open):
 		if row, ok := s.tbl.selected(); ok {
 			s.open(row)
 		}
 		return true
-	case "s":
+	case key.Matches(msg, m.keys.sort):
 		s.tbl.cycleSort()
 		return true
 	}
-	return tableKeys(s.tbl, key)
+	return tableKeys(s.tbl, &m.keys, msg)
 }
 
 // open shows the detail of kernel row.
@@ -147,19 +150,19 @@ type scroller interface {
 }
 
 // tableKeys applies the movement keys every list and text view shares.
-func tableKeys(s scroller, key string) bool {
-	switch key {
-	case "up", "k":
+func tableKeys(s scroller, km *keyMap, msg tea.KeyMsg) bool {
+	switch {
+	case key.Matches(msg, km.up):
 		s.move(-1)
-	case "down", "j":
+	case key.Matches(msg, km.down):
 		s.move(1)
-	case "pgup", "ctrl+b":
+	case key.Matches(msg, km.pageUp):
 		s.move(-s.page())
-	case "pgdown", "ctrl+f", " ":
+	case key.Matches(msg, km.pageDown):
 		s.move(s.page())
-	case "home", "g":
+	case key.Matches(msg, km.top):
 		s.home()
-	case "end", "G":
+	case key.Matches(msg, km.bottom):
 		s.end()
 	default:
 		return false

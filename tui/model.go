@@ -7,6 +7,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -39,7 +44,7 @@ type screen interface {
 	title() string
 	// handle reacts to a key the model did not consume and reports
 	// whether it used it.
-	handle(m *Model, key string) bool
+	handle(m *Model, msg tea.KeyMsg) bool
 	// scroll moves the cursor or view by d rows (mouse wheel).
 	scroll(d int)
 	// render draws the screen body in w×h cells.
@@ -73,7 +78,8 @@ type Model struct {
 
 	// Loading state: progress is written by the loading goroutine and read
 	// on each tick, so the UI never blocks on ingest.
-	prog    *progress
+	prog    *loadProgress
+	bar     progress.Model
 	started time.Time
 	loaded  bool
 	err     error
@@ -84,10 +90,14 @@ type Model struct {
 	filters [numScreens]string
 	editing bool // typing a / filter
 	help    bool
+
+	keys     keyMap
+	input    textinput.Model // the / prompt
+	helpView help.Model
 }
 
-// progress is shared between the loading goroutine and the UI.
-type progress struct {
+// loadProgress is shared between the loading goroutine and the UI.
+type loadProgress struct {
 	phase atomic.Value // string
 	read  atomic.Int64
 	total atomic.Int64
@@ -107,9 +117,36 @@ func New(opts Options) *Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	m := &Model{opts: opts, st: newStyles(r), width: 80, height: 24, prog: &progress{}, started: time.Now()}
+	st := newStyles(r)
+	m := &Model{opts: opts, st: st, width: 80, height: 24, prog: &loadProgress{}, started: time.Now(),
+		keys: newKeyMap(), input: newFilterInput(st), helpView: newHelp(st), bar: newProgressBar(r, st)}
 	m.prog.phase.Store("reading")
 	return m
+}
+
+// newFilterInput is the / prompt. Its cursor does not blink: a blink is a
+// timer message per half second for an idle UI, and the status line is
+// redrawn on every key anyway.
+func newFilterInput(st *styles) textinput.Model {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.PromptStyle = st.plain
+	in.TextStyle = st.plain
+	in.PlaceholderStyle = st.dim
+	in.Cursor.Style = st.plain
+	in.Cursor.TextStyle = st.plain
+	in.Cursor.SetMode(cursor.CursorStatic)
+	return in
+}
+
+// newProgressBar is the loading screen's bar, in the 16-colour palette
+// and the renderer's colour profile (plain with NO_COLOR).
+func newProgressBar(r *lipgloss.Renderer, st *styles) progress.Model {
+	p := progress.New(progress.WithSolidFill("6"), progress.WithFillCharacters('█', '░'), progress.WithColorProfile(r.ColorProfile()))
+	p.EmptyColor = ""
+	p.PercentFormat = " %3.0f%%"
+	p.PercentageStyle = st.plain
+	return p
 }
 
 // Err is the error that ended the session (a trace that could not be
@@ -217,12 +254,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	k := msg.String()
-	if k == "ctrl+c" {
+	km := &m.keys
+	if key.Matches(msg, km.forceQuit) {
 		return tea.Quit
 	}
 	if !m.loaded {
-		if k == "q" || k == "esc" {
+		if key.Matches(msg, km.quit, km.back) {
 			return tea.Quit
 		}
 		return nil
@@ -232,62 +269,67 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.help {
-		if k == "q" {
+		if key.Matches(msg, km.quit) {
 			return tea.Quit
 		}
 		m.help = false
 		return nil
 	}
-	switch k {
-	case "q":
+	switch {
+	case key.Matches(msg, km.quit):
 		return tea.Quit
-	case "?":
+	case key.Matches(msg, km.help):
 		m.help = true
-	case "tab":
+	case key.Matches(msg, km.next):
 		m.cur = (m.cur + 1) % numScreens
-	case "shift+tab":
+	case key.Matches(msg, km.prev):
 		m.cur = (m.cur + numScreens - 1) % numScreens
-	case "1", "2", "3", "4", "5", "6":
-		m.cur = int(k[0] - '1')
-	case "/":
+	case key.Matches(msg, km.screen):
+		m.cur = int(msg.Runes[0] - '1')
+	case key.Matches(msg, km.filter):
 		if m.screens[m.cur].setFilter(m.filters[m.cur]) {
 			m.editing = true
+			m.input.SetValue(m.filters[m.cur])
+			m.input.CursorEnd()
+			m.input.Focus()
 		}
-	case "esc":
+	case key.Matches(msg, km.back):
 		if !m.screens[m.cur].back() && m.filters[m.cur] != "" {
 			m.filters[m.cur] = ""
 			m.screens[m.cur].setFilter("")
 		}
 	default:
-		m.screens[m.cur].handle(m, k)
+		m.screens[m.cur].handle(m, msg)
 	}
 	return nil
 }
 
 // editFilter handles keys while the / prompt is open: the filter applies
-// as it is typed; Enter keeps it, Esc clears it.
+// as it is typed; Enter keeps it, Esc clears it; the rest is textinput's
+// line editing.
 func (m *Model) editFilter(msg tea.KeyMsg) {
-	f := m.filters[m.cur]
-	switch msg.Type {
-	case tea.KeyEnter:
+	switch {
+	case key.Matches(msg, m.keys.accept):
 		m.editing = false
+		m.input.Blur()
 		return
-	case tea.KeyEsc:
+	case key.Matches(msg, m.keys.cancel):
 		m.editing = false
-		f = ""
-	case tea.KeyBackspace:
-		if r := []rune(f); len(r) > 0 {
-			f = string(r[:len(r)-1])
-		}
-	case tea.KeyCtrlU:
-		f = ""
-	case tea.KeyRunes, tea.KeySpace:
-		f += sanitize(string(msg.Runes))
+		m.input.Blur()
+		m.input.SetValue("")
 	default:
-		return
+		// The cursor does not blink and the prompt has no clipboard, so
+		// textinput returns no command worth running.
+		m.input, _ = m.input.Update(msg)
 	}
-	m.filters[m.cur] = f
-	m.screens[m.cur].setFilter(f)
+	f := sanitize(m.input.Value())
+	if f != m.input.Value() {
+		m.input.SetValue(f)
+	}
+	if f != m.filters[m.cur] {
+		m.filters[m.cur] = f
+		m.screens[m.cur].setFilter(f)
+	}
 }
 
 // goTo switches to screen s (used by links between screens).
@@ -303,7 +345,7 @@ func (m *Model) View() string {
 	lines = append(lines, m.tabBar(w))
 	var body []string
 	if m.help {
-		body = helpLines(w)
+		body = m.helpLines(w)
 	} else {
 		body = m.screens[m.cur].render(w, h-2, m.st)
 	}
@@ -346,7 +388,11 @@ func (m *Model) statusLine(w int) string {
 	var left string
 	switch {
 	case m.editing:
-		left = "/" + m.filters[m.cur] + "█  Enter keeps, Esc clears"
+		// Not in the status colours: the prompt's cursor is a reversed
+		// cell, which a reversed line would hide.
+		hint := "  Enter keeps, Esc clears"
+		m.input.Width = max(w-width(hint)-3, 1)
+		return m.input.View() + m.st.dim.Render(hint)
 	case m.help:
 		left = "any key closes help"
 	default:
@@ -370,9 +416,9 @@ func (m *Model) loadingView(w, h int) string {
 	var line string
 	if total > 0 {
 		frac := min(float64(read)/float64(total), 1)
-		bw := max(min(w-30, 50), 10)
-		n := int(frac * float64(bw))
-		line = fmt.Sprintf("[%s%s] %3.0f%%  %d/%d MB", strings.Repeat("█", n), strings.Repeat("░", bw-n), frac*100, read>>20, total>>20)
+		const percent = 5 // " 100%"
+		m.bar.Width = max(min(w-30, 50), 10) + percent
+		line = fmt.Sprintf("%s  %d/%d MB", m.bar.ViewAs(frac), read>>20, total>>20)
 	} else {
 		line = fmt.Sprintf("%d MB read", read>>20)
 	}
@@ -381,43 +427,6 @@ func (m *Model) loadingView(w, h int) string {
 	lines[h/2] = cut("  "+line, w)
 	lines[h-1] = cut("  q quits", w)
 	return strings.Join(lines, "\n")
-}
-
-// helpLines lists every key; it fits the 22 body lines of an 80×24
-// terminal.
-func helpLines(w int) []string {
-	keys := [][2]string{
-		{"Everywhere", ""},
-		{"Tab  Shift-Tab  1…6", "switch screen (numbered as in the tab bar)"},
-		{"↑ ↓  k j  PgUp PgDn", "move a row / a page"},
-		{"g G  Home End", "first / last row"},
-		{"mouse wheel", "scroll"},
-		{"/", "filter rows: case-insensitive substring; Enter keeps"},
-		{"Esc", "close a detail view, else clear the filter"},
-		{"s", "sort by the next column"},
-		{"?", "this help (any key closes it)"},
-		{"q  Ctrl-C", "quit"},
-		{"Screens", ""},
-		{"Enter", "open the kernel / finding; follow a → kernel link"},
-		{"t", "Ops: table / tree (op → child ops → kernels)"},
-		{"→ ←  l h", "Ops tree: expand / collapse"},
-		{"c", "Diff: kernels / categories"},
-		{"Timeline", ""},
-		{"← →", "move the cursor (it names the kernel under it)"},
-		{"h l  PgUp PgDn", "pan"},
-		{"+ -", "zoom in / out around the cursor"},
-		{"[ ]  a", "previous / next step, whole trace"},
-		{"↑ ↓  k j", "the stream the cursor reads"},
-	}
-	lines := []string{" Keys"}
-	for _, k := range keys {
-		if k[1] == "" {
-			lines = append(lines, cut("  "+k[0], w))
-			continue
-		}
-		lines = append(lines, cut("    "+fit(k[0], 22)+k[1], w))
-	}
-	return lines
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

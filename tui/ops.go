@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/analyze"
 )
 
@@ -112,27 +115,28 @@ func (s *opsScreen) cur() *table {
 	return s.flat
 }
 
-func (s *opsScreen) handle(m *Model, key string) bool {
-	switch key {
-	case "t":
+func (s *opsScreen) handle(m *Model, msg tea.KeyMsg) bool {
+	km := &m.keys
+	switch {
+	case key.Matches(msg, km.opsTree):
 		s.isTree = !s.isTree
 		return true
-	case "s":
+	case key.Matches(msg, km.sort):
 		s.cur().cycleSort()
 		return true
 	}
 	if !s.isTree {
-		return tableKeys(s.flat, key)
+		return tableKeys(s.flat, km, msg)
 	}
 	row, ok := s.tree.selected()
-	switch key {
-	case "enter", "right", "l":
+	switch {
+	case key.Matches(msg, km.open, km.expand):
 		if ok && len(s.d.tree.nodes[row].kids) > 0 {
-			s.open[row] = key == "right" || key == "l" || !s.open[row]
+			s.open[row] = key.Matches(msg, km.expand) || !s.open[row]
 			s.rebuild()
 		}
 		return true
-	case "left", "h":
+	case key.Matches(msg, km.collapse):
 		if !ok {
 			return true
 		}
@@ -144,7 +148,7 @@ func (s *opsScreen) handle(m *Model, key string) bool {
 		}
 		return true
 	}
-	return tableKeys(s.tree, key)
+	return tableKeys(s.tree, km, msg)
 }
 
 // rebuild recomputes the visible tree rows after expanding, collapsing or

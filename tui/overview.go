@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/analyze"
 )
 
@@ -108,7 +110,9 @@ func overviewLines(d *data, w int) []string {
 
 func (s *overviewScreen) title() string { return "Overview" }
 
-func (s *overviewScreen) handle(m *Model, key string) bool { return s.view.handle(key) }
+func (s *overviewScreen) handle(m *Model, msg tea.KeyMsg) bool {
+	return tableKeys(s.view, &m.keys, msg)
+}
 
 func (s *overviewScreen) scroll(d int) { s.view.scroll(d) }
 

@@ -19,6 +19,7 @@ type styles struct {
 	good   lipgloss.Style // improvements
 	warn   lipgloss.Style // medium severity
 	bar    lipgloss.Style // histogram and timeline blocks
+	plain  lipgloss.Style // unstyled, from the same renderer
 }
 
 func newStyles(r *lipgloss.Renderer) *styles {
@@ -34,5 +35,6 @@ func newStyles(r *lipgloss.Renderer) *styles {
 		good:   r.NewStyle().Foreground(lipgloss.Color("2")).Bold(true),
 		warn:   r.NewStyle().Foreground(lipgloss.Color("3")),
 		bar:    r.NewStyle().Foreground(lipgloss.Color("6")),
+		plain:  r.NewStyle(),
 	}
 }

@@ -14,8 +14,6 @@ func newTextView(build func(w int) []string) *textView {
 	return &textView{build: build, builtW: -1, height: 10}
 }
 
-func (v *textView) handle(key string) bool { return tableKeys(v, key) }
-
 func (v *textView) home()        { v.top = 0 }
 func (v *textView) end()         { v.top = len(v.lines); v.clamp() }
 func (v *textView) page() int    { return max(v.height-1, 1) }

@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -140,40 +143,41 @@ func (s *timelineScreen) clampWin() {
 	s.win.Start = max(s.win.Start, b.Start)
 }
 
-func (s *timelineScreen) handle(m *Model, key string) bool {
+func (s *timelineScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	steps := s.d.t.Steps
-	switch key {
-	case "left":
+	km := &m.keys
+	switch {
+	case key.Matches(msg, km.cursorLeft):
 		if s.cur == 0 {
 			s.pan(-0.25)
 		}
 		s.cur = max(s.cur-1, 0)
-	case "right":
+	case key.Matches(msg, km.cursorRight):
 		if s.cur == s.cols-1 {
 			s.pan(0.25)
 		}
 		s.cur = min(s.cur+1, max(s.cols-1, 0))
-	case "home", "g":
+	case key.Matches(msg, km.lineStart):
 		s.cur = 0
-	case "end", "G":
+	case key.Matches(msg, km.lineEnd):
 		s.cur = max(s.cols-1, 0)
-	case "h":
+	case key.Matches(msg, km.panLeft):
 		s.pan(-0.25)
-	case "l":
+	case key.Matches(msg, km.panRight):
 		s.pan(0.25)
-	case "pgup":
+	case key.Matches(msg, km.pageLeft):
 		s.pan(-1)
-	case "pgdown":
+	case key.Matches(msg, km.pageRight):
 		s.pan(1)
-	case "+", "=":
+	case key.Matches(msg, km.zoomIn):
 		s.zoom(0.5)
-	case "-", "_":
+	case key.Matches(msg, km.zoomOut):
 		s.zoom(2)
-	case "up", "k":
+	case key.Matches(msg, km.laneUp):
 		s.lane = max(s.lane-1, 0)
-	case "down", "j":
+	case key.Matches(msg, km.laneDown):
 		s.lane = min(s.lane+1, max(len(s.lanes)-1, 0))
-	case "[":
+	case key.Matches(msg, km.prevStep):
 		if len(steps) > 0 && !steps[0].Synthetic {
 			if s.step <= 0 {
 				s.setStep(len(steps) - 1)
@@ -181,11 +185,11 @@ func (s *timelineScreen) handle(m *Model, key string) bool {
 				s.setStep(s.step - 1)
 			}
 		}
-	case "]":
+	case key.Matches(msg, km.nextStep):
 		if len(steps) > 0 && !steps[0].Synthetic {
 			s.setStep((s.step + 1) % len(steps))
 		}
-	case "a", "0":
+	case key.Matches(msg, km.wholeTrace):
 		s.setStep(-1)
 	default:
 		return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -41,9 +42,9 @@ func fixtureOptions(name string) Options {
 	return Options{Name: name, Load: fixtureLoader(name), Renderer: plainRenderer()}
 }
 
-// key turns a key name as bubbletea spells it into the message a terminal
+// keyPress turns a key name as bubbletea spells it into the message a terminal
 // would produce.
-func key(k string) tea.KeyMsg {
+func keyPress(k string) tea.KeyMsg {
 	switch k {
 	case "enter":
 		return tea.KeyMsg{Type: tea.KeyEnter}
@@ -82,9 +83,9 @@ func screenAfter(t *testing.T, opts Options, w, h int, keys ...string) string {
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("[1 Overview]")) },
 		teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	for _, k := range keys {
-		tm.Send(key(k))
+		tm.Send(keyPress(k))
 	}
-	tm.Send(key("q"))
+	tm.Send(keyPress("q"))
 	m := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
 	if m.Err() != nil {
 		t.Fatal(m.Err())
@@ -166,7 +167,7 @@ func loaded(t testing.TB, opts Options, w, h int) *Model {
 func press(m *Model, keys ...string) tea.Cmd {
 	var cmd tea.Cmd
 	for _, k := range keys {
-		_, cmd = m.Update(key(k))
+		_, cmd = m.Update(keyPress(k))
 	}
 	return cmd
 }
@@ -208,7 +209,7 @@ func TestTypedAheadKeys(t *testing.T) {
 	if m.cur != scrOps || !m.editing || m.filters[scrOps] != "mul" {
 		t.Errorf("after \"3/mul\": screen %d, editing %v, filter %q; want ops, editing, \"mul\"", m.cur, m.editing, m.filters[scrOps])
 	}
-	m.Update(key("esc"))
+	m.Update(keyPress("esc"))
 	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjq")}); !isQuit(cmd) {
 		t.Error("\"jjq\" does not quit")
 	}
@@ -364,10 +365,13 @@ func TestLoadingShowsProgress(t *testing.T) {
 	m.prog.read.Store(210 << 20)
 	m.prog.total.Store(512 << 20)
 	v := m.View()
-	for _, want := range []string{"reading big.json", " 41%", "210/512 MB"} {
+	for _, want := range []string{"reading big.json", "█░", " 41%", "210/512 MB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("loading screen lacks %q:\n%s", want, v)
 		}
+	}
+	if strings.Contains(v, "\x1b") {
+		t.Errorf("loading screen has escapes on a plain renderer:\n%q", v)
 	}
 }
 
@@ -430,5 +434,38 @@ func TestFit(t *testing.T) {
 		if got != c.want || width(got) != c.w {
 			t.Errorf("fit(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, width(got), c.want)
 		}
+	}
+}
+
+// TestHelpListsEveryBinding: the help screen is drawn from the key map, so
+// every binding the code matches must appear on it, within 80×24.
+func TestHelpListsEveryBinding(t *testing.T) {
+	m := loaded(t, fixtureOptions("eggroll_hooks.json.gz"), 80, 24)
+	press(m, "?")
+	screen := m.View()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != 24 {
+		t.Fatalf("help screen has %d lines, want 24", len(lines))
+	}
+	for i, l := range lines {
+		if w := width(l); w > 80 {
+			t.Errorf("help line %d is %d cells wide: %q", i, w, l)
+		}
+	}
+	n := 0
+	for _, s := range m.keys.helpSections(&m.input) {
+		for _, col := range s.columns {
+			for _, b := range col {
+				n++
+				h := b.Help()
+				if !strings.Contains(screen, h.Key+" ") || !strings.Contains(screen, h.Desc) {
+					t.Errorf("help does not show %q %q:\n%s", h.Key, h.Desc, screen)
+				}
+			}
+		}
+	}
+	// One more than the key map: the prompt's ctrl+u is textinput's own.
+	if want := reflect.TypeFor[keyMap]().NumField() + 1; n != want {
+		t.Errorf("help sections hold %d bindings, want every one of the key map's %d", n, want)
 	}
 }

@@ -1,0 +1,138 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+)
+
+// keyMap is every key the UI handles. Update matches keys only through
+// these bindings and the help screen is drawn from them, so help cannot
+// drift from what the code does. Bindings that share a key (↑ moves a row
+// in a table, the stream in the timeline) are separate because they mean
+// different things and help says each.
+type keyMap struct {
+	// Everywhere.
+	next, prev, screen, filter, back, help, quit, forceQuit key.Binding
+	// Tables and detail views.
+	up, down, pageUp, pageDown, top, bottom         key.Binding
+	sort, open, opsTree, expand, collapse, diffView key.Binding
+	// Timeline.
+	cursorLeft, cursorRight, lineStart, lineEnd, laneUp, laneDown key.Binding
+	panLeft, panRight, pageLeft, pageRight                        key.Binding
+	zoomIn, zoomOut, prevStep, nextStep, wholeTrace               key.Binding
+	// The / filter prompt; the line editing keys are textinput's own.
+	accept, cancel key.Binding
+}
+
+func bind(keys []string, helpKey, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKey, desc))
+}
+
+func newKeyMap() keyMap {
+	k := func(s ...string) []string { return s }
+	return keyMap{
+		next:      bind(k("tab"), "tab", "next screen"),
+		prev:      bind(k("shift+tab"), "shift+tab", "previous screen"),
+		screen:    bind(k("1", "2", "3", "4", "5", "6"), "1…6", "screen by number"),
+		filter:    bind(k("/"), "/", "filter rows (substring)"),
+		back:      bind(k("esc"), "esc", "close detail / clear filter"),
+		help:      bind(k("?"), "?", "this help (any key closes)"),
+		quit:      bind(k("q"), "q", "quit"),
+		forceQuit: bind(k("ctrl+c"), "ctrl+c", "quit, even in the filter"),
+
+		up:       bind(k("up", "k"), "↑ k", "row up"),
+		down:     bind(k("down", "j"), "↓ j", "row down"),
+		pageUp:   bind(k("pgup", "ctrl+b"), "pgup ^b", "page up"),
+		pageDown: bind(k("pgdown", "ctrl+f", " "), "pgdn ^f spc", "page down"),
+		top:      bind(k("home", "g"), "home g", "first row"),
+		bottom:   bind(k("end", "G"), "end G", "last row"),
+		sort:     bind(k("s"), "s", "next sort column"),
+		open:     bind(k("enter"), "enter", "open / follow link"),
+		opsTree:  bind(k("t"), "t", "Ops: table / tree"),
+		expand:   bind(k("right", "l"), "→ l", "Ops tree: expand"),
+		collapse: bind(k("left", "h"), "← h", "Ops tree: collapse"),
+		diffView: bind(k("c"), "c", "Diff: by category"),
+
+		cursorLeft:  bind(k("left"), "←", "cursor left"),
+		cursorRight: bind(k("right"), "→", "cursor right"),
+		lineStart:   bind(k("home", "g"), "home g", "cursor to start"),
+		lineEnd:     bind(k("end", "G"), "end G", "cursor to end"),
+		laneUp:      bind(k("up", "k"), "↑ k", "stream above"),
+		laneDown:    bind(k("down", "j"), "↓ j", "stream below"),
+		panLeft:     bind(k("h"), "h", "pan left"),
+		panRight:    bind(k("l"), "l", "pan right"),
+		pageLeft:    bind(k("pgup"), "pgup", "pan a screen left"),
+		pageRight:   bind(k("pgdown"), "pgdn", "pan a screen right"),
+		zoomIn:      bind(k("+", "="), "+", "zoom in at cursor"),
+		zoomOut:     bind(k("-", "_"), "-", "zoom out"),
+		prevStep:    bind(k("["), "[", "previous step"),
+		nextStep:    bind(k("]"), "]", "next step"),
+		wholeTrace:  bind(k("a", "0"), "a 0", "whole trace"),
+
+		accept: bind(k("enter"), "enter", "keep the filter"),
+		cancel: bind(k("esc"), "esc", "clear the filter"),
+	}
+}
+
+// helpSection is one titled block of the help screen; its bindings are
+// laid out in columns side by side.
+type helpSection struct {
+	title   string
+	columns [][]key.Binding
+}
+
+// helpSections groups every binding for the help screen. The columns keep
+// the whole list within the 22 body lines of an 80×24 terminal.
+func (k *keyMap) helpSections(in *textinput.Model) []helpSection {
+	clearText := in.KeyMap.DeleteBeforeCursor
+	clearText.SetHelp("ctrl+u", "clear the text")
+	return []helpSection{
+		{"Everywhere", [][]key.Binding{
+			{k.next, k.prev, k.screen, k.help},
+			{k.filter, k.back, k.quit, k.forceQuit},
+		}},
+		{"Tables and detail views", [][]key.Binding{
+			{k.up, k.down, k.pageUp, k.pageDown},
+			{k.top, k.bottom, k.sort, k.open},
+			{k.opsTree, k.expand, k.collapse, k.diffView},
+		}},
+		{"Timeline", [][]key.Binding{
+			{k.cursorLeft, k.cursorRight, k.lineStart, k.lineEnd, k.laneUp},
+			{k.laneDown, k.panLeft, k.panRight, k.pageLeft, k.pageRight},
+			{k.zoomIn, k.zoomOut, k.prevStep, k.nextStep, k.wholeTrace},
+		}},
+		{"Filter prompt", [][]key.Binding{{k.accept}, {k.cancel}, {clearText}}},
+	}
+}
+
+// helpLines draws the help screen from the key map, in w cells.
+func (m *Model) helpLines(w int) []string {
+	lines := []string{" Keys"}
+	for _, s := range m.keys.helpSections(&m.input) {
+		lines = append(lines, cut("  "+s.title, w))
+		for _, l := range strings.Split(m.helpView.FullHelpView(s.columns), "\n") {
+			lines = append(lines, cut("    "+strings.TrimRight(l, " "), w))
+		}
+	}
+	return append(lines, cut("  The mouse wheel scrolls.", w))
+}
+
+// newHelp returns a help view drawn with the UI's renderer, so NO_COLOR
+// and 16-colour terminals get what the rest of the UI gets.
+func newHelp(st *styles) help.Model {
+	h := help.New()
+	h.FullSeparator = "   "
+	h.Styles = help.Styles{
+		Ellipsis:       st.dim,
+		ShortKey:       st.header,
+		ShortDesc:      st.plain,
+		ShortSeparator: st.dim,
+		FullKey:        st.header,
+		FullDesc:       st.plain,
+		FullSeparator:  st.plain,
+	}
+	return h
+}
