@@ -3,9 +3,12 @@ package ingest
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -25,30 +28,51 @@ type merger struct {
 	catIdx  map[string]int
 	skips   map[string]*skipCount
 	expect  int64 // JSON size hint, 0 if unknown
+	sizer   sizer
 }
 
-// appendSized appends src to dst; when dst must grow, it grows towards the
-// size the whole input will need, extrapolated from the fraction read so
-// far, so a model slice is allocated about twice instead of log2(n) times.
-// Early extrapolations are trusted only by half (rising to fully at half
-// the input): traces whose events of one kind cluster — a torch.compile
-// cold start puts short Python frames first — overestimate early, and an
-// oversized slice is zeroed, charged to the memory budget and scanned by
-// every GC. On a real 3.4 GB trace the plain extrapolation made the
-// collector run 52 times instead of 2.
-func appendSized[T any](dst, src []T, frac float64) []T {
-	if need := len(dst) + len(src); need > cap(dst) && frac > 0.001 && frac < 1 {
-		trust := min(1, 0.5+frac)
-		want := max(int(float64(need)/frac*1.05*trust)+64, need+need/4)
-		nd := make([]T, len(dst), want)
-		copy(nd, dst)
-		dst = nd
+// sizer plans the model's slice allocations against the process's memory
+// budget (its soft limit, as the CLI sets it from the input's size).
+type sizer struct {
+	budget    int64 // bytes the model's slices may plan for
+	allocated int64 // bytes of capacity allocated so far
+}
+
+// appendSized appends src to dst. When dst must grow, it grows to the size
+// the whole input will need, extrapolated from the fraction read so far,
+// so a model slice is allocated about once instead of log2(n) times: the
+// copies and page faults of doubling cost ~20% of reading a 500 MB trace.
+// The extrapolation overshoots on traces whose events of one kind cluster
+// (a torch.compile cold start puts short Python frames first; on a real
+// 3.4 GB trace it planned 2 GB for a 0.9 GB model), and a plan beyond the
+// memory budget makes the collector run without end (52 cycles instead of
+// 2). So a plan that would take the model's capacity past the budget falls
+// back to growing at most twofold.
+func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
+	need := len(dst) + len(src)
+	if need <= cap(dst) || frac <= 0.001 || frac >= 1 {
+		return append(dst, src...)
 	}
-	return append(dst, src...)
+	elem := int64(unsafe.Sizeof(*new(T)))
+	want := int(float64(need)/frac*1.05) + 64
+	if sz.allocated+int64(want-cap(dst))*elem > sz.budget {
+		want = min(want, 2*need+1024)
+	}
+	sz.allocated += int64(want-cap(dst)) * elem
+	nd := make([]T, len(dst), want)
+	copy(nd, dst)
+	return append(nd, src...)
 }
 
 func newMerger(workers int, expect int64) *merger {
+	// The model may plan for 60% of the soft memory limit: the rest is
+	// for batches in flight, interned names and the collector's headroom.
+	budget := debug.SetMemoryLimit(-1) // reads the limit without changing it
+	if budget < math.MaxInt64/2 {
+		budget = budget / 10 * 6
+	}
 	return &merger{
+		sizer:   sizer{budget: budget},
 		expect:  expect,
 		remap:   make([][]trace.Index, workers),
 		threads: map[threadKey]trace.Index{},
@@ -76,19 +100,19 @@ func (m *merger) add(r *chunkResult) {
 	if m.expect > 0 {
 		frac = float64(r.end) / float64(m.expect)
 	}
-	t.GPU = appendSized(t.GPU, r.gpu, frac)
+	t.GPU = appendSized(&m.sizer, t.GPU, r.gpu, frac)
 	for i := range r.api {
 		r.api[i].Thread = rm[r.api[i].Thread]
 	}
-	t.APICalls = appendSized(t.APICalls, r.api, frac)
+	t.APICalls = appendSized(&m.sizer, t.APICalls, r.api, frac)
 	for i := range r.ops {
 		r.ops[i].Thread = rm[r.ops[i].Thread]
 	}
-	t.Ops = appendSized(t.Ops, r.ops, frac)
+	t.Ops = appendSized(&m.sizer, t.Ops, r.ops, frac)
 	for i := range r.frames {
 		r.frames[i].Thread = rm[r.frames[i].Thread]
 	}
-	t.Frames = appendSized(t.Frames, r.frames, frac)
+	t.Frames = appendSized(&m.sizer, t.Frames, r.frames, frac)
 	for i := range r.annots {
 		r.annots[i].Thread = rm[r.annots[i].Thread]
 	}
@@ -115,7 +139,7 @@ func (m *merger) add(r *chunkResult) {
 	for i := range r.flows {
 		r.flows[i].thread = rm[r.flows[i].thread]
 	}
-	m.flows = appendSized(m.flows, r.flows, frac)
+	m.flows = appendSized(&m.sizer, m.flows, r.flows, frac)
 	for i, c := range r.cats {
 		if j, ok := m.catIdx[c]; ok {
 			t.Categories[j].Count += r.catN[i]
