@@ -37,17 +37,19 @@ type command struct {
 	run     func(e *env, args []string) error
 }
 
+// commands lists the subcommands in the order `tracelens help` shows
+// them: a user's workflow, from looking at a trace to comparing runs.
 func commands() []command {
 	return []command{
 		infoCommand(),
 		topCommand(),
-		diffCommand(),
 		findingsCommand(),
 		analyzersCommand(),
 		reportCommand(),
+		diffCommand(),
 		tuiCommand(),
-		demoCommand(),
 		captureCommand(),
+		demoCommand(),
 	}
 }
 
