@@ -21,7 +21,7 @@ func us(d trace.Duration) float64 { return d.Micros() }
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
 	t := ix.t
-	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework}
+	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
 	ix.kernels(r)
 	ix.categories(r)
 	ix.summary(r)

@@ -38,6 +38,10 @@ type Result struct {
 	Overlaps []Overlap `json:"overlaps"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
+	// Corrections says what Run removed or bounded because it could not
+	// be true (a roofline row above the device's peak, a share outside
+	// 0–100 %, a saving above the step): each is a bug to report.
+	Corrections []string `json:"corrections"`
 }
 
 // Summary extends `top --format json`'s summary (its first five fields are

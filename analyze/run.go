@@ -108,6 +108,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	combineSavings(r)
+	enforceInvariants(r, len(t.GPU))
 	return r, nil
 }
 
