@@ -232,6 +232,8 @@ func (d *doc) header(t *trace.Trace, r *analyze.Result) {
 		steps = plural(r.Summary.Steps, "step")
 	}
 	parts = append(parts, fmt.Sprintf("**Span** %s, %s, %s", us(r.Summary.WallUs), plural(r.Summary.Events, "event"), steps))
+	h := r.Headline()
+	parts = append(parts, fmt.Sprintf("**Step** %s (%s) · **GPU busy** %s · **Kernels per step** %s", h.Step, Text(h.StepNote), h.GPUBusy, h.KernelsPerStep))
 	d.para("%s", strings.Join(parts, "  \n"))
 }
 

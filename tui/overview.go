@@ -60,12 +60,13 @@ func overviewLines(d *data, w int) []string {
 	add("%s · %s (%s) · %s", d.name, sanitize(sm.Format), sanitize(sm.Framework), sanitize(device))
 	add("")
 	ss := &r.StepStats
+	h := r.Headline()
 	if sm.StepsSynthetic {
-		add("Steps       none marked (no ProfilerStep#N): the whole trace is one step of %s", us(ss.MedianWallUs))
+		add("Steps       none marked (no ProfilerStep#N): step %s (%s)", h.Step, h.StepNote)
 	} else {
 		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
-		add("Steps       %d (#%d–#%d)  step %s (median after the first), first %s", ss.Count, first, last,
-			analyze.FormatUs(ss.SteadyWallUs), analyze.FormatUs(ss.FirstStepUs))
+		add("Steps       %d (#%d–#%d)  step %s (%s), first %s", ss.Count, first, last,
+			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
 		vals := make([]float64, len(r.Steps))
 		lo, hi := r.Steps[0].WallUs, r.Steps[0].WallUs
 		for i, st := range r.Steps {
@@ -77,9 +78,8 @@ func overviewLines(d *data, w int) []string {
 		}
 		add("Step times  %s  min %s  max %s", sparks(vals), us(lo), us(hi))
 	}
-	add("GPU         busy %s of the step; over the whole trace %s of %s wall", analyze.FormatShare(ss.SteadyGPUBusyShare),
-		us(sm.GPUBusyUs), us(sm.WallUs))
-	add("Per step    %s kernels, %s launches, GPU busy %s (medians after the first)", analyze.FormatCount(ss.SteadyKernels),
+	add("GPU         busy %s of the step; over the whole trace %s of %s wall", h.GPUBusy, us(sm.GPUBusyUs), us(sm.WallUs))
+	add("Per step    %s kernels, %s launches, GPU busy %s (medians)", h.KernelsPerStep,
 		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	add("Kernels     %d launches, %d distinct, %s; %d memcpy (%s), %d memset", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)

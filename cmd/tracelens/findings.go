@@ -114,16 +114,11 @@ func headline(r *analyze.Result) string {
 	if dev == "" {
 		dev = "unknown device"
 	}
-	ss := r.StepStats
-	steps := fmt.Sprintf("%d steps, step %s (median after the first)", ss.Count, analyze.FormatUs(ss.SteadyWallUs))
-	switch {
-	case r.Summary.StepsSynthetic:
-		steps = "no steps marked: whole trace " + analyze.FormatUs(ss.SteadyWallUs)
-	case ss.Count == 1:
-		steps = "1 step of " + analyze.FormatUs(ss.SteadyWallUs)
+	steps := fmt.Sprintf("%d steps", r.StepStats.Count)
+	if r.Summary.StepsSynthetic {
+		steps = "no steps marked"
 	}
-	return fmt.Sprintf("%s on %s: %s, GPU busy %s, %s kernels per step, %d kernel launches", r.Source, dev, steps,
-		analyze.FormatShare(ss.SteadyGPUBusyShare), analyze.FormatCount(ss.SteadyKernels), r.Summary.KernelLaunches)
+	return fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", r.Source, dev, steps, r.Headline(), r.Summary.KernelLaunches)
 }
 
 // combinedText states what fixing every finding would save, and which
