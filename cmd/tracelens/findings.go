@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -68,23 +69,23 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 	if r.Summary.StepsSynthetic {
 		steps = "no steps marked: whole trace " + usDur(ss.MedianWallUs)
 	}
-	fmt.Fprintf(w, "%s on %s: %s, GPU busy %.0f%%, %d kernel launches\n", r.Source, dev, steps, r.Summary.GPUBusyShare*100, r.Summary.KernelLaunches)
+	fmt.Fprintf(w, "%s on %s: %s, GPU busy %.0f%%, %d kernel launches\n", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps, r.Summary.GPUBusyShare*100, r.Summary.KernelLaunches)
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "\nno findings (analyzers run: %s)\n", strings.Join(r.Analyzers, ", "))
 		return
 	}
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
 		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", f.Severity, f.Confidence, usDur(f.SavingUs), f.Share*100)
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
-				fmt.Fprintf(w, "   - %s\n", ev.Text)
+				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
 			}
 			if ev.Table != nil {
 				writeEvidenceTable(w, ev.Table)
 			}
 		}
-		fmt.Fprintf(w, "   fix: %s\n", f.Fix)
+		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
 }
 
@@ -96,6 +97,7 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 	// Long kernel names are cut in the middle; the last column (a Python
 	// line or a description) is left whole since nothing follows it.
 	cell := func(s string, i int) string {
+		s = termtext.Sanitize(s)
 		if i == len(widths)-1 {
 			return ShortenName(s, len(s))
 		}
