@@ -333,6 +333,12 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		w.skip(r, "negative dur", off)
 		return
 	}
+	if ts+dur > maxTime {
+		// Both are within ±maxTime, so the sum cannot wrap; past maxTime
+		// it would let later differences wrap.
+		w.skip(r, "ts+dur out of range", off)
+		return
+	}
 	span := trace.Span{Start: trace.Time(ts), End: trace.Time(ts + dur)}
 	switch cat {
 	case "kernel", "Kernel":
