@@ -151,6 +151,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	br := bufio.NewReaderSize(cr, 64<<10)
 	magic, _ := br.Peek(2)
 	var src io.Reader = br
+	var gzr *gzipReader
 	compressed := false
 	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
@@ -158,7 +159,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			return nil, fmt.Errorf("not a valid gzip file: %w", err)
 		}
 		defer zr.Close()
-		src = &gzipErrReader{zr}
+		gzr = &gzipReader{zr: zr, br: br, cr: cr, garbageAt: -1}
+		zr.Multistream(false)
+		src = gzr
 		compressed = true
 	}
 	workers := opt.Workers
@@ -242,6 +245,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		if errors.As(scanErr, &ge) {
 			return nil, fmt.Errorf("corrupt gzip data: %w", ge.err)
 		}
+		if gzr != nil && gzr.garbageAt >= 0 {
+			return nil, fmt.Errorf("%w (%s)", scanErr, gzr.garbage())
+		}
 		return nil, scanErr
 	}
 	if !st.sawEvents {
@@ -254,10 +260,85 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Meta.Format == "chrome" && t.Events > 0 && modelled(t) == 0 {
+		return nil, &FormatError{Msg: fmt.Sprintf("not a profiler trace: none of its %d events is one tracelens models%s", t.Events, topSkip(t))}
+	}
+	if st.unclosed {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("the event array ends without its closing ']' (the writing process may have died): read the %d whole events before the end, as Chrome's trace viewer does", t.Events))
+	}
+	if gzr != nil && gzr.garbageAt >= 0 {
+		t.Warnings = append(t.Warnings, "ignored "+gzr.garbage())
+	}
 	if cr.fn != nil {
 		cr.fn(cr.n, cr.total)
 	}
 	return t, nil
+}
+
+// modelled counts the records a trace's events became.
+func modelled(t *trace.Trace) int {
+	return len(t.GPU) + len(t.APICalls) + len(t.Ops) + len(t.Frames) + len(t.Annotations) + len(t.GPUAnnotations) + len(t.Memory)
+}
+
+// topSkip names the commonest reason events were skipped, for errors.
+func topSkip(t *trace.Trace) string {
+	best := -1
+	for i, s := range t.Skipped {
+		if best < 0 || s.Count > t.Skipped[best].Count {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	s := t.Skipped[best]
+	return fmt.Sprintf(" (%d: %s, the first at byte %d)", s.Count, s.Reason, s.FirstOffset)
+}
+
+// gzipReader decompresses each gzip member in turn, as gzip -d does, and
+// stops at bytes that do not start another member, noting where: such a
+// file was appended to or padded after it was written, and saying so is
+// clearer than a decompressor's "unexpected EOF" or "invalid header".
+type gzipReader struct {
+	zr *gzip.Reader
+	br *bufio.Reader
+	cr *countingReader
+	// garbageAt is the compressed offset of the first byte after the last
+	// member that is not gzip data (-1 if none).
+	garbageAt int64
+}
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	for {
+		n, err := g.zr.Read(p)
+		if err == nil || err == io.EOF && n > 0 {
+			return n, nil
+		}
+		if err != io.EOF {
+			return n, gzipError{err}
+		}
+		next, _ := g.br.Peek(2)
+		switch {
+		case len(next) == 0:
+			return 0, io.EOF
+		case bytes.Equal(next, []byte{0x1f, 0x8b}):
+			if err := g.zr.Reset(g.br); err != nil {
+				return 0, gzipError{err}
+			}
+			g.zr.Multistream(false)
+		default:
+			g.garbageAt = g.cr.n - int64(g.br.Buffered())
+			return 0, io.EOF
+		}
+	}
+}
+
+// garbage describes the bytes after the gzip data.
+func (g *gzipReader) garbage() string {
+	if g.cr.total > g.garbageAt {
+		return fmt.Sprintf("%d bytes after the gzip data at compressed byte %d that are not gzip data", g.cr.total-g.garbageAt, g.garbageAt)
+	}
+	return fmt.Sprintf("bytes after the gzip data at compressed byte %d that are not gzip data", g.garbageAt)
 }
 
 // gzipError marks errors from the decompressor so they are reported as a
@@ -265,13 +346,3 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 type gzipError struct{ err error }
 
 func (g gzipError) Error() string { return g.err.Error() }
-
-type gzipErrReader struct{ r io.Reader }
-
-func (g *gzipErrReader) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && err != io.EOF {
-		return n, gzipError{err}
-	}
-	return n, err
-}

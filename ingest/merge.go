@@ -242,12 +242,35 @@ func (m *merger) metadata(top map[string][]byte) {
 		}
 	case hasCat(m.t, "Kernel") || hasCat(m.t, "Operator") || hasCat(m.t, "Runtime"):
 		md.Format = "kineto-legacy"
-	default:
+	case m.looksKineto(top):
 		md.Format = "kineto"
+	default:
+		// Chrome trace JSON from some other writer (or JSON that merely
+		// has the shape): calling it PyTorch's would be a guess.
+		md.Format = "chrome"
 	}
 	if md.Framework == "" && strings.HasPrefix(md.Format, "kineto") {
 		md.Framework = "PyTorch"
 	}
+}
+
+// kinetoCats are the categories Kineto writes; one of them, or a key only
+// Kineto puts at the top level, marks a trace as PyTorch's.
+var kinetoCats = []string{"kernel", "cpu_op", "cuda_runtime", "cuda_driver", "python_function", "gpu_memcpy",
+	"gpu_memset", "user_annotation", "gpu_user_annotation", "ac2g", "cpu_instant_event", "python_annotation"}
+
+func (m *merger) looksKineto(top map[string][]byte) bool {
+	for _, k := range []string{"schemaVersion", "deviceProperties", "distributedInfo", "cupti_version", "tracelens_capture"} {
+		if _, ok := top[k]; ok {
+			return true
+		}
+	}
+	for _, c := range kinetoCats {
+		if hasCat(m.t, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasCat(t *trace.Trace, c string) bool {

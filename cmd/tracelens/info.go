@@ -118,6 +118,9 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	fmt.Fprintf(w, "kernels    %d, %d linked to their launch call\n", kernels, linked)
 	fmt.Fprintf(w, "host       %d API calls, %d ops, %d Python frames, %d annotations, %d threads\n",
 		len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations), len(t.Threads))
+	for _, x := range t.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", san(x))
+	}
 	if len(t.Skipped) == 0 {
 		fmt.Fprintln(w, "skipped    nothing")
 		return
