@@ -49,6 +49,9 @@ var classes = func() (t [256]uint8) {
 
 var errNeedMore = errors.New("need more input")
 
+// errStopped ends the scan when the reader no longer wants events.
+var errStopped = errors.New("reading stopped")
+
 // scanError is a scanner failure at a position within the current buffer.
 type scanError struct {
 	pos int
@@ -178,8 +181,9 @@ type streamer struct {
 	chunk      int         // buffer size
 	seq        int
 	// emit receives each batch of events; it blocks while workers are busy,
-	// which is what bounds memory.
-	emit func(*batch)
+	// which is what bounds memory. It returns false when the reader has
+	// stopped wanting events (the model passed its memory budget).
+	emit func(*batch) bool
 	// top holds raw top-level values other than traceEvents (copied).
 	top map[string][]byte
 	// sawEvents reports whether an event array was found.
@@ -399,13 +403,15 @@ func (s *streamer) events() error {
 	// Each batch's boundary list starts at the size of the last one.
 	spans := make([]int32, 0, 4096)
 	first := true
-	flush := func() {
+	flush := func() error {
 		if len(spans) == 0 {
-			return
+			return nil
 		}
 		b := &batch{seq: s.seq, buf: s.buf, spans: spans, base: s.base}
 		s.seq++
-		s.emit(b)
+		if !s.emit(b) {
+			return errStopped
+		}
 		// The worker owns the old buffer now: continue in a fresh one.
 		var nb []byte
 		select {
@@ -421,6 +427,7 @@ func (s *streamer) events() error {
 		s.base += int64(s.pos)
 		s.buf, s.pos, s.n = nb, 0, tail
 		spans = make([]int32, 0, len(spans)+len(spans)/8)
+		return nil
 	}
 	for {
 		// inEvent is set when the buffer ends inside an event (rather than
@@ -437,8 +444,7 @@ func (s *streamer) events() error {
 			c := s.buf[s.pos]
 			if c == ']' {
 				s.pos++
-				flush()
-				return nil
+				return flush()
 			}
 			// p is the event's first byte; s.pos stays on the comma until
 			// the whole event is in the buffer, so a refill resumes there.
@@ -475,7 +481,9 @@ func (s *streamer) events() error {
 			s.pos = end
 			first = false
 		}
-		flush()
+		if err := flush(); err != nil {
+			return err
+		}
 		if err := s.more(); err != nil {
 			if err == io.ErrUnexpectedEOF {
 				if s.arrayForm && !inEvent && !first {

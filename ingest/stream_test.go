@@ -55,7 +55,7 @@ func TestHugeValuesAreScannedInLinearTime(t *testing.T) {
 	for name, src := range sources {
 		st := &streamer{r: src(), chunk: 256 << 10, free: make(chan []byte, 4)}
 		events := 0
-		st.emit = func(b *batch) { events += len(b.spans) / 2 }
+		st.emit = func(b *batch) bool { events += len(b.spans) / 2; return true }
 		if err := st.run(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
