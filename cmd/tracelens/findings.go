@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/termtext"
 )
 
 const findingsArgs = "[--format text|json] [--enable a,b] [--disable c] TRACE"
@@ -81,18 +82,18 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		per = "over the run"
 	}
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
 		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step)\n", f.Severity, f.Confidence,
 			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share))
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
-				fmt.Fprintf(w, "   - %s\n", ev.Text)
+				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
 			}
 			if ev.Table != nil {
 				writeEvidenceTable(w, ev.Table)
 			}
 		}
-		fmt.Fprintf(w, "   fix: %s\n", f.Fix)
+		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
 	fmt.Fprintf(w, "\n%s\n", combinedText(r))
 }
@@ -112,7 +113,7 @@ func headline(r *analyze.Result) string {
 	case ss.Count == 1:
 		steps = "1 step of " + analyze.FormatUs(ss.SteadyWallUs)
 	}
-	return fmt.Sprintf("%s on %s: %s, GPU busy %s, %s kernels per step, %d kernel launches", r.Source, dev, steps,
+	return fmt.Sprintf("%s on %s: %s, GPU busy %s, %s kernels per step, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps,
 		analyze.FormatShare(ss.SteadyGPUBusyShare), analyze.FormatCount(ss.SteadyKernels), r.Summary.KernelLaunches)
 }
 
@@ -151,6 +152,7 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 	// Long kernel names are cut in the middle; the last column (a Python
 	// line or a description) is left whole since nothing follows it.
 	cell := func(s string, i int) string {
+		s = termtext.Sanitize(s)
 		if i == len(widths)-1 {
 			return ShortenName(s, len(s))
 		}
