@@ -154,3 +154,44 @@ func TestCUPTIRecordsOfNewerLayouts(t *testing.T) {
 		t.Fatalf("ew_fused median %d over %d, want 4321 over 2", m, n)
 	}
 }
+
+// BenchmarkConvertCUPTIStep converts one step of 10 000 launches (the
+// launch-overhead workload's measured size) from decoded CUPTI records to
+// trace events: work done after the last step, outside the timing.
+func BenchmarkConvertCUPTIStep(b *testing.B) {
+	opt := DefaultOptions("launch-overhead")
+	opt.Size, opt.Steps, opt.Warmup, opt.KeepActivity = "10000", 1, 0, true
+	clk := &fakeClock{now: 1_700_000_000_000_000_000, tick: 50}
+	d := newFakeDriver(clk)
+	d.act = newFakeCUPTI(clk)
+	res, err := Run(d, d.act, clk, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var acts []Activity
+	for i := range res.Session.Activity {
+		a, err := DecodeActivities(&res.Session.Activity[i], i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		acts = append(acts, a...)
+	}
+	st := res.Session.ActivitySteps[0]
+	// One host bracket around each launch's API record, as the session
+	// keeps them.
+	var calls []hostCall
+	for _, a := range acts {
+		if a.Kind == ActDriver && a.Name == "cuLaunchKernel" {
+			calls = append(calls, hostCall{start: a.Start + st.Offset - 10, end: a.End + st.Offset + 10, ext: 2, inner: -1})
+		}
+	}
+	if len(calls) < 10000 {
+		b.Fatalf("%d launches", len(calls))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s := newSession(d, d.act, clk, opt, 1)
+		s.calls = calls
+		s.convertActivities(acts, cuptiCalibration{Offset: st.Offset}, st.From+st.Offset, st.To+st.Offset, 1)
+	}
+}
