@@ -66,18 +66,10 @@ func fastFields(s string, f *fields) bool {
 			}
 		case "ts":
 			f.hasTs = true
-			if kind == '0' {
-				f.ts = raw
-			} else {
-				f.tsNotNumber = true
-			}
+			numberField(kind, raw, &f.ts, &f.tsNotNumber)
 		case "dur":
 			f.hasDur = true
-			if kind == '0' {
-				f.dur = raw
-			} else {
-				f.durNotNumber = true
-			}
+			numberField(kind, raw, &f.dur, &f.durNotNumber)
 		case "args":
 			if kind == '{' || kind == '[' {
 				f.args = raw
@@ -95,6 +87,15 @@ func fastFields(s string, f *fields) bool {
 		default:
 			return false
 		}
+	}
+}
+
+// numberField keeps a number's text, or notes that the value is not one.
+func numberField(kind byte, raw string, text *string, notNumber *bool) {
+	if kind == '0' {
+		*text = raw
+	} else {
+		*notNumber = true
 	}
 }
 
