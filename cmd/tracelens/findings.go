@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/termtext"
 )
 
 const findingsArgs = "[--format text|json] [--enable a,b] [--disable c] TRACE"
@@ -82,18 +83,18 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		per = "over the run"
 	}
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
 		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step)\n", f.Severity, f.Confidence,
 			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share))
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
-				fmt.Fprintf(w, "   - %s\n", ev.Text)
+				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
 			}
 			if ev.Table != nil {
 				writeEvidenceTable(w, ev.Table)
 			}
 		}
-		fmt.Fprintf(w, "   fix: %s\n", f.Fix)
+		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
 	fmt.Fprintf(w, "\n%s\n", combinedText(r))
 	writeCorrections(w, r)
@@ -118,7 +119,7 @@ func headline(r *analyze.Result) string {
 	if r.Summary.StepsSynthetic {
 		steps = "no steps marked"
 	}
-	return fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", r.Source, dev, steps, r.Headline(), r.Summary.KernelLaunches)
+	return fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps, r.Headline(), r.Summary.KernelLaunches)
 }
 
 // combinedText states what fixing every finding would save, and which
@@ -156,6 +157,7 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 	// Long kernel names are cut in the middle; the last column (a Python
 	// line or a description) is left whole since nothing follows it.
 	cell := func(s string, i int) string {
+		s = termtext.Sanitize(s)
 		if i == len(widths)-1 {
 			return ShortenName(s, len(s))
 		}
