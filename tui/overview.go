@@ -61,9 +61,12 @@ func overviewLines(d *data, w int) []string {
 	add("")
 	ss := &r.StepStats
 	h := r.Headline()
-	if sm.StepsSynthetic {
+	switch {
+	case len(r.Steps) == 0:
+		add("Steps       none: the trace has no timed events")
+	case sm.StepsSynthetic:
 		add("Steps       none marked (no ProfilerStep#N): step %s (%s)", h.Step, h.StepNote)
-	} else {
+	default:
 		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
 		add("Steps       %d (#%d–#%d)  step %s (%s), first %s", ss.Count, first, last,
 			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
