@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tracelens/tracelens/analyze"
 )
 
 var (
@@ -230,5 +233,19 @@ func TestHelpExitsZero(t *testing.T) {
 	out, _, code = runCLI(t, nil, "top", "-h")
 	if code != 0 || !strings.Contains(out, "-sort") {
 		t.Errorf("top -h: exit %d\n%s", code, out)
+	}
+}
+
+// TestVersion: `tracelens version` and `--version` name the tool, the Go
+// toolchain and the JSON schema version, and agree.
+func TestVersion(t *testing.T) {
+	a, _, code := runCLI(t, nil, "version")
+	b, _, code2 := runCLI(t, nil, "--version")
+	if code != 0 || code2 != 0 || a != b || !strings.HasPrefix(a, "tracelens ") || !strings.Contains(a, "go1.") ||
+		!strings.Contains(a, fmt.Sprintf("JSON schema %d", analyze.SchemaVersion)) {
+		t.Errorf("version %q (exit %d), --version %q (exit %d)", a, code, b, code2)
+	}
+	if _, _, code := runCLI(t, nil, "version", "extra"); code != 2 {
+		t.Errorf("version with an argument: exit %d, want 2", code)
 	}
 }
