@@ -498,7 +498,7 @@ func medianStep(steps []analyze.Step) analyze.Step {
 		for i, s := range steps {
 			v[i] = f(s)
 		}
-		return median(v)
+		return analyze.Median(v)
 	}
 	return analyze.Step{
 		WallUs:       col(func(s analyze.Step) float64 { return s.WallUs }),
@@ -510,18 +510,6 @@ func medianStep(steps []analyze.Step) analyze.Step {
 		LaunchAPIUs:  col(func(s analyze.Step) float64 { return s.LaunchAPIUs }),
 		SyncUs:       col(func(s analyze.Step) float64 { return s.SyncUs }),
 	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // stepsMermaid is an xychart-beta of step wall time (bars) and GPU busy

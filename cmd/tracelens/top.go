@@ -119,13 +119,7 @@ func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat,
 // both the namespace and the distinguishing tail stay visible, and making
 // control characters harmless.
 func ShortenName(name string, width int) string {
-	clean := make([]rune, 0, len(name))
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			r = '?'
-		}
-		clean = append(clean, r)
-	}
+	clean := []rune(termtext.Sanitize(name))
 	if len(clean) <= width {
 		return string(clean)
 	}
