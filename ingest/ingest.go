@@ -6,9 +6,12 @@
 // recognised from the content, never from the file name; gzip likewise.
 //
 // Reading is a pipeline: one goroutine decompresses and cuts the event
-// array into batches at event boundaries, workers parse batches with gjson
-// in parallel (one pass over each event's keys), and the results are merged
+// array into batches at event boundaries (speculatively, at Kineto's event
+// separator, when the input can be read again: see speculativeCut),
+// workers check and parse batches in parallel (a fast path for the fields
+// Kineto writes, gjson for anything unusual), and the results are merged
 // in file order so the model is the same whatever the number of workers.
+// The model is capped by a memory budget (Options.MaxMemory).
 // Memory stays bounded by the model plus a few batch buffers: the raw JSON
 // is never held whole.
 package ingest
