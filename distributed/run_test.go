@@ -1,0 +1,150 @@
+package distributed
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// expected is testdata/expected.json, written by testdata/expect.py from the
+// rank traces' JSON (stdlib Python, independent of this package).
+type expectedRun struct {
+	Collectives  int                     `json:"collectives"`
+	Straggler    *int                    `json:"straggler"`
+	StepMedianUs float64                 `json:"step_median_us"`
+	Ranks        map[string]expectedRank `json:"ranks"`
+}
+
+type expectedRank struct {
+	CommKernels     int     `json:"comm_kernels"`
+	CommUs          float64 `json:"comm_us"`
+	ExposedUs       float64 `json:"exposed_us"`
+	WaitUs          float64 `json:"wait_us"`
+	TransferUs      float64 `json:"transfer_us"`
+	Last            int     `json:"last"`
+	CausedWaitUs    float64 `json:"caused_wait_us"`
+	LatePerStepUs   float64 `json:"late_per_step_us"`
+	Steps           int     `json:"steps"`
+	StepMedianUs    float64 `json:"step_median_us"`
+	ClockOffsetUs   float64 `json:"clock_offset_us"`
+	ClockResidualUs float64 `json:"clock_residual_us"`
+}
+
+// runDirs are the real multi-rank runs: fixtures/runs/* in the repo, and
+// the shared traces when this machine has them.
+func runDirs(t *testing.T) map[string]string {
+	dirs := map[string]string{}
+	for _, pat := range []string{"../fixtures/runs/*", "/work/shared/traces/multirank_*"} {
+		m, _ := filepath.Glob(pat)
+		for _, d := range m {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				if _, dup := dirs[filepath.Base(d)]; !dup {
+					dirs[filepath.Base(d)] = d
+				}
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		t.Skip("no multi-rank runs on this machine")
+	}
+	return dirs
+}
+
+func loadExpected(t *testing.T) map[string]expectedRun {
+	raw, err := os.ReadFile("testdata/expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp map[string]expectedRun
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.3f, want %.3f (±%.3f)", what, got, want, tol)
+	}
+}
+
+// TestRealRuns checks every figure the Python script computes, on every
+// real run it covers.
+func TestRealRuns(t *testing.T) {
+	exp := loadExpected(t)
+	checked := 0
+	for name, dir := range runDirs(t) {
+		want, ok := exp[name]
+		if !ok {
+			continue
+		}
+		checked++
+		t.Run(name, func(t *testing.T) {
+			run, err := Load([]string{dir}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Collectives) != want.Collectives {
+				t.Errorf("%d collectives matched, want %d (unmatched: %+v)", len(run.Collectives), want.Collectives, run.Unmatched)
+			}
+			if len(run.Missing) != 0 || len(run.Unmatched) != 0 {
+				t.Errorf("missing %v, unmatched %+v", run.Missing, run.Unmatched)
+			}
+			res := Analyze(run, ReadRankTrace, Options{})
+			tol := 0.01 * float64(want.Collectives) // float µs in the script
+			for _, row := range res.Ranks {
+				w, ok := want.Ranks[strconv.Itoa(row.Rank)]
+				if !ok {
+					t.Fatalf("rank %d not in the expected values", row.Rank)
+				}
+				p := name + " rank " + strconv.Itoa(row.Rank) + " "
+				if row.CommKernels != w.CommKernels || row.Steps != w.Steps || row.LastArrivals != w.Last {
+					t.Errorf("%s: comm kernels %d steps %d last %d, want %d %d %d", p, row.CommKernels, row.Steps, row.LastArrivals, w.CommKernels, w.Steps, w.Last)
+				}
+				near(t, p+"comm_kernel_us", row.CommKernelUs, w.CommUs, tol)
+				near(t, p+"exposed_comm_us", row.ExposedCommUs, w.ExposedUs, tol)
+				near(t, p+"wait_us", row.WaitUs, w.WaitUs, tol)
+				near(t, p+"transfer_us", row.TransferUs, w.TransferUs, tol)
+				near(t, p+"caused_wait_us", row.CausedWaitUs, w.CausedWaitUs, tol)
+				near(t, p+"step_median_us", row.StepMedianUs, w.StepMedianUs, 0.01)
+				near(t, p+"clock_offset_us", row.ClockOffsetUs, w.ClockOffsetUs, 0.01)
+				near(t, p+"clock_residual_us", row.ClockResidualUs, w.ClockResidualUs, 0.01)
+				if s := row.OverlapShare; s < 0 || s > 1 {
+					t.Errorf("%s: overlap share %v outside 0–1", p, s)
+				}
+			}
+			var straggler *Finding
+			for i := range res.Findings {
+				f := &res.Findings[i]
+				if f.Share < 0 || f.Share > 1 || f.SavingUs < 0 {
+					t.Errorf("%s: share %v saving %v out of range", f.ID, f.Share, f.SavingUs)
+				}
+				if f.ID == IDStraggler {
+					straggler = f
+				}
+			}
+			switch {
+			case want.Straggler == nil && straggler != nil:
+				t.Errorf("straggler finding on a balanced run: %s", straggler.Title)
+			case want.Straggler != nil && straggler == nil:
+				t.Errorf("no straggler finding, want rank %d", *want.Straggler)
+			case want.Straggler != nil:
+				if straggler.Ranks[0] != *want.Straggler {
+					t.Errorf("straggler rank %d, want %d", straggler.Ranks[0], *want.Straggler)
+				}
+				w := want.Ranks[strconv.Itoa(*want.Straggler)]
+				near(t, "straggler late per step", straggler.SavingUs, w.LatePerStepUs, 1)
+				if res.Straggler == nil || res.Straggler.Sentence == "" {
+					t.Errorf("straggler without explanation")
+				}
+			}
+		})
+	}
+	if checked == 0 {
+		t.Skip("no run with expected values on this machine")
+	}
+}
