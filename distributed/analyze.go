@@ -3,6 +3,7 @@ package distributed
 import (
 	"cmp"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"github.com/tracelens/tracelens/trace"
@@ -96,12 +97,13 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	if ok && sc.Is {
 		var ex *Explanation
 		if read != nil {
-			ts, err1 := read(run.Ranks[sc.Index].Source)
-			tr, err2 := read(run.Ranks[sc.Reference].Source)
-			if err1 == nil && err2 == nil {
-				ex = run.Explain(sc.Index, sc.Reference, ts, tr, opt.CommKernel)
-			} else {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("straggler explanation skipped: %v", cmp.Or(err1, err2)))
+			if opt.MemoryBudget > 0 {
+				defer debug.SetGCPercent(debug.SetGCPercent(-1))
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
+			}
+			var err error
+			if ex, err = run.Explain(sc.Index, sc.Reference, read, opt.CommKernel); err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("straggler explanation skipped: %v", err))
 			}
 		}
 		if ex != nil {

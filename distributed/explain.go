@@ -63,13 +63,17 @@ type Explanation struct {
 	Differences []Difference
 }
 
-// window is one compared interval on one rank.
-type window struct{ trace.Span }
+// window is one compared interval on one rank: on the GPU from the
+// previous communication kernel's end to this one's start, on the host
+// from the previous one's launch to this one's (the host work that made
+// the launch late), when the trace has both launches.
+type window struct{ gpu, host trace.Span }
 
 // Explain compares straggler rank index s with reference rank index ref
-// (indexes into run.Ranks) over the collectives s arrived at last, using
-// their full traces ts and tref.
-func (run *Run) Explain(s, ref int, ts, tref *trace.Trace, extra *regexp.Regexp) *Explanation {
+// (indexes into run.Ranks) over the collectives s arrived at last, reading
+// their full traces with read one after the other (one full model in
+// memory at a time).
+func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explanation, error) {
 	ex := &Explanation{Straggler: run.Ranks[s].Rank, Reference: run.Ranks[ref].Rank}
 	var ws, wr []window
 	steps := map[int]bool{}
@@ -101,8 +105,14 @@ func (run *Run) Explain(s, ref int, ts, tref *trace.Trace, extra *regexp.Regexp)
 	}
 	per := trace.Duration(ex.Steps)
 	ex.Late /= per
-	a := summarize(ts, ws, extra)
-	b := summarize(tref, wr, extra)
+	a, err := summarizeRank(read, run.Ranks[s].Source, ws, extra)
+	if err != nil {
+		return nil, err
+	}
+	b, err := summarizeRank(read, run.Ranks[ref].Source, wr, extra)
+	if err != nil {
+		return nil, err
+	}
 	for i, sum := range [2]*windowSummary{a, b} {
 		ex.Window[i] = sum.length / per
 		ex.GPUBusy[i] = sum.busy / per
@@ -139,12 +149,23 @@ func (run *Run) Explain(s, ref int, ts, tref *trace.Trace, extra *regexp.Regexp)
 	default:
 		ex.Kind = UnclearStraggler
 	}
-	return ex
+	return ex, nil
 }
 
-// windowBefore is the interval on rank ri before its collective kernel ci:
-// from the end of its latest communication kernel that ended before, else
-// from the start of the step (else the trace) containing it.
+// summarizeRank reads one rank's trace and summarizes its windows; the
+// trace is garbage once it returns.
+func summarizeRank(read Reader, path string, ws []window, extra *regexp.Regexp) (*windowSummary, error) {
+	t, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(t, ws, extra), nil
+}
+
+// windowBefore is the window on rank ri before its collective kernel ci.
+// On the GPU it starts at the end of the latest communication kernel that
+// ended before, else at the start of the step (else the trace) containing
+// it; on the host at the latest earlier communication launch.
 func (run *Run) windowBefore(ri, ci int) window {
 	r := run.Ranks[ri]
 	c := &r.Collectives[ci]
@@ -152,16 +173,29 @@ func (run *Run) windowBefore(ri, ci int) window {
 	if st := stepOf(r.Steps, c.Start); st >= 0 {
 		from = r.Steps[st].Start
 	}
-	var prev trace.Time = -1 << 62
-	for j := range r.Collectives[:ci] {
-		if e := r.Collectives[j].End; e <= c.Start && e > prev {
-			prev = e
+	var prev, prevLaunch trace.Time = -1 << 62, -1 << 62
+	for j := range r.Collectives {
+		o := &r.Collectives[j]
+		if j != ci && o.End <= c.Start && o.End > prev {
+			prev = o.End
+		}
+		if j != ci && c.Launch >= 0 && o.Launch >= 0 && o.Launch < c.Launch && o.Launch > prevLaunch {
+			prevLaunch = o.Launch
 		}
 	}
 	if prev > -1<<62 {
 		from = prev
 	}
-	return window{trace.Span{Start: min(from, c.Start), End: c.Start}}
+	w := window{gpu: trace.Span{Start: min(from, c.Start), End: c.Start}}
+	w.host = w.gpu
+	if c.Launch >= 0 {
+		hostFrom := from
+		if prevLaunch > -1<<62 {
+			hostFrom = prevLaunch
+		}
+		w.host = trace.Span{Start: min(hostFrom, c.Launch), End: c.Launch}
+	}
+	return w
 }
 
 // builtinName drops the object address from a built-in frame's name
@@ -188,18 +222,24 @@ type windowSummary struct {
 }
 
 // summarize totals, over windows, what ran inside them on one rank: host
-// annotations, top-level ops, host syncs, built-in Python calls and
-// compute kernels (clipped to the window), and GPU busy time.
+// annotations, top-level ops, host syncs and built-in Python calls in the
+// host windows, compute kernels and GPU busy time in the GPU windows
+// (clipped to the windows).
 func summarize(t *trace.Trace, ws []window, extra *regexp.Regexp) *windowSummary {
 	sum := &windowSummary{items: map[itemKey]itemSum{}}
 	win := make([]trace.Span, len(ws))
+	hwin := make([]trace.Span, len(ws))
 	for i, w := range ws {
-		win[i] = w.Span
-		sum.length += w.Dur()
+		win[i], hwin[i] = w.gpu, w.host
+		sum.length += w.gpu.Dur()
 	}
-	win = unionOf(win)
+	win, hwin = unionOf(win), unionOf(hwin)
 	add := func(what, name string, s trace.Span) {
-		d := overlap(win, s)
+		in := hwin
+		if what == "kernel" {
+			in = win
+		}
+		d := overlap(in, s)
 		if d <= 0 {
 			return
 		}

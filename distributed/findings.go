@@ -52,10 +52,9 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	}
 	f.Confidence = analyze.High
 	f.Title = truncate(fmt.Sprintf("Rank %d makes the other ranks wait %s per step at the %s", r, sc.Late, kind), 100)
-	lastPct := 100 * sc.LastShare
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf(
-		"rank %d arrives last at %.0f%% of the collectives someone waited for, %s per step after the median of the other ranks (median step %s)",
-		r, lastPct, sc.Late, sc.Step)})
+		"rank %d arrives last, %s per step after the median of the other ranks (median step %s): %.0f%% of all late arrivals' time in the run",
+		r, sc.Late, sc.Step, 100*sc.LateShare)})
 	if ex == nil {
 		f.Confidence = analyze.Medium
 		f.Fix = fmt.Sprintf("Profile rank %d's work before the %s: it reaches it late every step.", r, kind)

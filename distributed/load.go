@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +30,23 @@ type Options struct {
 	// CommKernel, if set, also counts kernels whose name matches it as
 	// communication (custom collectives).
 	CommKernel *regexp.Regexp
+	// MemoryBudget, if positive, caps the Go heap while ranks are read
+	// (bytes; a soft limit with proportional GC off, restored when Load
+	// returns), so that memory stays near what the ranks in flight need
+	// instead of growing with garbage. It is process-wide while it lasts.
+	MemoryBudget int64
+}
+
+// Budget is the memory budget Load needs for files read par at a time: the
+// model of a trace is about a quarter of its JSON, and a soft limit of 45%
+// of the JSON per rank in flight keeps garbage in check (the same rule
+// as for one trace).
+func Budget(files []string, par int) int64 {
+	var largest int64
+	for _, f := range files {
+		largest = max(largest, ingest.JSONSize(f))
+	}
+	return int64(par) * largest * 45 / 100
 }
 
 // IsRun reports whether the arguments name a multi-rank run rather than
@@ -101,6 +119,10 @@ func Load(args []string, opt Options) (*Run, error) {
 		par = min(runtime.GOMAXPROCS(0), 4)
 	}
 	par = min(par, len(files))
+	if opt.MemoryBudget > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
+	}
 	workers := max(1, runtime.GOMAXPROCS(0)/par)
 	ranks := make([]*Rank, len(files))
 	errs := make([]error, len(files))

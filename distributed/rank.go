@@ -53,6 +53,9 @@ type RankCollective struct {
 	Kind   string
 	trace.Span
 	Stream int32
+	// Launch is when the host launched it (the launch call's start), or
+	// -1 when the trace does not say (launched before profiling began).
+	Launch trace.Time
 	// Exposed is the part of the kernel when no compute kernel ran.
 	Exposed trace.Duration
 	// Args holds the profiler's communication arguments; HasArgs is false
@@ -132,7 +135,10 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 			compute = append(compute, g.Span)
 			continue
 		}
-		c := RankCollective{Kernel: g.Name, Span: g.Span, Stream: g.Stream}
+		c := RankCollective{Kernel: g.Name, Span: g.Span, Stream: g.Stream, Launch: -1}
+		if g.Launch != trace.None {
+			c.Launch = t.APICalls[g.Launch].Start
+		}
 		c.Args, c.HasArgs = argsOf(t, sc, int32(i))
 		c.Kind = CollectiveKind(c.Args.Collective, g.Name)
 		if c.Args.DType == "" {

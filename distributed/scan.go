@@ -18,7 +18,7 @@ import (
 type commScanner struct {
 	depth    int
 	inString bool
-	escape   bool
+	bs       int // backslashes just before the current position in a string
 	// topArray is true when the document is the Chrome array form
 	// (events at depth 1).
 	topArray bool
@@ -32,6 +32,7 @@ type commScanner struct {
 	buf      []byte
 	overflow bool
 
+	hits      []int
 	dist      []byte
 	byCorr    map[int64]commArgs
 	byExtID   map[int64]commArgs
@@ -48,52 +49,52 @@ func newCommScanner() *commScanner {
 	return &commScanner{first: true, byCorr: map[int64]commArgs{}, byExtID: map[int64]commArgs{}}
 }
 
+// structural marks the bytes the scanner must look at outside strings.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
 // Write consumes the next piece of JSON text.
 func (s *commScanner) Write(p []byte) (int, error) {
 	start := 0 // where the captured object's bytes in p begin
 	if s.capture == 0 {
 		start = -1
 	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
+	i := 0
+	if s.first {
+		i = s.detectForm(p)
+	}
+	// Where the needle occurs in p (one SIMD search): only events holding
+	// one are parsed.
+	s.hits = s.hits[:0]
+	for off := 0; ; {
+		j := bytes.Index(p[off:], needle)
+		if j < 0 {
+			break
+		}
+		s.hits = append(s.hits, off+j)
+		off += j + len(needle)
+	}
+	hit := 0
+	for i < len(p) {
 		if s.inString {
-			if s.escape {
-				s.escape = false
-				continue
-			}
-			// Jump to the next quote or backslash: strings are most of a
-			// trace's text.
-			j := bytes.IndexAny(p[i:], "\"\\")
-			if j < 0 {
-				if s.inKey1 {
-					s.key1 = append(s.key1, p[i:]...)
-				}
-				break // the string continues in the next piece
-			}
-			if s.inKey1 {
-				s.key1 = append(s.key1, p[i:i+j]...)
-			}
-			i += j
-			if p[i] == '\\' {
-				s.escape = true
-				continue
-			}
-			s.inString = false
-			s.inKey1 = false
+			i = s.skipString(p, i)
 			continue
 		}
-		switch c {
+		// Outside strings only quotes and brackets matter.
+		for i < len(p) && !structural[p[i]] {
+			i++
+		}
+		if i == len(p) {
+			break
+		}
+		switch c := p[i]; c {
 		case '"':
 			s.inString = true
+			s.bs = 0
 			if s.depth == 1 && !s.topArray {
 				s.inKey1 = true
 				s.key1 = s.key1[:0]
 			}
 		case '{', '[':
-			if s.first {
-				s.topArray = c == '['
-			}
-			s.first = false
 			if s.capture == 0 && c == '{' {
 				switch {
 				case s.topArray && s.depth == 1, !s.topArray && s.depth == 2:
@@ -105,21 +106,84 @@ func (s *commScanner) Write(p []byte) (int, error) {
 			s.depth++
 		case '}', ']':
 			if s.capture != 0 && s.depth == s.capture {
-				s.keep(p[start : i+1])
-				s.finish()
+				for hit < len(s.hits) && s.hits[hit] < start {
+					hit++
+				}
+				inside := hit < len(s.hits) && s.hits[hit] < i
+				switch {
+				case len(s.buf) > 0 || s.overflow: // began in an earlier piece
+					s.keep(p[start : i+1])
+					s.finish(s.buf, s.captureD || bytes.Contains(s.buf, needle))
+				default:
+					s.finish(p[start:i+1], s.captureD || inside)
+				}
 				s.capture, start = 0, -1
 			}
 			s.depth--
-		default:
-			if s.first && c > ' ' {
-				s.first = false
-			}
 		}
+		i++
 	}
 	if s.capture != 0 && start >= 0 {
 		s.keep(p[start:])
 	}
 	return len(p), nil
+}
+
+// detectForm notes whether the document is an object or the Chrome array
+// form, from its first non-space byte.
+func (s *commScanner) detectForm(p []byte) int {
+	for i, c := range p {
+		if c > ' ' {
+			s.first = false
+			s.topArray = c == '['
+			return i
+		}
+	}
+	return len(p)
+}
+
+// skipString moves past string text from i: to just after the closing
+// quote (leaving the string), or to the end of p. A quote is escaped when
+// an odd number of backslashes precedes it; s.bs carries a run of
+// backslashes across pieces.
+func (s *commScanner) skipString(p []byte, i int) int {
+	for {
+		j := bytes.IndexByte(p[i:], '"')
+		if j < 0 {
+			if s.inKey1 {
+				s.key1 = append(s.key1, p[i:]...)
+			}
+			s.bs = trailing(p[i:], s.bs)
+			return len(p)
+		}
+		if s.inKey1 {
+			s.key1 = append(s.key1, p[i:i+j]...)
+		}
+		n := trailing(p[i:i+j], s.bs)
+		s.bs = 0
+		if n%2 == 1 { // escaped quote: part of the string
+			if s.inKey1 {
+				s.key1 = append(s.key1, '"')
+			}
+			i += j + 1
+			continue
+		}
+		s.inString, s.inKey1 = false, false
+		return i + j + 1
+	}
+}
+
+// trailing counts the backslashes at the end of b, adding carry when b is
+// all backslashes (the run started in an earlier piece).
+func trailing(b []byte, carry int) int {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == '\\' {
+		n++
+	}
+	if n == len(b) {
+		n += carry
+	}
+	return n
 }
 
 func (s *commScanner) keep(b []byte) {
@@ -134,15 +198,15 @@ func (s *commScanner) keep(b []byte) {
 	s.buf = append(s.buf, b...)
 }
 
-// finish handles one complete captured object.
-func (s *commScanner) finish() {
-	ev := s.buf
-	s.buf, s.overflow = s.buf[:0], false
-	if s.captureD {
-		s.dist = bytes.Clone(ev)
+// finish handles one complete captured object; want says whether it
+// holds the needle (or is distributedInfo).
+func (s *commScanner) finish(ev []byte, want bool) {
+	defer func() { s.buf, s.overflow = s.buf[:0], false }()
+	if !want || s.overflow {
 		return
 	}
-	if len(ev) == 0 || !bytes.Contains(ev, needle) {
+	if s.captureD {
+		s.dist = bytes.Clone(ev)
 		return
 	}
 	e := gjson.ParseBytes(ev)

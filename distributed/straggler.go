@@ -8,8 +8,8 @@ import (
 
 // Straggler thresholds: a rank is a straggler when the others wait for it
 // at least stragglerShare of the median step (and stragglerMin) per step,
-// and it is the last to arrive at most of the collectives someone was
-// late for. Balanced runs show a few percent of arrival noise.
+// and its lateness is most of all ranks' lateness. Balanced runs show a
+// few percent of arrival noise, spread over the ranks.
 const (
 	stragglerShare = 0.10
 	stragglerMin   = 500_000 // ns
@@ -26,9 +26,9 @@ type StragglerCandidate struct {
 	// Late is the straggler's arrival minus the median of the others',
 	// summed over the collectives it arrived at last, per step.
 	Late trace.Duration
-	// LastShare is the share of late collectives (someone > lateSlack
-	// behind) at which this rank was the last.
-	LastShare float64
+	// LateShare is this rank's lateness over all ranks' (each summed over
+	// the collectives the rank arrived at last), 0–1.
+	LateShare float64
 	Step      trace.Duration
 	Steps     int
 	// Is reports whether the thresholds are met.
@@ -42,24 +42,23 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 		return StragglerCandidate{}, false
 	}
 	late := make([]trace.Duration, len(run.Ranks))
-	lasts := make([]int, len(run.Ranks))
-	total := 0
+	var total trace.Duration
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
 		l, spread := c.Last()
 		if spread <= lateSlack {
 			continue
 		}
-		total++
 		p := c.Participants[l]
-		lasts[p]++
 		others := make([]trace.Duration, 0, len(c.Arrive)-1)
 		for i, a := range c.Arrive {
 			if i != l {
 				others = append(others, trace.Duration(a))
 			}
 		}
-		late[p] += trace.Duration(c.Arrive[l]) - median(others)
+		d := trace.Duration(c.Arrive[l]) - median(others)
+		late[p] += d
+		total += d
 	}
 	best := 0
 	for i := range late {
@@ -76,7 +75,7 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	sc := StragglerCandidate{Index: best, Step: median(steps), Steps: max(nsteps, 1)}
 	sc.Late = late[best] / trace.Duration(sc.Steps)
 	if total > 0 {
-		sc.LastShare = float64(lasts[best]) / float64(total)
+		sc.LateShare = float64(late[best]) / float64(total)
 	}
 	// The reference: among the others, the median by lateness.
 	var others []int
@@ -88,6 +87,6 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	slices.SortStableFunc(others, func(a, b int) int { return int(late[a] - late[b]) })
 	sc.Reference = others[len(others)/2]
 	threshold := max(trace.Duration(stragglerShare*float64(sc.Step)), stragglerMin)
-	sc.Is = sc.Late >= threshold && sc.LastShare >= stragglerLast
+	sc.Is = sc.Late >= threshold && sc.LateShare >= stragglerLast
 	return sc, true
 }

@@ -22,8 +22,7 @@ Method, per run directory (one *.json[.gz] trace per rank):
   summed and divided by the largest number of ProfilerSteps of a rank.
 - straggler: the rank with the largest late per step; it is one when that
   is >= 10% of the median (over ranks) of the median step time and
-  >= 500 us, and it was last at >= 50% of the collectives someone was
-  > 50 us late for.
+  >= 500 us, and its late time is >= 50% of all ranks' late time.
 - clock offset of rank r: median over collectives of end(r) - end(rank 0);
   residual: median absolute deviation of those differences.
 Times are in microseconds (floats, as in the JSON).
@@ -95,7 +94,6 @@ def run(d):
         assert len(ranks[r]['calls']) == n, 'different numbers of collectives'
     out = {'ranks': {}, 'collectives': n}
     per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[]) for r in rs}
-    late_total = 0
     for i in range(n):
         cs = {r: ranks[r]['calls'][i] for r in rs}
         k0 = cs[rs[0]]
@@ -111,7 +109,6 @@ def run(d):
             p['transfer_us'] += transfer
             p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
         if latest - earliest > 50:
-            late_total += 1
             per[last]['late'] += latest - statistics.median(cs[r]['start'] for r in rs if r != last)
             per[last]['last'] += 1
             per[last]['caused_wait_us'] += sum(latest - c['start'] for c in cs.values())
@@ -132,8 +129,9 @@ def run(d):
         per[r]['late_per_step_us'] = per[r].pop('late') / nsteps
     s = max(rs, key=lambda r: per[r]['late_per_step_us'])
     step = statistics.median(per[r]['step_median_us'] for r in rs)
+    all_late = sum(per[r]['late_per_step_us'] for r in rs)
     is_straggler = (per[s]['late_per_step_us'] >= max(0.1 * step, 500) and
-                    late_total > 0 and per[s]['last'] / late_total >= 0.5)
+                    all_late > 0 and per[s]['late_per_step_us'] / all_late >= 0.5)
     out['straggler'] = s if is_straggler else None
     out['step_median_us'] = step
     return out
