@@ -21,7 +21,7 @@ type Result struct {
 	ClockCorrected bool        `json:"clock_corrected"`
 	Collectives    int         `json:"collectives"`
 	Unmatched      []Unmatched `json:"unmatched"`
-	Ranks          []RankRow   `json:"ranks"`
+	Ranks          []RankRow   `json:"ranks,omitempty"`
 	Dimensions     []DimRow    `json:"dimensions"`
 	// Straggler explains the straggler finding; nil without one (or when
 	// the two ranks' traces could not be read again).

@@ -69,7 +69,7 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	for _, d := range ex.Differences[:min(len(ex.Differences), 8)] {
 		t.Rows = append(t.Rows, []string{d.What, d.Name, d.Straggler.String(), d.Reference.String(), d.Delta().String()})
 	}
-	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf("per step, over the windows before the %d collectives rank %d was last at (from its previous collective's end to its arrival):", ex.Windows, ex.Straggler), Table: t})
+	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf("per step, over the windows before the %d collectives rank %d was last at (GPU: from its previous collective's end to its arrival; host: from the previous collective's launch to this one's):", ex.Windows, ex.Straggler), Table: t})
 	switch ex.Kind {
 	case HostStraggler:
 		f.Fix = fmt.Sprintf("Rank %d's host is late, not its GPU: remove the host work that differs (a slow input pipeline: more DataLoader workers, pin_memory, prefetch; a sleep, logging or checkpointing on one rank) or move it off the step's critical path.", ex.Straggler)

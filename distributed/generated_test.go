@@ -1,7 +1,6 @@
 package distributed
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,22 +11,12 @@ import (
 // input), skipping when this machine has none.
 func sourceRanks(t testing.TB) []*genranks.Source {
 	t.Helper()
-	var files []string
-	for _, pat := range []string{"../fixtures/runs/ddp/*.json*", "../fixtures/runs/multirank_ddp/*.json*", "/work/shared/traces/multirank_ddp/*.json*"} {
-		if files, _ = filepath.Glob(pat); len(files) > 0 {
-			break
-		}
+	srcs, ok, err := genranks.ParseFirst("../fixtures/runs/ddp/*.json*", "../fixtures/runs/multirank_ddp/*.json*", "/work/shared/traces/multirank_ddp/*.json*")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(files) == 0 {
+	if !ok {
 		t.Skip("no DDP rank traces on this machine")
-	}
-	var srcs []*genranks.Source
-	for _, f := range files {
-		s, err := genranks.Parse(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srcs = append(srcs, s)
 	}
 	return srcs
 }

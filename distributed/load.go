@@ -50,16 +50,46 @@ func Budget(files []string, par int) int64 {
 }
 
 // IsRun reports whether the arguments name a multi-rank run rather than
-// one trace file: a directory, several files, or a glob pattern.
+// trace files to look at one by one: a directory, a glob pattern, or
+// several files that are all ranks (a distributedInfo object near the
+// start of the JSON, or rankN in the name).
 func IsRun(args []string) bool {
-	if len(args) != 1 {
-		return len(args) > 1
+	if len(args) == 1 {
+		a := args[0]
+		if st, err := os.Stat(a); err == nil {
+			return st.IsDir()
+		}
+		return strings.ContainsAny(a, "*?[")
 	}
-	a := args[0]
-	if st, err := os.Stat(a); err == nil {
-		return st.IsDir()
+	for _, a := range args {
+		if rankFromName(filepath.Base(a)) < 0 && !hasDistributedInfo(a) {
+			return false
+		}
 	}
-	return strings.ContainsAny(a, "*?[")
+	return len(args) > 1
+}
+
+// hasDistributedInfo looks for a distributedInfo key in the first MiB of
+// the (decompressed) file, where Kineto writes it.
+func hasDistributedInfo(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return false
+		}
+		defer zr.Close()
+		r = zr
+	}
+	head := make([]byte, 1<<20)
+	n, _ := io.ReadFull(r, head)
+	return bytes.Contains(head[:n], []byte(`"distributedInfo"`))
 }
 
 // Files expands a run's arguments into trace files: a directory gives its
@@ -168,20 +198,47 @@ func readTrace(path string, workers int) (*trace.Trace, *commScanner, int64, err
 	size := ingest.JSONSize(path)
 	br := bufio.NewReaderSize(f, 256<<10)
 	var src io.Reader = br
+	compressed := false
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%s: not a valid gzip file: %w", path, err)
 		}
 		defer zr.Close()
-		src = zr
+		src, compressed = gzipReader{zr}, true
 	}
 	sc := newCommScanner()
 	t, err := ingest.Read(&teeReader{r: src, s: sc, size: size}, path, ingest.Options{Workers: workers})
 	if err != nil {
+		// Offsets count decompressed bytes when the file was gzip, as
+		// ingest says when it decompresses itself.
+		var se *ingest.SyntaxError
+		var ge gzipError
+		switch {
+		case errors.As(err, &ge):
+			return nil, nil, 0, fmt.Errorf("%s: corrupt gzip data: %w", path, ge.err)
+		case errors.As(err, &se):
+			se.Compressed = se.Compressed || compressed
+		}
 		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, sc, size, nil
+}
+
+// gzipError marks errors of the decompressor, so that they read as a
+// corrupt file rather than as bad JSON.
+type gzipError struct{ err error }
+
+func (g gzipError) Error() string { return g.err.Error() }
+
+type gzipReader struct{ r io.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		return n, gzipError{err}
+	}
+	return n, err
 }
 
 // ReadRankTrace reads one rank's full model again (the straggler

@@ -37,6 +37,19 @@ type Rank struct {
 	Compute    trace.Duration
 	// Span is the interval covered by the rank's events.
 	Span trace.Span
+	// Events is the number of events in the file; Format its dialect.
+	Events int
+	Format string
+	// Kernels sums every kernel name's launches on this rank.
+	Kernels []KernelSum
+}
+
+// KernelSum is one kernel name's launches on one rank.
+type KernelSum struct {
+	Name     string
+	Count    int
+	Total    trace.Duration
+	Min, Max trace.Duration
 }
 
 // Group is a process group as distributedInfo.pg_config describes it.
@@ -98,7 +111,7 @@ func rankFromName(path string) int {
 
 // compact builds the Rank of one trace. sc holds what the scanner saw.
 func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *regexp.Regexp) *Rank {
-	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: t.DeviceName(), Span: t.Span()}
+	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: t.DeviceName(), Span: t.Span(), Events: t.Events, Format: t.Meta.Format}
 	if sc.dist != nil {
 		d := gjson.ParseBytes(sc.dist)
 		if v := d.Get("rank"); v.Exists() {
@@ -126,11 +139,22 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		}
 	}
 	var compute []trace.Span
+	byName := map[string]int{}
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.Kind != trace.Kernel {
 			continue
 		}
+		k, ok := byName[g.Name]
+		if !ok {
+			k = len(r.Kernels)
+			byName[g.Name] = k
+			r.Kernels = append(r.Kernels, KernelSum{Name: g.Name, Min: g.Dur(), Max: g.Dur()})
+		}
+		ks := &r.Kernels[k]
+		ks.Count++
+		ks.Total += g.Dur()
+		ks.Min, ks.Max = min(ks.Min, g.Dur()), max(ks.Max, g.Dur())
 		if !IsCommKernel(g.Name, extra) {
 			compute = append(compute, g.Span)
 			continue

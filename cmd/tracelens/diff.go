@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/distributed"
 )
 
 const diffArgs = "[--format text|md|json] [--fail-on-regression PCT] [--alpha A] [--keep-warmup] BASE NEW"
@@ -63,6 +64,9 @@ func runDiff(e *env, args []string) error {
 	}
 	if !(*alpha > 0 && *alpha < 1) {
 		return usageError{fmt.Sprintf("--alpha must be between 0 and 1, got %g", *alpha)}
+	}
+	if distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]) {
+		return runDiffRun(e, pos, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
 	}
 	base, err := loadTrace(e, pos[0])
 	if err != nil {

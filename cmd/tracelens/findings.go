@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -37,6 +38,9 @@ func runFindings(e *env, args []string) error {
 	pos, err := parseFlags(e, fs, findingsArgs, args)
 	if err != nil {
 		return err
+	}
+	if distributed.IsRun(pos) {
+		return runFindingsRun(e, pos, "text")
 	}
 	path, err := oneTrace(pos)
 	if err != nil {

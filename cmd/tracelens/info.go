@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -19,6 +20,9 @@ func runInfo(e *env, args []string) error {
 	pos, err := parseFlags(e, fs, infoArgs, args)
 	if err != nil {
 		return err
+	}
+	if distributed.IsRun(pos) {
+		return runInfoRun(e, pos)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {

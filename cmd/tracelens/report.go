@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/report"
 )
 
@@ -46,6 +47,13 @@ func runReport(e *env, args []string) error {
 		return usageError{err.Error()}
 	}
 	in := make([]report.Input, 0, len(paths))
+	if distributed.IsRun(paths) {
+		x, err := loadRunInput(e, paths, cfg)
+		if err != nil {
+			return err
+		}
+		in, paths = append(in, x), nil
+	}
 	for _, p := range paths {
 		t, err := loadTrace(e, p)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -54,6 +55,9 @@ func runTop(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	if distributed.IsRun(pos) {
+		return runTopRun(e, pos, *n, *format)
 	}
 	t, err := loadTrace(e, path)
 	if err != nil {
