@@ -17,6 +17,15 @@ type Finding struct {
 	Ranks []int `json:"ranks"`
 }
 
+// What a cross-rank finding's saving comes out of (Finding.SavingFrom):
+// the other ranks' waiting, communication no compute hides, and slow
+// transfers. Savings from one part overlap.
+const (
+	FromCollectiveWait = "collective wait"
+	FromExposedComm    = "exposed communication"
+	FromCommTransfer   = "communication transfer"
+)
+
 // Finding ids.
 const (
 	IDStraggler     = "straggler"
@@ -41,12 +50,15 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	r := run.Ranks[sc.Index].Rank
 	kind := run.lateKind(sc.Index)
 	f := Finding{Ranks: []int{r}}
-	f.ID = IDStraggler
+	f.ID, f.Subject, f.SavingFrom = IDStraggler, fmt.Sprintf("rank %d", r), FromCollectiveWait
+	f.Measures = []analyze.Measure{{Name: "late per step", Value: analyze.Dur(sc.Late)}, {Name: "median step", Value: analyze.Dur(sc.Step)},
+		{Name: "share of all late time", Value: analyze.Percent(sc.LateShare)}}
 	f.Severity = analyze.Medium
 	if sc.Step > 0 && float64(sc.Late) >= 0.25*float64(sc.Step) {
 		f.Severity = analyze.High
 	}
-	f.SavingUs = min(sc.Late, max(sc.Step, sc.Late)).Micros()
+	saving := capAt(sc.Late, sc.Step)
+	f.SavingUs, f.SavingNs = saving.Micros(), int64(saving)
 	if sc.Step > 0 {
 		f.Share = min(float64(sc.Late)/float64(sc.Step), 1)
 	}
@@ -61,13 +73,17 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 		return f
 	}
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: ex.Sentence(kind)})
-	t := &analyze.Table{Header: []string{"what", "name", fmt.Sprintf("rank %d per step", ex.Straggler), fmt.Sprintf("rank %d per step", ex.Reference), "difference"}}
-	t.Rows = append(t.Rows,
-		[]string{"window", "before the collectives", ex.Window[0].String(), ex.Window[1].String(), (ex.Window[0] - ex.Window[1]).String()},
-		[]string{"GPU busy", "compute kernels, copies", ex.GPUBusy[0].String(), ex.GPUBusy[1].String(), (ex.GPUBusy[0] - ex.GPUBusy[1]).String()},
-		[]string{"GPU idle", "", ex.GPUIdle[0].String(), ex.GPUIdle[1].String(), (ex.GPUIdle[0] - ex.GPUIdle[1]).String()})
+	t := analyze.NewTable(analyze.Col("what", analyze.KindName), analyze.Col("name", analyze.KindName),
+		analyze.Col(fmt.Sprintf("rank %d per step", ex.Straggler), analyze.KindDuration), analyze.Col(fmt.Sprintf("rank %d per step", ex.Reference), analyze.KindDuration),
+		analyze.Col("difference", analyze.KindDuration))
+	row := func(what, name string, a, b trace.Duration) {
+		t.Add(analyze.NameCell(what), analyze.NameCell(name), analyze.Dur(a), analyze.Dur(b), analyze.Dur(a-b))
+	}
+	row("window", "before the collectives", ex.Window[0], ex.Window[1])
+	row("GPU busy", "compute kernels, copies", ex.GPUBusy[0], ex.GPUBusy[1])
+	row("GPU idle", "", ex.GPUIdle[0], ex.GPUIdle[1])
 	for _, d := range ex.Differences[:min(len(ex.Differences), 8)] {
-		t.Rows = append(t.Rows, []string{d.What, d.Name, d.Straggler.String(), d.Reference.String(), d.Delta().String()})
+		row(d.What, d.Name, d.Straggler, d.Reference)
 	}
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf("per step, over the windows before the %d collectives rank %d was last at (GPU: from its previous collective's end to its arrival; host: from the previous collective's launch to this one's):", ex.Windows, ex.Straggler), Table: t})
 	switch ex.Kind {
@@ -123,8 +139,11 @@ func (run *Run) findExposed(step trace.Duration, steps int) []Finding {
 				f.Ranks = append(f.Ranks, s.Rank)
 			}
 		}
-		f.ID = IDExposedComm
-		f.SavingUs = min(per, max(step, per)).Micros()
+		f.ID, f.Subject, f.SavingFrom = IDExposedComm, "dimension "+d.Dimension, FromExposedComm
+		f.Measures = []analyze.Measure{{Name: "exposed transfer per rank per step", Value: analyze.Dur(per)}, {Name: "communication kernels", Value: analyze.Dur(d.CommKernel)},
+			{Name: "exposed", Value: analyze.Dur(d.Exposed)}, {Name: "waiting", Value: analyze.Dur(d.Exposed - d.ExposedTransfer)}}
+		saving := capAt(per, step)
+		f.SavingUs, f.SavingNs = saving.Micros(), int64(saving)
 		if step > 0 {
 			f.Share = min(float64(per)/float64(step), 1)
 		}
@@ -270,8 +289,11 @@ func (run *Run) findBandwidth(step trace.Duration, steps int) []Finding {
 		for _, s := range run.Stats {
 			f.Ranks = append(f.Ranks, s.Rank)
 		}
-		f.ID = IDCommBandwidth
-		f.SavingUs = min(per, max(step, per)).Micros()
+		f.ID, f.Subject, f.SavingFrom = IDCommBandwidth, a.dimension+" "+a.kind, FromCommTransfer
+		f.Measures = []analyze.Measure{{Name: "median bus bandwidth", Value: analyze.Rate(med, "B/s")}, {Name: "link bandwidth", Value: analyze.Rate(bw, "B/s")},
+			{Name: "time lost per step", Value: analyze.Dur(per)}}
+		saving := capAt(per, step)
+		f.SavingUs, f.SavingNs = saving.Micros(), int64(saving)
 		if step > 0 {
 			f.Share = min(float64(per)/float64(step), 1)
 		}
@@ -285,6 +307,15 @@ func (run *Run) findBandwidth(step trace.Duration, steps int) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// capAt bounds a saving per step by the step (when known): no fix saves
+// more than the step takes.
+func capAt(saving, step trace.Duration) trace.Duration {
+	if step > 0 {
+		return min(saving, step)
+	}
+	return saving
 }
 
 func byteSize(b int64) string {

@@ -162,14 +162,18 @@ func runFindingsRun(e *env, args []string, format string) error {
 	}
 	for i, f := range res.Findings {
 		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
-		fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, usDur(f.SavingUs), f.Share*100)
+		fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.SavingUs), f.Share*100)
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", ev.Text)
 			}
 			if ev.Table != nil {
 				for _, row := range ev.Table.Rows {
-					fmt.Fprintf(w, "       %s\n", strings.Join(row, " | "))
+					cells := make([]string, len(row))
+					for i, v := range row {
+						cells[i] = v.String()
+					}
+					fmt.Fprintf(w, "       %s\n", strings.Join(cells, " | "))
 				}
 			}
 		}
