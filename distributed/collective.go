@@ -124,14 +124,14 @@ func Dimension(desc, name string) string {
 	if d == "default_pg" {
 		return "default"
 	}
+	// A word of the description names the dimension: "mesh_dp",
+	// "dp_replicate", "tp:0".
+	words := strings.FieldsFunc(d, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
 	for _, dim := range []string{"fsdp", "hsdp", "dp", "tp", "pp", "cp", "ep", "sp"} {
-		for _, sep := range []string{"_", "-", ":", " "} {
-			if strings.HasSuffix(d, sep+dim) || strings.HasPrefix(d, dim+sep) || strings.Contains(d, sep+dim+sep) {
+		for _, w := range words {
+			if w == dim {
 				return dim
 			}
-		}
-		if d == dim {
-			return dim
 		}
 	}
 	return desc

@@ -111,7 +111,7 @@ func rankFromName(path string) int {
 
 // compact builds the Rank of one trace. sc holds what the scanner saw.
 func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *regexp.Regexp) *Rank {
-	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: t.DeviceName(), Span: t.Span(), Events: t.Events, Format: t.Meta.Format}
+	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: sc.names.of(t.DeviceName()), Span: t.Span(), Events: t.Events, Format: sc.names.of(t.Meta.Format)}
 	if sc.dist != nil {
 		d := gjson.ParseBytes(sc.dist)
 		if v := d.Get("rank"); v.Exists() {
@@ -119,7 +119,7 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		}
 		r.WorldSize = int(d.Get("world_size").Int())
 		d.Get("pg_config").ForEach(func(_, g gjson.Result) bool {
-			grp := Group{Name: scalar(g.Get("pg_name")), Desc: g.Get("pg_desc").Str, Size: int(g.Get("pg_size").Int())}
+			grp := Group{Name: sc.names.of(scalar(g.Get("pg_name"))), Desc: sc.names.of(g.Get("pg_desc").Str), Size: int(g.Get("pg_size").Int())}
 			g.Get("ranks").ForEach(func(_, x gjson.Result) bool {
 				grp.Ranks = append(grp.Ranks, int(x.Int()))
 				return true
@@ -149,7 +149,7 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		if !ok {
 			k = len(r.Kernels)
 			byName[g.Name] = k
-			r.Kernels = append(r.Kernels, KernelSum{Name: g.Name, Min: g.Dur(), Max: g.Dur()})
+			r.Kernels = append(r.Kernels, KernelSum{Name: sc.names.of(g.Name), Min: g.Dur(), Max: g.Dur()})
 		}
 		ks := &r.Kernels[k]
 		ks.Count++
@@ -159,7 +159,7 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 			compute = append(compute, g.Span)
 			continue
 		}
-		c := RankCollective{Kernel: g.Name, Span: g.Span, Stream: g.Stream, Launch: -1}
+		c := RankCollective{Kernel: sc.names.of(g.Name), Span: g.Span, Stream: g.Stream, Launch: -1}
 		if g.Launch != trace.None {
 			c.Launch = t.APICalls[g.Launch].Start
 		}

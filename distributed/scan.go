@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -33,6 +34,7 @@ type commScanner struct {
 	overflow bool
 
 	hits      []int
+	names     interner
 	dist      []byte
 	byCorr    map[int64]commArgs
 	byExtID   map[int64]commArgs
@@ -46,7 +48,7 @@ const maxEvent = 1 << 20
 var needle = []byte(`"Collective name"`)
 
 func newCommScanner() *commScanner {
-	return &commScanner{first: true, byCorr: map[int64]commArgs{}, byExtID: map[int64]commArgs{}}
+	return &commScanner{first: true, byCorr: map[int64]commArgs{}, byExtID: map[int64]commArgs{}, names: interner{}}
 }
 
 // structural marks the bytes the scanner must look at outside strings.
@@ -211,7 +213,7 @@ func (s *commScanner) finish(ev []byte, want bool) {
 	}
 	e := gjson.ParseBytes(ev)
 	args := e.Get("args")
-	a := parseCommArgs(args)
+	a := parseCommArgs(args, s.names)
 	cat := e.Get("cat").Str
 	switch {
 	case cat == "kernel" || cat == "Kernel":
@@ -238,16 +240,18 @@ type commArgs struct {
 	Seq        int64 // -1 when the trace does not say
 }
 
-func parseCommArgs(args gjson.Result) commArgs {
+// parseCommArgs reads the arguments; strings are interned through in so
+// that they hold neither the event's text nor the trace's memory.
+func parseCommArgs(args gjson.Result, in interner) commArgs {
 	a := commArgs{
-		Collective: args.Get("Collective name").Str,
+		Collective: in.of(args.Get("Collective name").Str),
 		InNelems:   args.Get("In msg nelems").Int(),
 		OutNelems:  args.Get("Out msg nelems").Int(),
 		GroupSize:  int(args.Get("Group size").Int()),
-		DType:      args.Get("dtype").Str,
-		GroupName:  scalar(args.Get("Process Group Name")),
-		GroupDesc:  args.Get("Process Group Description").Str,
-		GroupRanks: scalar(args.Get("Process Group Ranks")),
+		DType:      in.of(args.Get("dtype").Str),
+		GroupName:  in.of(scalar(args.Get("Process Group Name"))),
+		GroupDesc:  in.of(args.Get("Process Group Description").Str),
+		GroupRanks: in.of(scalar(args.Get("Process Group Ranks"))),
 		Seq:        -1,
 	}
 	for _, k := range []string{"Seq", "seq", "Sequence number"} {
@@ -259,6 +263,20 @@ func parseCommArgs(args gjson.Result) commArgs {
 		}
 	}
 	return a
+}
+
+// interner keeps one private copy of each distinct string. A rank's
+// summary outlives its trace: a string that shares memory with the trace
+// or with a parsed event would keep that memory alive for the whole run.
+type interner map[string]string
+
+func (in interner) of(s string) string {
+	if c, ok := in[s]; ok {
+		return c
+	}
+	c := strings.Clone(s)
+	in[c] = c
+	return c
 }
 
 // scalar returns a JSON value as text: strings unquoted, others verbatim.

@@ -111,6 +111,38 @@ func TestStragglerAndClockOffset(t *testing.T) {
 	}
 }
 
+// TestExposedAndSlowCommunication: all-reduces of 4 MiB with no compute
+// under them, taking 4 ms each on an H100 (1 GB/s where NVLink allows
+// ~360 GB/s): exposed-comm for the dp dimension with the DDP fix, and
+// comm-bandwidth.
+func TestExposedAndSlowCommunication(t *testing.T) {
+	dir := t.TempDir()
+	writeRank(t, dir, "r0.json", 0, 2, 5, 20000, allreduces(5, 20000, 5000, 4000, true))
+	writeRank(t, dir, "r1.json", 1, 2, 5, 20000, allreduces(5, 20000, 5000, 4000, true))
+	run, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Analyze(run, ReadRankTrace, Options{})
+	got := map[string]Finding{}
+	for _, f := range res.Findings {
+		got[f.ID] = f
+	}
+	ex, ok := got[IDExposedComm]
+	if !ok || ex.Subject != "dimension dp" || !strings.Contains(ex.Fix, "bucket_cap_mb") || ex.SavingUs != 4000 {
+		t.Errorf("exposed-comm: %+v", ex)
+	}
+	bw, ok := got[IDCommBandwidth]
+	// 4 MiB in 4 ms; expected 20 µs + 4 MiB / (0.8 × 450 GB/s).
+	wantLost := 4000 - (20 + float64(4<<20)/(0.8*450e9)*1e6)
+	if !ok || bw.SavingUs < wantLost-0.01 || bw.SavingUs > wantLost+0.01 {
+		t.Errorf("comm-bandwidth: %+v, want %.2f µs lost per step", bw, wantLost)
+	}
+	if _, ok := got[IDStraggler]; ok {
+		t.Error("straggler on ranks that arrive together")
+	}
+}
+
 func TestBalancedRunHasNoStraggler(t *testing.T) {
 	dir := t.TempDir()
 	writeRank(t, dir, "r0.json", 0, 2, 5, 20000, allreduces(5, 20000, 5000, 1000, false))
