@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,9 @@ type Run struct {
 	// parallelism dimension, by communication time.
 	Stats      []RankStats
 	Dimensions []DimensionStats
+	// CommKernel is Options.CommKernel: the user's pattern for custom
+	// communication kernels (nil: none).
+	CommKernel *regexp.Regexp
 	// Warnings say what was odd about the inputs (a rank read twice, a
 	// world size that disagrees, ...).
 	Warnings []string
@@ -50,7 +54,7 @@ type Unmatched struct {
 // assemble orders the ranks, checks world size, matches collectives and
 // estimates clocks.
 func assemble(ranks []*Rank, opt Options) (*Run, error) {
-	run := &Run{}
+	run := &Run{CommKernel: opt.CommKernel}
 	// Ranks without distributedInfo or a rank in their name take the next
 	// free numbers in file order, with a warning.
 	used := map[int]string{}

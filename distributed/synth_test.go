@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -180,6 +181,27 @@ func TestMatchByOrderAlignment(t *testing.T) {
 	}
 	if len(run.Unmatched) != 1 || run.Unmatched[0].Rank != 1 || run.Unmatched[0].Count != 1 {
 		t.Errorf("unmatched %+v, want rank 1's extra all-gather", run.Unmatched)
+	}
+}
+
+// TestUserCommPattern: a custom collective kernel counts as communication
+// only with the user's pattern.
+func TestUserCommPattern(t *testing.T) {
+	dir := t.TempDir()
+	for r := 0; r < 2; r++ {
+		writeRank(t, dir, fmt.Sprintf("rank%d.json", r), r, 2, 2, 20000, []kern{
+			{name: "my_ring_allreduce_kernel", ts: 100, dur: 50, seq: 0}, {name: "my_ring_allreduce_kernel", ts: 20100, dur: 50, seq: 1}})
+	}
+	plain, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, err := Load([]string{dir}, Options{CommKernel: regexp.MustCompile(`^my_ring_`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Collectives) != 0 || len(custom.Collectives) != 2 || custom.Collectives[0].Kind != AllReduce {
+		t.Errorf("without pattern %d collectives, with %d (%+v)", len(plain.Collectives), len(custom.Collectives), custom.Collectives)
 	}
 }
 

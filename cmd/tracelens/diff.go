@@ -42,6 +42,7 @@ func (p *percentFlag) Set(s string) error {
 
 func runDiff(e *env, args []string) error {
 	fs := newFlags("diff")
+	rf := addRunFlags(fs)
 	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
 	var gate percentFlag
 	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
@@ -66,7 +67,7 @@ func runDiff(e *env, args []string) error {
 		return usageError{fmt.Sprintf("--alpha must be between 0 and 1, got %g", *alpha)}
 	}
 	if distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]) {
-		return runDiffRun(e, pos, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
+		return runDiffRun(e, pos, rf, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
 	}
 	base, err := loadTrace(e, pos[0])
 	if err != nil {

@@ -18,12 +18,13 @@ func infoCommand() command {
 
 func runInfo(e *env, args []string) error {
 	fs := newFlags("info")
+	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, infoArgs, args)
 	if err != nil {
 		return err
 	}
 	if distributed.IsRun(pos) {
-		return runInfoRun(e, pos)
+		return runInfoRun(e, pos, rf)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {

@@ -7,8 +7,10 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
@@ -17,17 +19,35 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
+// runFlags are the flags every command that reads runs takes.
+type runFlags struct {
+	commKernel string
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	rf := &runFlags{}
+	fs.StringVar(&rf.commKernel, "comm-kernel", "", "for runs: also count kernels matching `REGEX` as communication (custom collectives; NCCL and RCCL kernels always count)")
+	return rf
+}
+
 // loadRun reads every rank of a run and analyzes the run, with the same
 // memory rule as one big trace (a soft limit per rank in flight).
-func loadRun(e *env, args []string) (*distributed.Run, *distributed.Result, error) {
+func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distributed.Result, error) {
 	files, err := distributed.Files(args)
 	if err != nil {
 		return nil, nil, err
 	}
+	var opt distributed.Options
+	if rf.commKernel != "" {
+		re, err := regexp.Compile(rf.commKernel)
+		if err != nil {
+			return nil, nil, usageError{fmt.Sprintf("bad --comm-kernel: %v", err)}
+		}
+		opt.CommKernel = re
+	}
 	if e.stderrTTY {
 		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
 	}
-	opt := distributed.Options{}
 	opt.MemoryBudget = distributed.Budget(files, 2)
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine
@@ -39,8 +59,8 @@ func loadRun(e *env, args []string) (*distributed.Run, *distributed.Result, erro
 	return run, distributed.Analyze(run, distributed.ReadRankTrace, opt), nil
 }
 
-func runInfoRun(e *env, args []string) error {
-	run, res, err := loadRun(e, args)
+func runInfoRun(e *env, args []string, rf *runFlags) error {
+	run, res, err := loadRun(e, args, rf)
 	if err != nil {
 		return err
 	}
@@ -83,8 +103,8 @@ func writeRunNotes(w io.Writer, res *distributed.Result) {
 	}
 }
 
-func runTopRun(e *env, args []string, n int, format string) error {
-	run, _, err := loadRun(e, args)
+func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error {
+	run, _, err := loadRun(e, args, rf)
 	if err != nil {
 		return err
 	}
@@ -119,7 +139,7 @@ func runTopRun(e *env, args []string, n int, format string) error {
 		for _, k := range shown {
 			out.Kernels = append(out.Kernels, row{KernelTiming: analyze.KernelTiming{Name: k.Name, Count: k.Count, TotalUs: k.Total.Micros(), MeanUs: k.Mean.Micros(),
 				MinUs: k.Min.Micros(), MaxUs: k.Max.Micros(), Share: k.Share}, Ranks: k.Ranks, RankMinUs: k.RankMin.Micros(), RankMinAt: k.RankMinAt,
-				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, nil)})
+				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, run.CommKernel)})
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -145,8 +165,8 @@ func runTopRun(e *env, args []string, n int, format string) error {
 	return nil
 }
 
-func runFindingsRun(e *env, args []string, format string) error {
-	run, res, err := loadRun(e, args)
+func runFindingsRun(e *env, args []string, rf *runFlags, format string) error {
+	run, res, err := loadRun(e, args, rf)
 	if err != nil {
 		return err
 	}
@@ -200,8 +220,8 @@ func reportRank(run *distributed.Run) *distributed.Rank { return run.Ranks[0] }
 
 // loadRunInput reads a run for `report`: the run's analysis and the full
 // trace and analysis of the rank the single-trace sections describe.
-func loadRunInput(e *env, args []string, cfg analyze.Config) (report.Input, error) {
-	run, res, err := loadRun(e, args)
+func loadRunInput(e *env, args []string, rf *runFlags, cfg analyze.Config) (report.Input, error) {
+	run, res, err := loadRun(e, args, rf)
 	if err != nil {
 		return report.Input{}, err
 	}

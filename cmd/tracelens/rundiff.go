@@ -21,11 +21,11 @@ type runSide struct {
 	trace *trace.Trace
 }
 
-func loadRunSide(e *env, arg string) (*runSide, error) {
+func loadRunSide(e *env, arg string, rf *runFlags) (*runSide, error) {
 	if !distributed.IsRun([]string{arg}) {
 		return nil, fmt.Errorf("%s: diff compares two runs or two traces, not a run with a trace", arg)
 	}
-	run, _, err := loadRun(e, []string{arg})
+	run, _, err := loadRun(e, []string{arg}, rf)
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +109,12 @@ func diffRow(metric, rank string, d diff.Delta) runDiffRow {
 
 // runDiff compares two runs: the step-by-step diff of their lowest ranks,
 // then per-rank communication per step. The gate applies to the rank diff.
-func runDiffRun(e *env, pos []string, format string, write func(io.Writer, *diff.Result) error, opt diff.Options, gate percentFlag) error {
-	a, err := loadRunSide(e, pos[0])
+func runDiffRun(e *env, pos []string, rf *runFlags, format string, write func(io.Writer, *diff.Result) error, opt diff.Options, gate percentFlag) error {
+	a, err := loadRunSide(e, pos[0], rf)
 	if err != nil {
 		return err
 	}
-	b, err := loadRunSide(e, pos[1])
+	b, err := loadRunSide(e, pos[1], rf)
 	if err != nil {
 		return err
 	}
