@@ -15,6 +15,7 @@ type kern struct {
 	ts, dur float64
 	seq     int // -1: no Seq argument; -2: no communication args at all
 	group   string
+	host    bool // a user_annotation on the host instead of a kernel
 }
 
 // writeRank writes a small Kineto trace for one rank: steps of stepUs, the
@@ -27,6 +28,10 @@ func writeRank(t *testing.T, dir, file string, rank, world int, steps int, stepU
 		ev = append(ev, fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%.3f,"dur":%.3f,"args":{}}`, s, float64(s)*stepUs, stepUs))
 	}
 	for i, k := range ks {
+		if k.host {
+			ev = append(ev, fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":%q,"pid":1,"tid":1,"ts":%.3f,"dur":%.3f,"args":{}}`, k.name, k.ts, k.dur))
+			continue
+		}
 		args := fmt.Sprintf(`"correlation":%d,"device":0,"stream":7`, 100+i)
 		if k.seq != -2 {
 			g := k.group
@@ -141,6 +146,49 @@ func TestExposedAndSlowCommunication(t *testing.T) {
 	}
 	if _, ok := got[IDStraggler]; ok {
 		t.Error("straggler on ranks that arrive together")
+	}
+}
+
+// TestComputeVersusHostStraggler: rank 1 arrives 3 ms late at every
+// all-reduce, once because it runs an extra 3 ms kernel first (compute),
+// once because its host spends 3 ms in a range with the GPU idle (host).
+func TestComputeVersusHostStraggler(t *testing.T) {
+	// steps builds 5 steps of 20 ms: each step's kernels from body, then
+	// the all-reduce (Seq = step) from arrive µs, ending at 9 ms.
+	steps := func(arrive float64, body func(at float64) []kern) []kern {
+		var ks []kern
+		for s := 0; s < 5; s++ {
+			at := float64(s) * 20000
+			ks = append(ks, body(at)...)
+			ks = append(ks, kern{name: "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts: at + arrive, dur: 9000 - arrive, seq: s})
+		}
+		return ks
+	}
+	main := func(at float64) kern { return kern{name: "sm90_gemm_main", ts: at + 10, dur: 4970, seq: -2} }
+	fast := steps(5000, func(at float64) []kern { return []kern{main(at)} })
+	compute := steps(8000, func(at float64) []kern {
+		return []kern{main(at), {name: "sm90_gemm_extra", ts: at + 4990, dur: 3000, seq: -2}}
+	})
+	host := steps(8000, func(at float64) []kern {
+		m := main(at)
+		m.ts += 3000
+		return []kern{{name: "dataloader.next", ts: at + 1, dur: 2998, host: true}, m}
+	})
+	for _, c := range []struct {
+		kind, cause string
+		rank1       []kern
+	}{{ComputeStraggler, "sm90_gemm_extra", compute}, {HostStraggler, "dataloader.next", host}} {
+		dir := t.TempDir()
+		writeRank(t, dir, "rank0.json", 0, 2, 5, 20000, fast)
+		writeRank(t, dir, "rank1.json", 1, 2, 5, 20000, c.rank1)
+		run, err := Load([]string{dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Analyze(run, ReadRankTrace, Options{}).Straggler
+		if s == nil || s.Rank != 1 || s.Kind != c.kind || s.LateUs != 3000 || !strings.Contains(s.Sentence, c.cause) {
+			t.Errorf("%s straggler: %+v", c.kind, s)
+		}
 	}
 }
 
