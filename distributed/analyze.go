@@ -130,6 +130,7 @@ type StragglerRow struct {
 	WindowUs    [2]float64      `json:"window_us"`
 	GPUBusyUs   [2]float64      `json:"gpu_busy_us"`
 	GPUIdleUs   [2]float64      `json:"gpu_idle_us"`
+	ComputeUs   [2]float64      `json:"compute_per_step_us"`
 	Differences []DifferenceRow `json:"differences"`
 }
 
@@ -141,6 +142,7 @@ type DifferenceRow struct {
 	ReferenceUs    float64 `json:"reference_us"`
 	StragglerCount float64 `json:"straggler_count"`
 	ReferenceCount float64 `json:"reference_count"`
+	P              float64 `json:"p"`
 }
 
 func (ex *Explanation) row(kind string) *StragglerRow {
@@ -148,10 +150,11 @@ func (ex *Explanation) row(kind string) *StragglerRow {
 		LateUs: ex.Late.Micros(), Windows: ex.Windows, Steps: ex.Steps}
 	for i := 0; i < 2; i++ {
 		r.WindowUs[i], r.GPUBusyUs[i], r.GPUIdleUs[i] = ex.Window[i].Micros(), ex.GPUBusy[i].Micros(), ex.GPUIdle[i].Micros()
+		r.ComputeUs[i] = ex.Compute[i].Micros()
 	}
 	for _, d := range ex.Differences[:min(len(ex.Differences), 20)] {
 		r.Differences = append(r.Differences, DifferenceRow{What: d.What, Name: d.Name, StragglerUs: d.Straggler.Micros(),
-			ReferenceUs: d.Reference.Micros(), StragglerCount: d.StragglerCount, ReferenceCount: d.ReferenceCount})
+			ReferenceUs: d.Reference.Micros(), StragglerCount: d.StragglerCount, ReferenceCount: d.ReferenceCount, P: d.P})
 	}
 	return r
 }

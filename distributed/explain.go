@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -28,12 +29,15 @@ type Difference struct {
 	// What is "annotation", "op", "kernel", "sync" or "python".
 	What string
 	Name string
-	// Straggler and Reference are the time per step in the windows; the
-	// counts are occurrences per step.
+	// Straggler and Reference are the median time per step in the
+	// windows (diff's statistic); the counts are mean occurrences per step.
 	Straggler      trace.Duration
 	Reference      trace.Duration
 	StragglerCount float64
 	ReferenceCount float64
+	// P is the Mann–Whitney U test's p-value of the per-step times (as
+	// `diff`): small when the difference holds step after step.
+	P float64
 }
 
 // Delta is Straggler − Reference.
@@ -48,17 +52,20 @@ type Explanation struct {
 	Reference int
 	Kind      string
 	// Windows is the number of collectives compared; Steps the number of
-	// steps they fell in (figures are per step).
+	// steps they fell in: the samples of the per-step medians.
 	Windows int
 	Steps   int
 	// Late is how much later than the median of the other ranks the
 	// straggler arrives, per step.
 	Late trace.Duration
-	// Window, GPUBusy and GPUIdle are per step on each rank
+	// Window, GPUBusy and GPUIdle are medians per step on each rank
 	// ([0] straggler, [1] reference).
 	Window  [2]trace.Duration
 	GPUBusy [2]trace.Duration
 	GPUIdle [2]trace.Duration
+	// Compute is the union of compute kernel time per step over the whole
+	// trace on each rank: what tells a compute straggler.
+	Compute [2]trace.Duration
 	// Differences are ranked by |Delta|, largest first.
 	Differences []Difference
 }
@@ -67,7 +74,12 @@ type Explanation struct {
 // previous communication kernel's end to this one's start, on the host
 // from the previous one's launch to this one's (the host work that made
 // the launch late), when the trace has both launches.
-type window struct{ gpu, host trace.Span }
+type window struct {
+	gpu, host trace.Span
+	// step numbers the straggler's step the window belongs to (0..n-1),
+	// the same on both ranks: per-step figures pair them.
+	step int
+}
 
 // Explain compares straggler rank index s with reference rank index ref
 // (indexes into run.Ranks) over the collectives s arrived at last, reading
@@ -76,7 +88,7 @@ type window struct{ gpu, host trace.Span }
 func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explanation, error) {
 	ex := &Explanation{Straggler: run.Ranks[s].Rank, Reference: run.Ranks[ref].Rank}
 	var ws, wr []window
-	steps := map[int]bool{}
+	bucket := map[int]int{}
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
 		is, ir := slices.Index(c.Participants, s), slices.Index(c.Participants, ref)
@@ -94,29 +106,37 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 			}
 		}
 		ex.Late += trace.Duration(c.Arrive[is]) - median(others)
-		ws = append(ws, run.windowBefore(s, c.Calls[is]))
-		wr = append(wr, run.windowBefore(ref, c.Calls[ir]))
-		steps[stepOf(run.Ranks[s].Steps, run.Ranks[s].Collectives[c.Calls[is]].Start)] = true
+		st := stepOf(run.Ranks[s].Steps, run.Ranks[s].Collectives[c.Calls[is]].Start)
+		b, ok := bucket[st]
+		if !ok {
+			b = len(bucket)
+			bucket[st] = b
+		}
+		w, v := run.windowBefore(s, c.Calls[is]), run.windowBefore(ref, c.Calls[ir])
+		w.step, v.step = b, b
+		ws, wr = append(ws, w), append(wr, v)
 	}
 	ex.Windows = len(ws)
-	ex.Steps = max(len(steps), 1)
-	if len(run.Ranks[s].Steps) > 0 {
-		ex.Steps = max(ex.Steps, len(run.Ranks[s].Steps))
-	}
-	per := trace.Duration(ex.Steps)
-	ex.Late /= per
-	a, err := summarizeRank(read, run.Ranks[s].Source, ws, extra)
+	ex.Steps = max(len(bucket), 1)
+	// Lateness per step divides by the trace's steps, as the straggler
+	// candidate does, so the finding and its explanation agree.
+	ex.Late /= trace.Duration(max(ex.Steps, len(run.Ranks[s].Steps)))
+	a, err := summarizeRank(read, run.Ranks[s].Source, ws, ex.Steps, extra)
 	if err != nil {
 		return nil, err
 	}
-	b, err := summarizeRank(read, run.Ranks[ref].Source, wr, extra)
+	b, err := summarizeRank(read, run.Ranks[ref].Source, wr, ex.Steps, extra)
 	if err != nil {
 		return nil, err
 	}
 	for i, sum := range [2]*windowSummary{a, b} {
-		ex.Window[i] = sum.length / per
-		ex.GPUBusy[i] = sum.busy / per
-		ex.GPUIdle[i] = (sum.length - sum.busy) / per
+		idle := make([]trace.Duration, ex.Steps)
+		for k := range idle {
+			idle[k] = sum.length[k] - sum.busy[k]
+		}
+		ex.Window[i] = median(slices.Clone(sum.length))
+		ex.GPUBusy[i] = median(slices.Clone(sum.busy))
+		ex.GPUIdle[i] = median(idle)
 	}
 	keys := map[itemKey]bool{}
 	for k := range a.items {
@@ -126,10 +146,11 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		keys[k] = true
 	}
 	for k := range keys {
-		x, y := a.items[k], b.items[k]
+		x, y := a.item(k, ex.Steps), b.item(k, ex.Steps)
+		_, p := diff.MannWhitneyU(micros(x.dur), micros(y.dur))
 		ex.Differences = append(ex.Differences, Difference{What: k.what, Name: k.name,
-			Straggler: x.dur / per, Reference: y.dur / per,
-			StragglerCount: float64(x.count) / float64(per), ReferenceCount: float64(y.count) / float64(per)})
+			Straggler: median(slices.Clone(x.dur)), Reference: median(slices.Clone(y.dur)),
+			StragglerCount: float64(x.count) / float64(ex.Steps), ReferenceCount: float64(y.count) / float64(ex.Steps), P: p})
 	}
 	slices.SortFunc(ex.Differences, func(x, y Difference) int {
 		if c := cmp.Compare(abs(y.Delta()), abs(x.Delta())); c != 0 {
@@ -137,12 +158,19 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		}
 		return strings.Compare(x.What+x.Name, y.What+y.Name)
 	})
-	busy := ex.GPUBusy[0] - ex.GPUBusy[1]
+	// A compute straggler has more GPU work per step over the whole trace,
+	// not only in the windows: windows of ranks that arrive early are
+	// short, so window figures alone would call any late rank busier.
+	for i, ri := range [2]int{s, ref} {
+		r := run.Ranks[ri]
+		ex.Compute[i] = r.Compute / trace.Duration(max(len(r.Steps), 1))
+	}
+	busy := ex.Compute[0] - ex.Compute[1]
 	idle := ex.GPUIdle[0] - ex.GPUIdle[1]
 	switch {
 	case ex.Late <= 0:
 		ex.Kind = UnclearStraggler
-	case busy >= ex.Late/2 && busy >= idle:
+	case busy >= ex.Late/2:
 		ex.Kind = ComputeStraggler
 	case idle >= ex.Late/2:
 		ex.Kind = HostStraggler
@@ -154,12 +182,21 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 
 // summarizeRank reads one rank's trace and summarizes its windows; the
 // trace is garbage once it returns.
-func summarizeRank(read Reader, path string, ws []window, extra *regexp.Regexp) (*windowSummary, error) {
+func summarizeRank(read Reader, path string, ws []window, steps int, extra *regexp.Regexp) (*windowSummary, error) {
 	t, err := read(path)
 	if err != nil {
 		return nil, err
 	}
-	return summarize(t, ws, extra), nil
+	return summarize(t, ws, steps, extra), nil
+}
+
+// micros converts durations to microseconds, diff's sample unit.
+func micros(v []trace.Duration) []float64 {
+	out := make([]float64, len(v))
+	for i, d := range v {
+		out[i] = d.Micros()
+	}
+	return out
 }
 
 // windowBefore is the window on rank ri before its collective kernel ci.
@@ -210,44 +247,91 @@ func builtinName(s string) string {
 
 type itemKey struct{ what, name string }
 
-type itemSum struct {
-	dur   trace.Duration
+// itemSteps is one item's time per step and its occurrences in total.
+type itemSteps struct {
+	dur   []trace.Duration
 	count int
 }
 
+// windowSummary is one rank's windows summed per step.
 type windowSummary struct {
-	length trace.Duration
-	busy   trace.Duration
-	items  map[itemKey]itemSum
+	length []trace.Duration
+	busy   []trace.Duration
+	items  map[itemKey]*itemSteps
 }
 
-// summarize totals, over windows, what ran inside them on one rank: host
+// item returns k's per-step figures (zeros when the rank has none).
+func (s *windowSummary) item(k itemKey, steps int) *itemSteps {
+	if v, ok := s.items[k]; ok {
+		return v
+	}
+	return &itemSteps{dur: make([]trace.Duration, steps)}
+}
+
+// labelled is a disjoint interval of one step's windows.
+type labelled struct {
+	trace.Span
+	step int
+}
+
+// byStep unions each step's windows (gpu or host side) and returns them
+// sorted, each labelled with its step.
+func byStep(ws []window, steps int, host bool) []labelled {
+	per := make([][]trace.Span, steps)
+	for _, w := range ws {
+		s := w.gpu
+		if host {
+			s = w.host
+		}
+		per[w.step] = append(per[w.step], s)
+	}
+	var out []labelled
+	for st, spans := range per {
+		for _, s := range unionOf(spans) {
+			out = append(out, labelled{s, st})
+		}
+	}
+	slices.SortFunc(out, func(a, b labelled) int { return cmpTime(a.Start, b.Start) })
+	return out
+}
+
+// spread adds the overlap of s with each labelled interval to its step.
+func spread(in []labelled, s trace.Span, add func(step int, d trace.Duration)) {
+	i, _ := slices.BinarySearchFunc(in, s.Start, func(l labelled, t trace.Time) int { return cmpTime(l.End, t) })
+	for ; i < len(in) && in[i].Start < s.End; i++ {
+		if d := trace.Duration(min(in[i].End, s.End) - max(in[i].Start, s.Start)); d > 0 {
+			add(in[i].step, d)
+		}
+	}
+}
+
+// summarize totals per step what ran inside one rank's windows: host
 // annotations, top-level ops, host syncs and built-in Python calls in the
 // host windows, compute kernels and GPU busy time in the GPU windows
 // (clipped to the windows).
-func summarize(t *trace.Trace, ws []window, extra *regexp.Regexp) *windowSummary {
-	sum := &windowSummary{items: map[itemKey]itemSum{}}
-	win := make([]trace.Span, len(ws))
-	hwin := make([]trace.Span, len(ws))
-	for i, w := range ws {
-		win[i], hwin[i] = w.gpu, w.host
-		sum.length += w.gpu.Dur()
+func summarize(t *trace.Trace, ws []window, steps int, extra *regexp.Regexp) *windowSummary {
+	sum := &windowSummary{length: make([]trace.Duration, steps), busy: make([]trace.Duration, steps), items: map[itemKey]*itemSteps{}}
+	gwin, hwin := byStep(ws, steps, false), byStep(ws, steps, true)
+	for _, w := range gwin {
+		sum.length[w.step] += w.Dur()
 	}
-	win, hwin = unionOf(win), unionOf(hwin)
 	add := func(what, name string, s trace.Span) {
 		in := hwin
 		if what == "kernel" {
-			in = win
+			in = gwin
 		}
-		d := overlap(in, s)
-		if d <= 0 {
-			return
-		}
-		k := itemKey{what, name}
-		v := sum.items[k]
-		v.dur += d
-		v.count++
-		sum.items[k] = v
+		var v *itemSteps
+		spread(in, s, func(step int, d trace.Duration) {
+			if v == nil {
+				k := itemKey{what, name}
+				if v = sum.items[k]; v == nil {
+					v = &itemSteps{dur: make([]trace.Duration, steps)}
+					sum.items[k] = v
+				}
+				v.count++
+			}
+			v.dur[step] += d
+		})
 	}
 	for i := range t.Annotations {
 		a := &t.Annotations[i]
@@ -282,9 +366,8 @@ func summarize(t *trace.Trace, ws []window, extra *regexp.Regexp) *windowSummary
 			add("kernel", analyze.ShortKernelName(g.Name), g.Span)
 		}
 	}
-	busy := unionOf(gpu)
-	for _, w := range win {
-		sum.busy += overlap(busy, w)
+	for _, s := range unionOf(gpu) {
+		spread(gwin, s, func(step int, d trace.Duration) { sum.busy[step] += d })
 	}
 	return sum
 }
@@ -302,16 +385,16 @@ func (ex *Explanation) Sentence(kind string) string {
 				head, h0, h1, ex.Reference, idle, whatWord(d.What), d.Name, d.Straggler, d.Reference)
 		}
 		if d, ok := ex.top("annotation", "python", "sync", "op"); ok {
-			return fmt.Sprintf("%s: its %s `%s` takes %s vs %s on rank %d, on the host, with the GPU idle %s longer",
-				head, whatWord(d.What), d.Name, d.Straggler, d.Reference, ex.Reference, ex.GPUIdle[0]-ex.GPUIdle[1])
+			return fmt.Sprintf("%s: its %s `%s` takes %s vs %s on rank %d per step%s, on the host, with the GPU idle %s longer",
+				head, whatWord(d.What), d.Name, d.Straggler, d.Reference, ex.Reference, ex.pText(d), ex.GPUIdle[0]-ex.GPUIdle[1])
 		}
 		return fmt.Sprintf("%s: its GPU idles %s longer before the collective than rank %d's, waiting on the host", head, ex.GPUIdle[0]-ex.GPUIdle[1], ex.Reference)
 	case ComputeStraggler:
 		if d, ok := ex.top("kernel"); ok {
-			return fmt.Sprintf("%s: it runs more GPU work before the collective (%s busy vs %s on rank %d); the largest difference is kernel `%s`: %s in %.1f launches vs %s in %.1f",
-				head, ex.GPUBusy[0], ex.GPUBusy[1], ex.Reference, d.Name, d.Straggler, d.StragglerCount, d.Reference, d.ReferenceCount)
+			return fmt.Sprintf("%s: it runs more GPU work (compute kernels %s per step vs %s on rank %d); the largest difference before the collective is kernel `%s`: %s in %.1f launches vs %s in %.1f%s",
+				head, ex.Compute[0], ex.Compute[1], ex.Reference, d.Name, d.Straggler, d.StragglerCount, d.Reference, d.ReferenceCount, ex.pText(d))
 		}
-		return fmt.Sprintf("%s: it runs more GPU work before the collective (%s busy vs %s on rank %d)", head, ex.GPUBusy[0], ex.GPUBusy[1], ex.Reference)
+		return fmt.Sprintf("%s: it runs more GPU work (compute kernels %s per step vs %s on rank %d)", head, ex.Compute[0], ex.Compute[1], ex.Reference)
 	}
 	if len(ex.Differences) > 0 {
 		d := ex.Differences[0]
@@ -319,6 +402,15 @@ func (ex *Explanation) Sentence(kind string) string {
 			head, whatWord(d.What), d.Name, d.Straggler, d.Reference, ex.Reference)
 	}
 	return head
+}
+
+// pText gives a difference's significance the way diff does, when there
+// are enough steps to test.
+func (ex *Explanation) pText(d Difference) string {
+	if ex.Steps < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (medians over %d steps, Mann–Whitney p=%.3f)", ex.Steps, d.P)
 }
 
 // hostOps sums top-level op time per step in the windows on each rank.

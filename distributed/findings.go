@@ -82,6 +82,7 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	row("window", "before the collectives", ex.Window[0], ex.Window[1])
 	row("GPU busy", "compute kernels, copies", ex.GPUBusy[0], ex.GPUBusy[1])
 	row("GPU idle", "", ex.GPUIdle[0], ex.GPUIdle[1])
+	row("compute", "whole step, not only the windows", ex.Compute[0], ex.Compute[1])
 	for _, d := range ex.Differences[:min(len(ex.Differences), 8)] {
 		row(d.What, d.Name, d.Straggler, d.Reference)
 	}
