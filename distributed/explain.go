@@ -120,7 +120,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 	ex.Steps = max(len(bucket), 1)
 	// Lateness per step divides by the trace's steps, as the straggler
 	// candidate does, so the finding and its explanation agree.
-	ex.Late /= trace.Duration(max(ex.Steps, len(run.Ranks[s].Steps)))
+	ex.Late /= trace.Duration(run.stepCount())
 	a, err := summarizeRank(read, run.Ranks[s].Source, ws, ex.Steps, extra)
 	if err != nil {
 		return nil, err

@@ -95,8 +95,19 @@ func (run *Run) match() {
 		}
 	}
 	slices.Sort(order)
+	// Kernels without arguments in a run whose other kernels have them
+	// were launched before the profiler started (the warm-up step's tail):
+	// which call they belong to is unknown, so they are not guessed.
+	withArgs := len(order) > 1 || len(order) == 1 && order[0] != noGroup
 	for _, g := range order {
 		s := groups[g]
+		if g == noGroup && withArgs {
+			for _, ri := range s.ranks {
+				run.Unmatched = append(run.Unmatched, Unmatched{Rank: run.Ranks[ri].Rank, Group: g, Count: len(s.kind[ri]),
+					Reason: "no collective arguments (launched before the profiler started)"})
+			}
+			continue
+		}
 		if len(s.ranks) < 2 {
 			for _, ri := range s.ranks {
 				run.Unmatched = append(run.Unmatched, Unmatched{Rank: run.Ranks[ri].Rank, Group: g, Count: len(s.kind[ri]), Reason: "no other rank's trace has this group"})

@@ -78,8 +78,11 @@ type RankCollective struct {
 	HasArgs bool
 }
 
+// noGroup is the group key of kernels whose trace names no group.
+const noGroup = "?"
+
 // Group returns the process-group key of the collective: its name when
-// known, else its description, else "?".
+// known, else its description, else noGroup.
 func (c *RankCollective) Group() string {
 	switch {
 	case c.Args.GroupName != "":
@@ -87,7 +90,7 @@ func (c *RankCollective) Group() string {
 	case c.Args.GroupDesc != "":
 		return c.Args.GroupDesc
 	}
-	return "?"
+	return noGroup
 }
 
 var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)

@@ -35,6 +35,16 @@ type StragglerCandidate struct {
 	Is bool
 }
 
+// stepCount is the number of steps per-step figures of the run divide
+// by: the most ProfilerSteps any rank has, at least 1.
+func (run *Run) stepCount() int {
+	n := 1
+	for _, r := range run.Ranks {
+		n = max(n, len(r.Steps))
+	}
+	return n
+}
+
 // Straggler returns the rank the others wait for most. ok is false when
 // no collective was matched.
 func (run *Run) Straggler() (StragglerCandidate, bool) {
@@ -67,12 +77,10 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 		}
 	}
 	var steps []trace.Duration
-	nsteps := 0
 	for _, s := range run.Stats {
 		steps = append(steps, s.StepMedian)
-		nsteps = max(nsteps, s.Steps)
 	}
-	sc := StragglerCandidate{Index: best, Step: median(steps), Steps: max(nsteps, 1)}
+	sc := StragglerCandidate{Index: best, Step: median(steps), Steps: run.stepCount()}
 	sc.Late = late[best] / trace.Duration(sc.Steps)
 	if total > 0 {
 		sc.LateShare = float64(late[best]) / float64(total)

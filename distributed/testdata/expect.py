@@ -11,9 +11,13 @@ Method, per run directory (one *.json[.gz] trace per rank):
   nccl/rccl (case-insensitive); compute kernels: every other kernel.
 - exposed: per communication kernel, its duration minus the time covered
   by the union of compute kernel intervals (any stream) of that rank.
-- matching: each rank's communication kernels sorted by start are paired
-  position by position (the test traces have the same number per rank and
-  the script asserts that kind and message size agree at every position).
+- collective arguments: on the kernel event, else on the record_param_comms
+  cpu_op with the kernel's External id. Kernels without arguments (launched
+  before the profiler started) are counted in comm_us but not matched.
+- matching: per process group (Process Group Name), each rank's kernels
+  sorted by start are paired position by position (the script asserts the
+  ranks have the same number per group and that kind and message size agree
+  at every position).
 - per collective: arrival = kernel start, wait(r) = latest arrival - own
   arrival, transfer = shortest duration across ranks; the last rank is the
   one with the latest arrival when it is > 50 us after the earliest.
@@ -84,18 +88,23 @@ def run(d):
             a = e['args'] if 'Collective name' in e['args'] else rpc.get(e['args'].get('External id'), {})
             calls.append(dict(start=e['ts'], end=e['ts'] + e['dur'], dur=e['dur'],
                               exposed=e['dur'] - covered(u, e['ts'], e['ts'] + e['dur']),
-                              kind=kind(e['name'], a), nelems=a.get('In msg nelems'), out=a.get('Out msg nelems')))
+                              kind=kind(e['name'], a), nelems=a.get('In msg nelems'), out=a.get('Out msg nelems'),
+                              group=a.get('Process Group Name')))
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
         r = rank_of(f, j)
         ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'))
     rs = sorted(ranks)
-    n = len(ranks[rs[0]]['calls'])
-    for r in rs:
-        assert len(ranks[r]['calls']) == n, 'different numbers of collectives'
-    out = {'ranks': {}, 'collectives': n}
+    groups = sorted({c['group'] for r in rs for c in ranks[r]['calls'] if c['group'] is not None})
+    matched = []  # one dict rank -> call per collective
+    for g in groups:
+        seqs = {r: [c for c in ranks[r]['calls'] if c['group'] == g] for r in rs}
+        n = len(seqs[rs[0]])
+        for r in rs:
+            assert len(seqs[r]) == n, ('different numbers of collectives in group', g)
+        matched += [{r: seqs[r][i] for r in rs} for i in range(n)]
+    out = {'ranks': {}, 'collectives': len(matched)}
     per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[]) for r in rs}
-    for i in range(n):
-        cs = {r: ranks[r]['calls'][i] for r in rs}
+    for cs in matched:
         k0 = cs[rs[0]]
         for r in rs:
             assert (cs[r]['kind'], cs[r]['nelems'], cs[r]['out']) == (k0['kind'], k0['nelems'], k0['out']), (i, r)
@@ -117,6 +126,7 @@ def run(d):
         p['comm_us'] = sum(c['dur'] for c in ranks[r]['calls'])
         p['exposed_us'] = sum(c['exposed'] for c in ranks[r]['calls'])
         p['comm_kernels'] = len(ranks[r]['calls'])
+        p['without_args'] = sum(1 for c in ranks[r]['calls'] if c['group'] is None)
         p['steps'] = len(ranks[r]['steps'])
         p['step_median_us'] = statistics.median(d for _, d in ranks[r]['steps']) if ranks[r]['steps'] else 0
         ends = p.pop('ends')
