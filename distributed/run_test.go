@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -200,5 +201,77 @@ func TestRealStragglerCauses(t *testing.T) {
 		if dims["dp"].Collectives != 40 || dims["tp"].Collectives != 10 || !slices.Contains(dims["dp"].Kinds, AllReduce) || !slices.Contains(dims["tp"].Kinds, AllGather) {
 			t.Errorf("dimensions %+v, want dp with 40 all-reduces and tp with 10 all-gathers/reduce-scatters", run.Dimensions)
 		}
+	}
+}
+
+// TestRecorderExpectations checks the run figures against a second,
+// independent computation: the recorder's fixtures/recorded/expect
+// (ranks.py), which matched collectives and chose the straggler its own way.
+func TestRecorderExpectations(t *testing.T) {
+	raw, err := os.ReadFile("../fixtures/recorded/expect/expected.json")
+	if err != nil {
+		t.Skip("no recorder expectations")
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for name, dir := range runDirs(t) {
+		blob, ok := all["runs/"+name]
+		if !ok {
+			continue
+		}
+		var want struct {
+			Collectives []json.RawMessage `json:"collectives"`
+			Straggler   struct {
+				Rank            *int    `json:"rank"`
+				WaitCausedPerUs float64 `json:"mean_wait_caused_per_step_us"`
+			} `json:"straggler"`
+			Ranks map[string]struct {
+				NCCLKernels   int     `json:"nccl_kernels"`
+				NCCLKernelUs  float64 `json:"nccl_kernel_us"`
+				NCCLExposedUs float64 `json:"nccl_exposed_us"`
+				WithoutLaunch int     `json:"nccl_kernels_without_launch"`
+				// compute_kernel_us there sums durations; ours is a union
+				// (FSDP overlaps streams), so it is not compared.
+			} `json:"ranks"`
+		}
+		if err := json.Unmarshal(blob, &want); err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		run, err := Load([]string{dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Analyze(run, ReadRankTrace, Options{})
+		if len(run.Collectives) != len(want.Collectives) {
+			t.Errorf("%s: %d collectives matched, recorder says %d", name, len(run.Collectives), len(want.Collectives))
+		}
+		for _, row := range res.Ranks {
+			w := want.Ranks[strconv.Itoa(row.Rank)]
+			p := fmt.Sprintf("%s rank %d ", name, row.Rank)
+			if row.CommKernels != w.NCCLKernels {
+				t.Errorf("%scommunication kernels %d, recorder %d", p, row.CommKernels, w.NCCLKernels)
+			}
+			near(t, p+"comm_kernel_us", row.CommKernelUs, w.NCCLKernelUs, 0.05)
+			near(t, p+"exposed_comm_us", row.ExposedCommUs, w.NCCLExposedUs, 0.05)
+		}
+		var got *int
+		for _, f := range res.Findings {
+			if f.ID == IDStraggler {
+				got = &f.Ranks[0]
+			}
+		}
+		switch {
+		case (got == nil) != (want.Straggler.Rank == nil):
+			t.Errorf("%s: straggler %v, recorder says %v", name, got, want.Straggler.Rank)
+		case got != nil && *got != *want.Straggler.Rank:
+			t.Errorf("%s: straggler rank %d, recorder says %d", name, *got, *want.Straggler.Rank)
+		}
+	}
+	if checked == 0 {
+		t.Skip("no recorded run on this machine")
 	}
 }
