@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -21,6 +22,10 @@ import (
 type Input struct {
 	Trace  *trace.Trace
 	Result *analyze.Result
+	// Run, for one rank of a multi-rank run, is the run's analysis and
+	// Rank the rank Trace is (see ranks.go).
+	Run  *distributed.Result
+	Rank int
 }
 
 // Options tune what the report shows.
@@ -63,6 +68,9 @@ func JSON(w io.Writer, in []Input) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	if len(in) == 1 && in[0].Run != nil {
+		return writeRunJSON(w, in[0])
+	}
 	if len(in) == 1 {
 		return enc.Encode(in[0].Result)
 	}
@@ -169,6 +177,7 @@ func (d *doc) single(x Input) {
 	d.header(t, r)
 	d.heading(2, "Executive summary")
 	d.summary(t, r)
+	d.ranks(x)
 	d.steps(t, r)
 	d.timeBreakdown(r)
 	d.kernels(r)
