@@ -47,6 +47,7 @@ func commands() []command {
 		analyzersCommand(),
 		reportCommand(),
 		diffCommand(),
+		exportCommand(),
 		tuiCommand(),
 		captureCommand(),
 		demoCommand(),

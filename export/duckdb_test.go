@@ -1,0 +1,373 @@
+//go:build cgo
+
+package export_test
+
+// These tests read the exported tables back with a real engine, DuckDB
+// (through its Go binding, which needs cgo), and check on every real
+// fixture that a SQL query gives the figures `tracelens top` and `tracelens
+// report --format json` print, running the CLI as a subprocess exactly as
+// a user would.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+// fixtureDirs are the repository's real traces: every one is exported.
+var fixtureDirs = []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"}
+
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, d := range fixtureDirs {
+		m, err := filepath.Glob(filepath.Join(d, "*.json.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("found %d fixtures, expected the repository's 20+", len(files))
+	}
+	return files
+}
+
+var cli struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// tracelens builds the CLI once per test binary and returns its path.
+func tracelens(t *testing.T) string {
+	t.Helper()
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "tracelens-export-test")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cli.path = filepath.Join(dir, "tracelens")
+		out, err := exec.Command("go", "build", "-o", cli.path, "../cmd/tracelens").CombinedOutput()
+		if err != nil {
+			cli.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if cli.err != nil {
+		t.Fatal(cli.err)
+	}
+	return cli.path
+}
+
+// run runs the CLI and returns its standard output.
+func run(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(tracelens(t), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tracelens %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+var exports struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// TestMain removes what the tests built and exported once for all of them.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cli.path != "" {
+		os.RemoveAll(filepath.Dir(cli.path))
+	}
+	if exports.dir != "" {
+		os.RemoveAll(exports.dir)
+	}
+	os.Exit(code)
+}
+
+// exported exports every fixture with the CLI (once per test binary) and
+// opens DuckDB over the tables.
+func exported(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	exports.once.Do(func() {
+		exports.dir, exports.err = os.MkdirTemp("", "tracelens-export-tables")
+		if exports.err == nil {
+			run(t, append([]string{"export", "-o", exports.dir}, fixtures(t)...)...)
+		}
+	})
+	if exports.err != nil {
+		t.Fatal(exports.err)
+	}
+	dir := exports.dir
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return dir, db
+}
+
+// table is DuckDB's read_parquet over every file of one table.
+func table(dir, name string) string {
+	return fmt.Sprintf("read_parquet('%s')", filepath.Join(dir, name, "*.parquet"))
+}
+
+// runOf is the run name export gives a fixture passed as a file.
+func runOf(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".gz", ".json", ".trace", ".pt"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+type kernelTotal struct {
+	Count   int64
+	TotalNs int64
+}
+
+// kernelTotals queries the kernels table: per run and kernel name, the
+// number of launches and their total duration.
+func kernelTotals(t *testing.T, db *sql.DB, dir string) map[string]map[string]kernelTotal {
+	t.Helper()
+	rows, err := db.Query(`select run, name, count(*), sum(duration_ns) from ` + table(dir, "kernels") + ` where kind = 'kernel' group by run, name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]map[string]kernelTotal{}
+	for rows.Next() {
+		var run, name string
+		var k kernelTotal
+		if err := rows.Scan(&run, &name, &k.Count, &k.TotalNs); err != nil {
+			t.Fatal(err)
+		}
+		if got[run] == nil {
+			got[run] = map[string]kernelTotal{}
+		}
+		got[run][name] = k
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestDuckDBKernelTotalsMatchTop: per fixture, a GROUP BY over the kernels
+// table gives top's count and total for every kernel, and the independent
+// Python decode of the raw JSON (testdata/kernel_totals.py) agrees to the
+// nanosecond.
+func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
+	dir, db := exported(t)
+	got := kernelTotals(t, db, dir)
+	for _, f := range fixtures(t) {
+		var top struct {
+			Kernels []struct {
+				Name    string  `json:"name"`
+				Count   int64   `json:"count"`
+				TotalUs float64 `json:"total_us"`
+			} `json:"kernels"`
+		}
+		if err := json.Unmarshal(run(t, "top", "-n", "0", "--format", "json", f), &top); err != nil {
+			t.Fatal(err)
+		}
+		run := runOf(f)
+		if len(got[run]) != len(top.Kernels) {
+			t.Errorf("%s: DuckDB finds %d distinct kernels, top %d", run, len(got[run]), len(top.Kernels))
+		}
+		for _, k := range top.Kernels {
+			g := got[run][k.Name]
+			if g.Count != k.Count || math.Abs(float64(g.TotalNs)-k.TotalUs*1e3) > 0.5 {
+				t.Errorf("%s: kernel %.60s: DuckDB %d launches, %d ns; top %d launches, %.3f µs", run, k.Name, g.Count, g.TotalNs, k.Count, k.TotalUs)
+			}
+		}
+	}
+
+	var want map[string]map[string][2]int64
+	b, err := os.ReadFile("testdata/kernel_totals.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 15 {
+		t.Fatalf("kernel_totals.json covers %d traces; regenerate it (see kernel_totals.py)", len(want))
+	}
+	for file, kernels := range want {
+		run := runOf(file)
+		if len(got[run]) != len(kernels) {
+			t.Errorf("%s: DuckDB finds %d distinct kernels, the Python decode %d", run, len(got[run]), len(kernels))
+		}
+		for name, w := range kernels {
+			if g := got[run][name]; g.Count != w[0] || g.TotalNs != w[1] {
+				t.Errorf("%s: kernel %.60s: DuckDB %d launches, %d ns; Python %d launches, %d ns", run, name, g.Count, g.TotalNs, w[0], w[1])
+			}
+		}
+	}
+}
+
+// reportJSON is the part of `report --format json` the tables must agree
+// with.
+type reportJSON struct {
+	StepStats struct {
+		Count                  int     `json:"count"`
+		MedianWallUs           float64 `json:"median_wall_us"`
+		MedianWallUsNoFirst    float64 `json:"median_wall_us_no_first"`
+		MedianGPUBusyUs        float64 `json:"median_gpu_busy_us"`
+		MedianGPUBusyUsNoFirst float64 `json:"median_gpu_busy_us_no_first"`
+		MedianLaunches         float64 `json:"median_launches"`
+	} `json:"step_stats"`
+	Findings []struct {
+		ID       string  `json:"id"`
+		Severity string  `json:"severity"`
+		SavingUs float64 `json:"saving_us"`
+	} `json:"findings"`
+}
+
+// TestDuckDBStepMediansAndFindingsMatchReport: per fixture, medians over
+// the steps table (all steps, and all but the first) and the findings
+// table in ranking order equal what `report --format json` says.
+func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
+	dir, db := exported(t)
+	type medians struct{ n, wall, wallNoFirst, busy, busyNoFirst, launches float64 }
+	steps := map[string]medians{}
+	rows, err := db.Query(`
+		with s as (select *, row_number() over (partition by run order by start) as i from ` + table(dir, "steps") + `)
+		select run, count(*), median(wall_ns), coalesce(median(wall_ns) filter (where i > 1), median(wall_ns)),
+		       median(gpu_busy_ns), coalesce(median(gpu_busy_ns) filter (where i > 1), median(gpu_busy_ns)), median(launches)
+		from s group by run`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var run string
+		var m medians
+		if err := rows.Scan(&run, &m.n, &m.wall, &m.wallNoFirst, &m.busy, &m.busyNoFirst, &m.launches); err != nil {
+			t.Fatal(err)
+		}
+		steps[run] = m
+	}
+	rows.Close()
+
+	type finding struct {
+		id, severity string
+		savingNs     int64
+	}
+	findings := map[string][]finding{}
+	rows, err = db.Query(`select run, id, severity, saving_ns from ` + table(dir, "findings") + ` order by run, position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var run string
+		var f finding
+		if err := rows.Scan(&run, &f.id, &f.severity, &f.savingNs); err != nil {
+			t.Fatal(err)
+		}
+		findings[run] = append(findings[run], f)
+	}
+	rows.Close()
+
+	near := func(ns, us float64) bool { return math.Abs(ns-us*1e3) <= 0.5 }
+	total := 0
+	for _, f := range fixtures(t) {
+		var rep reportJSON
+		if err := json.Unmarshal(run(t, "report", "--format", "json", f), &rep); err != nil {
+			t.Fatal(err)
+		}
+		run, s, m := runOf(f), rep.StepStats, steps[runOf(f)]
+		if int(m.n) != s.Count || !near(m.wall, s.MedianWallUs) || !near(m.wallNoFirst, s.MedianWallUsNoFirst) ||
+			!near(m.busy, s.MedianGPUBusyUs) || !near(m.busyNoFirst, s.MedianGPUBusyUsNoFirst) || m.launches != s.MedianLaunches {
+			t.Errorf("%s: DuckDB step medians %+v, report %+v", run, m, s)
+		}
+		got := findings[run]
+		if len(got) != len(rep.Findings) {
+			t.Errorf("%s: DuckDB has %d findings, report %d", run, len(got), len(rep.Findings))
+			continue
+		}
+		for i, w := range rep.Findings {
+			if g := got[i]; g.id != w.ID || g.severity != w.Severity || !near(float64(g.savingNs), w.SavingUs) {
+				t.Errorf("%s: finding %d: DuckDB %s %s %d ns, report %s %s %.3f µs", run, i, g.id, g.severity, g.savingNs, w.ID, w.Severity, w.SavingUs)
+			}
+		}
+		total += len(got)
+	}
+	if total == 0 {
+		t.Fatal("no findings in any fixture: the comparison tested nothing")
+	}
+}
+
+// TestDuckDBReadsTypes: the engine sees instants as timestamps with
+// nanoseconds kept, lengths of time as BIGINT, and one runs row per trace.
+func TestDuckDBReadsTypes(t *testing.T) {
+	dir, db := exported(t)
+	types := map[string]string{}
+	rows, err := db.Query(`select column_name, column_type from (describe select * from ` + table(dir, "kernels") + `)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			t.Fatal(err)
+		}
+		types[name] = typ
+	}
+	rows.Close()
+	for col, want := range map[string]string{"start": "TIMESTAMP_NS", "duration_ns": "BIGINT", "name": "VARCHAR", "step": "INTEGER"} {
+		if types[col] != want {
+			t.Errorf("kernels.%s is %s in DuckDB, want %s", col, types[col], want)
+		}
+	}
+	// Kineto stamps events to the nanosecond (decimal microseconds): the
+	// engine must see those nanoseconds, and the first kernel of a run
+	// cannot start before the run does.
+	var subMicro, early int
+	err = db.QueryRow(`select count(*) filter (where epoch_ns(k.start) % 1000 <> 0), count(*) filter (where k.start < r.start) from `+
+		table(dir, "kernels")+` k join `+table(dir, "runs")+` r using (run)`).Scan(&subMicro, &early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subMicro == 0 || early != 0 {
+		t.Errorf("%d kernel starts with sub-µs digits (want some), %d before their run's start (want none)", subMicro, early)
+	}
+	var runs, distinct int
+	if err := db.QueryRow(`select count(*), count(distinct content_hash) from `+table(dir, "runs")).Scan(&runs, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fixtures(t)); runs != n {
+		t.Errorf("runs table has %d rows for %d traces", runs, n)
+	}
+	var names []string
+	rows, err = db.Query(`select distinct kind from ` + table(dir, "kernels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		rows.Scan(&k)
+		names = append(names, k)
+	}
+	rows.Close()
+	sort.Strings(names)
+	if strings.Join(names, ",") != "kernel,memcpy,memset" {
+		t.Errorf("kinds in the kernels table: %v", names)
+	}
+}
