@@ -27,7 +27,7 @@ import (
 // fixtureDirs are the repository's real traces: every one is exported.
 var fixtureDirs = []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"}
 
-func fixtures(t *testing.T) []string {
+func fixtureFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
 	for _, d := range fixtureDirs {
@@ -108,7 +108,7 @@ func exported(t *testing.T) (string, *sql.DB) {
 	exports.once.Do(func() {
 		exports.dir, exports.err = os.MkdirTemp("", "tracelens-export-tables")
 		if exports.err == nil {
-			run(t, append([]string{"export", "-o", exports.dir}, fixtures(t)...)...)
+			run(t, append([]string{"export", "-o", exports.dir}, fixtureFiles(t)...)...)
 		}
 	})
 	if exports.err != nil {
@@ -176,7 +176,7 @@ func kernelTotals(t *testing.T, db *sql.DB, dir string) map[string]map[string]ke
 func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 	dir, db := exported(t)
 	got := kernelTotals(t, db, dir)
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		var top struct {
 			Kernels []struct {
 				Name    string  `json:"name"`
@@ -233,11 +233,13 @@ type reportJSON struct {
 		MedianGPUBusyUs        float64 `json:"median_gpu_busy_us"`
 		MedianGPUBusyUsNoFirst float64 `json:"median_gpu_busy_us_no_first"`
 		MedianLaunches         float64 `json:"median_launches"`
+		SteadyWallUs           float64 `json:"steady_wall_us"`
 	} `json:"step_stats"`
 	Findings []struct {
-		ID       string  `json:"id"`
-		Severity string  `json:"severity"`
-		SavingUs float64 `json:"saving_us"`
+		ID       string `json:"id"`
+		Subject  string `json:"subject"`
+		Severity string `json:"severity"`
+		SavingNs int64  `json:"saving_ns"`
 	} `json:"findings"`
 }
 
@@ -267,18 +269,18 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 	rows.Close()
 
 	type finding struct {
-		id, severity string
-		savingNs     int64
+		id, subject, severity string
+		savingNs              int64
 	}
 	findings := map[string][]finding{}
-	rows, err = db.Query(`select run, id, severity, saving_ns from ` + table(dir, "findings") + ` order by run, position`)
+	rows, err = db.Query(`select run, id, subject, severity, saving_ns from ` + table(dir, "findings") + ` order by run, position`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var run string
 		var f finding
-		if err := rows.Scan(&run, &f.id, &f.severity, &f.savingNs); err != nil {
+		if err := rows.Scan(&run, &f.id, &f.subject, &f.severity, &f.savingNs); err != nil {
 			t.Fatal(err)
 		}
 		findings[run] = append(findings[run], f)
@@ -287,14 +289,15 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 
 	near := func(ns, us float64) bool { return math.Abs(ns-us*1e3) <= 0.5 }
 	total := 0
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		var rep reportJSON
 		if err := json.Unmarshal(run(t, "report", "--format", "json", f), &rep); err != nil {
 			t.Fatal(err)
 		}
 		run, s, m := runOf(f), rep.StepStats, steps[runOf(f)]
 		if int(m.n) != s.Count || !near(m.wall, s.MedianWallUs) || !near(m.wallNoFirst, s.MedianWallUsNoFirst) ||
-			!near(m.busy, s.MedianGPUBusyUs) || !near(m.busyNoFirst, s.MedianGPUBusyUsNoFirst) || m.launches != s.MedianLaunches {
+			!near(m.busy, s.MedianGPUBusyUs) || !near(m.busyNoFirst, s.MedianGPUBusyUsNoFirst) || m.launches != s.MedianLaunches ||
+			!near(m.wallNoFirst, s.SteadyWallUs) {
 			t.Errorf("%s: DuckDB step medians %+v, report %+v", run, m, s)
 		}
 		got := findings[run]
@@ -303,8 +306,8 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 			continue
 		}
 		for i, w := range rep.Findings {
-			if g := got[i]; g.id != w.ID || g.severity != w.Severity || !near(float64(g.savingNs), w.SavingUs) {
-				t.Errorf("%s: finding %d: DuckDB %s %s %d ns, report %s %s %.3f µs", run, i, g.id, g.severity, g.savingNs, w.ID, w.Severity, w.SavingUs)
+			if g := got[i]; g.id != w.ID || g.subject != w.Subject || g.severity != w.Severity || g.savingNs != w.SavingNs {
+				t.Errorf("%s: finding %d: DuckDB %+v, report %+v", run, i, g, w)
 			}
 		}
 		total += len(got)
@@ -352,7 +355,7 @@ func TestDuckDBReadsTypes(t *testing.T) {
 	if err := db.QueryRow(`select count(*), count(distinct content_hash) from `+table(dir, "runs")).Scan(&runs, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(fixtures(t)); runs != n {
+	if n := len(fixtureFiles(t)); runs != n {
 		t.Errorf("runs table has %d rows for %d traces", runs, n)
 	}
 	var names []string

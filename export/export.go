@@ -28,6 +28,11 @@ type Options struct {
 	Workers int
 	// Force exports inputs again even when their tables are up to date.
 	Force bool
+	// MaxMemory caps the trace models of all workers together, in bytes:
+	// each read gets an equal share and stops with an error naming the
+	// file when its model would pass it. 0 means
+	// ingest.DefaultMaxMemory(); negative means no cap.
+	MaxMemory int64
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config
 	// Progress, if set, is called (never concurrently) when an input
@@ -101,6 +106,13 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(min(workers, len(inputs)), 1)
+	read := ingest.Options{MaxMemory: opt.MaxMemory}
+	if read.MaxMemory == 0 {
+		read.MaxMemory = ingest.DefaultMaxMemory()
+	}
+	if read.MaxMemory > 0 {
+		read.MaxMemory /= int64(workers)
+	}
 
 	var mu sync.Mutex
 	prog := Progress{Total: len(inputs)}
@@ -134,7 +146,7 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 		wg.Go(func() {
 			for i := range next {
 				report(i, false)
-				out[i] = exportOne(inputs[i], opt)
+				out[i] = exportOne(inputs[i], opt, read)
 				report(i, true)
 			}
 		})
@@ -149,7 +161,7 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 
 // exportOne exports one input: hash it, skip it when its tables are up to
 // date, else read, analyze and write every table.
-func exportOne(in Input, opt Options) (o Outcome) {
+func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	o = Outcome{Input: in}
 	defer func() {
 		// A bug in a row builder must not take the other inputs down.
@@ -174,7 +186,7 @@ func exportOne(in Input, opt Options) (o Outcome) {
 		o.Status, o.Err = Failed, err
 		return o
 	}
-	t, err := ingest.ReadFile(in.Path, ingest.Options{})
+	t, err := ingest.ReadFile(in.Path, read)
 	if err != nil {
 		return fail(err)
 	}

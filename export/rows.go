@@ -17,10 +17,44 @@ type model struct {
 	epoch int64 // added to trace times to make timestamps
 	// userFrame memoises userFrameOf per Python frame (-2 = not yet).
 	userFrame []trace.Index
+	// categories memoises analyze.CategoryOf (see category).
+	categories map[categoryKey]string
+}
+
+// categoryKey is everything analyze.CategoryOf reads about a GPU
+// activity: its kind and name, the launch call's name and API, and the
+// launching op's name. Classifying a name is string work that took a third
+// of an export's CPU time when repeated for each of millions of launches of
+// a few hundred names; TestCategoryMemoAgreesWithAnalyze checks on every
+// fixture that the memo returns what CategoryOf does.
+type categoryKey struct {
+	kind         trace.GPUKind
+	name, launch string
+	driver       bool
+	op           string
+}
+
+// category returns analyze.CategoryOf(t, g), computed once per key.
+func (m *model) category(g int) string {
+	t := m.t
+	a := &t.GPU[g]
+	k := categoryKey{kind: a.Kind, name: a.Name}
+	if a.Launch != trace.None {
+		k.launch, k.driver = t.APICalls[a.Launch].Name, t.APICalls[a.Launch].Driver
+	}
+	if op := t.LaunchOp(trace.Index(g)); op != trace.None {
+		k.op = t.Ops[op].Name
+	}
+	c, ok := m.categories[k]
+	if !ok {
+		c = analyze.CategoryOf(t, g)
+		m.categories[k] = c
+	}
+	return c
 }
 
 func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
-	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds}
+	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{}}
 	m.userFrame = make([]trace.Index, len(t.Frames))
 	for i := range m.userFrame {
 		m.userFrame[i] = -2
@@ -60,7 +94,7 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 	t, md := m.t, &m.t.Meta
 	span := t.Span()
 	row := RunRow{
-		Run: m.run, Source: source, ContentHash: hash, InputBytes: size, SchemaVersion: SchemaVersion,
+		Run: m.run, Source: source, ContentHash: hash, InputBytes: size, SchemaVersion: SchemaVersion, AnalysisVersion: analyze.SchemaVersion,
 		Format: md.Format, Framework: md.Framework, Device: nonEmpty(t.DeviceName()), Devices: int32(len(md.Devices)),
 		Clock: "trace", Start: m.at(span.Start), WallNs: int64(span.Dur()), Events: int64(t.Events),
 		Kernels: int64(t.Kernels()), Steps: int32(len(t.Steps)), StepsSynthetic: m.r.Summary.StepsSynthetic,
@@ -89,7 +123,7 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 		g := &t.GPU[i]
 		row := KernelRow{
 			Run: m.run, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
-			Category: analyze.CategoryOf(t, i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
+			Category: m.category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
 			GridX: g.Grid[0], GridY: g.Grid[1], GridZ: g.Grid[2], BlockX: g.Block[0], BlockY: g.Block[1], BlockZ: g.Block[2],
 			Registers: g.Registers, SharedMem: g.SharedMem,
 		}
@@ -165,8 +199,8 @@ func (m *model) steps(emit func(StepRow) error) error {
 // findings emits the run's findings in their ranking.
 func (m *model) findings(emit func(FindingRow) error) error {
 	for i, f := range m.r.Findings {
-		row := FindingRow{Run: m.run, Position: int32(i), ID: f.ID, Title: f.Title, Severity: f.Severity, SavingNs: ns(f.SavingUs),
-			Share: f.Share, Confidence: f.Confidence, Fix: f.Fix}
+		row := FindingRow{Run: m.run, Position: int32(i), ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity,
+			SavingNs: f.SavingNs, Share: f.Share, SavingFrom: f.SavingFrom, Confidence: f.Confidence, Fix: f.Fix}
 		if err := emit(row); err != nil {
 			return err
 		}

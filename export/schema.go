@@ -51,9 +51,13 @@ type RunRow struct {
 	InputBytes  int64  `parquet:"input_bytes"`
 	// SchemaVersion is the export SchemaVersion the tables were written
 	// with.
-	SchemaVersion int32  `parquet:"schema_version"`
-	Format        string `parquet:"format,dict"`
-	Framework     string `parquet:"framework,dict"`
+	SchemaVersion int32 `parquet:"schema_version"`
+	// AnalysisVersion is analyze.SchemaVersion: the version of the
+	// definitions behind steps and findings (`report --format json`'s
+	// schema_version).
+	AnalysisVersion int32  `parquet:"analysis_version"`
+	Format          string `parquet:"format,dict"`
+	Framework       string `parquet:"framework,dict"`
 	// Device is the first GPU's name; Devices counts the GPUs the trace
 	// describes.
 	Device  *string `parquet:"device,optional,dict"`
@@ -170,14 +174,21 @@ type FindingRow struct {
 	Run string `parquet:"run,dict"`
 	// Position is the finding's place in the run's ranking (0 = largest
 	// saving), as `tracelens findings` lists them.
-	Position int32  `parquet:"position"`
+	Position int32 `parquet:"position"`
+	// ID is the analyzer's name (fusion-candidate, host-sync, ...);
+	// Subject names what the finding is about (a kernel, an op chain, a
+	// call site), so findings of different runs match on (id, subject).
 	ID       string `parquet:"id,dict"`
+	Subject  string `parquet:"subject"`
 	Title    string `parquet:"title"`
 	Severity string `parquet:"severity,dict"`
-	// SavingNs estimates the time saved per step if fixed; Share is it
-	// over the step time.
+	// SavingNs estimates the time saved per step if fixed, at most the
+	// steady-state step; Share is it over that step, in [0, 1].
+	// SavingFrom names the part of the step it comes out of (gpu_busy,
+	// gpu_idle_launch_gaps, ...): savings from the same part overlap.
 	SavingNs   int64   `parquet:"saving_ns"`
 	Share      float64 `parquet:"share"`
+	SavingFrom string  `parquet:"saving_from,dict"`
 	Confidence string  `parquet:"confidence,dict"`
 	Fix        string  `parquet:"fix"`
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tracelens/tracelens/export"
+	"github.com/tracelens/tracelens/ingest"
 )
 
 const exportArgs = "[--format parquet] [-o DIR] [-j N] [--force] TRACE|DIR..."
@@ -38,7 +39,7 @@ func runExport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force}
+	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force, MaxMemory: e.maxMemory}
 	var bar *exportBar
 	if e.stderrTTY {
 		bar = &exportBar{e: e, start: time.Now()}
@@ -63,7 +64,12 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 	for _, o := range outs {
 		switch o.Status {
 		case export.Failed:
-			failed = append(failed, o.Err.Error())
+			msg := o.Err.Error()
+			var be *ingest.BudgetError
+			if errors.As(o.Err, &be) {
+				msg += "; raise the budget with --max-memory SIZE (shared by the -j workers) or export with fewer -j"
+			}
+			failed = append(failed, msg)
 			continue
 		case export.Skipped:
 			skipped++

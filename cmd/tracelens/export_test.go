@@ -32,6 +32,10 @@ func TestExportCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "fusedlinear_naive: up to date") {
 		t.Errorf("rerun: exit %d, stdout %s", code, stdout)
 	}
+	_, stderr, code = runCLI(t, nil, "export", "-o", t.TempDir(), "--max-memory", "64KB", "../../fixtures/nanobragg_compile.json.gz")
+	if code != exitUsageOrBad || !strings.Contains(stderr, "nanobragg_compile.json.gz") || !strings.Contains(stderr, "--max-memory") {
+		t.Errorf("over the memory budget: exit %d, stderr %q", code, stderr)
+	}
 	for _, args := range [][]string{{"export"}, {"export", "--format", "csv", good}, {"export", "-j", "-1", good}} {
 		if _, stderr, code := runCLI(t, nil, args...); code != exitUsageOrBad || !strings.Contains(stderr, "usage: tracelens export") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
