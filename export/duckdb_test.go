@@ -243,6 +243,105 @@ type reportJSON struct {
 	} `json:"findings"`
 }
 
+var reports struct {
+	sync.Mutex
+	byFile map[string][]byte
+}
+
+// report returns `tracelens report --format json FILE`, run once per file.
+func report(t *testing.T, file string) []byte {
+	t.Helper()
+	reports.Lock()
+	defer reports.Unlock()
+	if b, ok := reports.byFile[file]; ok {
+		return b
+	}
+	if reports.byFile == nil {
+		reports.byFile = map[string][]byte{}
+	}
+	b := run(t, "report", "--format", "json", file)
+	reports.byFile[file] = b
+	return b
+}
+
+// TestDuckDBAttributionMatchesReport: per kernel name, the op and the
+// Python line most of its launches carry in the kernels table are the
+// first ones `report --format json` lists for it (ties by name, as the
+// report breaks them), and its category is the report's.
+func TestDuckDBAttributionMatchesReport(t *testing.T) {
+	dir, db := exported(t)
+	type attribution struct{ op, python, category string }
+	got := map[[2]string]*attribution{}
+	top := func(col string) {
+		rows, err := db.Query(`
+			select run, name, ` + col + ` from (
+				select run, name, ` + col + `, row_number() over (partition by run, name order by count(*) desc, ` + col + `) as r
+				from ` + table(dir, "kernels") + ` where kind = 'kernel' and ` + col + ` is not null group by run, name, ` + col + `)
+			where r = 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var run, name, v string
+			if err := rows.Scan(&run, &name, &v); err != nil {
+				t.Fatal(err)
+			}
+			a := got[[2]string{run, name}]
+			if a == nil {
+				a = &attribution{}
+				got[[2]string{run, name}] = a
+			}
+			switch col {
+			case "op":
+				a.op = v
+			case "python":
+				a.python = v
+			case "category":
+				a.category = v
+			}
+		}
+	}
+	top("op")
+	top("python")
+	top("category")
+	withPython := 0
+	for _, f := range fixtureFiles(t) {
+		var rep struct {
+			Kernels []struct {
+				Name     string   `json:"name"`
+				Category string   `json:"category"`
+				Ops      []string `json:"ops"`
+				Python   []string `json:"python"`
+			} `json:"kernels"`
+		}
+		if err := json.Unmarshal(report(t, f), &rep); err != nil {
+			t.Fatal(err)
+		}
+		run := runOf(f)
+		for _, k := range rep.Kernels {
+			a := got[[2]string{run, k.Name}]
+			if a == nil {
+				a = &attribution{}
+			}
+			var op, py string
+			if len(k.Ops) > 0 {
+				op = k.Ops[0]
+			}
+			if len(k.Python) > 0 {
+				py = k.Python[0]
+				withPython++
+			}
+			if a.op != op || a.python != py || a.category != k.Category {
+				t.Errorf("%s: kernel %.60s: DuckDB op %q python %q category %s; report %q %q %s", run, k.Name, a.op, a.python, a.category, op, py, k.Category)
+			}
+		}
+	}
+	if withPython == 0 {
+		t.Fatal("no kernel with a Python line in any fixture: the comparison tested nothing")
+	}
+}
+
 // TestDuckDBStepMediansAndFindingsMatchReport: per fixture, medians over
 // the steps table (all steps, and all but the first) and the findings
 // table in ranking order equal what `report --format json` says.
@@ -291,7 +390,7 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 	total := 0
 	for _, f := range fixtureFiles(t) {
 		var rep reportJSON
-		if err := json.Unmarshal(run(t, "report", "--format", "json", f), &rep); err != nil {
+		if err := json.Unmarshal(report(t, f), &rep); err != nil {
 			t.Fatal(err)
 		}
 		run, s, m := runOf(f), rep.StepStats, steps[runOf(f)]
