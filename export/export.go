@@ -36,14 +36,15 @@ type Options struct {
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config
 	// Progress, if set, is called (never concurrently) when an input
-	// starts and when it is done.
+	// starts, as it is read, and when it is done.
 	Progress func(Progress)
 }
 
 // Progress is where an export stands.
 type Progress struct {
 	// Done counts inputs finished (exported, skipped or failed) out of
-	// Total; DoneBytes and TotalBytes count their input file sizes.
+	// Total; DoneBytes counts the input bytes read or skipped so far (all
+	// of a finished input's) out of TotalBytes.
 	Done, Total           int
 	DoneBytes, TotalBytes int64
 	// Current is the input that started or finished.
@@ -114,40 +115,20 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 		read.MaxMemory /= int64(workers)
 	}
 
-	var mu sync.Mutex
-	prog := Progress{Total: len(inputs)}
-	sizes := make([]int64, len(inputs))
-	for i, in := range inputs {
-		if st, err := os.Stat(in.Path); err == nil {
-			sizes[i] = st.Size()
-			prog.TotalBytes += st.Size()
-		}
-	}
-	report := func(i int, done bool) {
-		if opt.Progress == nil && !done {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			prog.Done++
-			prog.DoneBytes += sizes[i]
-		}
-		prog.Current = inputs[i].Path
-		if opt.Progress != nil {
-			opt.Progress(prog)
-		}
-	}
-
+	prog := newTracker(inputs, opt.Progress)
 	out := make([]Outcome, len(inputs))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				report(i, false)
-				out[i] = exportOne(inputs[i], opt, read)
-				report(i, true)
+				prog.start(i)
+				r := read
+				if opt.Progress != nil {
+					r.Progress = func(n, _ int64) { prog.reading(i, n) }
+				}
+				out[i] = exportOne(inputs[i], opt, r)
+				prog.done(i)
 			}
 		})
 	}

@@ -201,3 +201,37 @@ func TestInputs(t *testing.T) {
 		t.Errorf("missing input: err = %v", err)
 	}
 }
+
+// Progress counts bytes up to the inputs' total without going back, and
+// every input once, whatever its outcome.
+func TestProgress(t *testing.T) {
+	in := t.TempDir()
+	a := copyFixture(t, "nanobragg_compile.json.gz", in, "a.json.gz")
+	b := copyFixture(t, "eggroll_hooks.json.gz", in, "b.json.gz")
+	bad := filepath.Join(in, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := export.Inputs([]string{a, b, bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range []string{a, b, bad} {
+		st, _ := os.Stat(p)
+		total += st.Size()
+	}
+	var seen []export.Progress
+	if _, err := export.Run(ins, export.Options{Dir: t.TempDir(), Workers: 2, Progress: func(p export.Progress) { seen = append(seen, p) }}); err != nil {
+		t.Fatal(err)
+	}
+	last := seen[len(seen)-1]
+	if last.Done != 3 || last.Total != 3 || last.DoneBytes != total || last.TotalBytes != total {
+		t.Errorf("last progress %+v, want 3/3 inputs and %d/%d bytes", last, total, total)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i].DoneBytes < seen[i-1].DoneBytes || seen[i].Done < seen[i-1].Done {
+			t.Errorf("progress went back: %+v after %+v", seen[i], seen[i-1])
+		}
+	}
+}

@@ -101,13 +101,16 @@ func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 type exportBar struct {
 	e     *env
 	start time.Time
+	last  time.Time
 	drawn bool
 }
 
 func (b *exportBar) update(p export.Progress) {
-	if time.Since(b.start) < 200*time.Millisecond && p.Done < p.Total {
+	now := time.Now()
+	if p.Done < p.Total && (now.Sub(b.start) < 200*time.Millisecond || now.Sub(b.last) < 100*time.Millisecond) {
 		return
 	}
+	b.last = now
 	const width = 30
 	frac := 0.0
 	if p.TotalBytes > 0 {
