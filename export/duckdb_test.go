@@ -22,25 +22,37 @@ import (
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tracelens/tracelens/export"
 )
 
-// fixtureDirs are the repository's real traces: every one is exported.
-var fixtureDirs = []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"}
-
-func fixtureFiles(t *testing.T) []string {
+// fixtureArgs are the repository's real traces as `tracelens export` is
+// given them: single-trace fixtures as files, the multi-rank runs as one
+// directory (their ranks are all named rank0, rank1).
+func fixtureArgs(t *testing.T) []string {
 	t.Helper()
-	var files []string
-	for _, d := range fixtureDirs {
+	var args []string
+	for _, d := range []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"} {
 		m, err := filepath.Glob(filepath.Join(d, "*.json.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, m...)
+		args = append(args, m...)
 	}
-	if len(files) < 20 {
-		t.Fatalf("found %d fixtures, expected the repository's 20+", len(files))
+	return append(args, "../fixtures/runs")
+}
+
+// tracesUnderTest lists every exported trace with its run name.
+func tracesUnderTest(t *testing.T) []export.Input {
+	t.Helper()
+	ins, err := export.Inputs(fixtureArgs(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return files
+	if len(ins) < 50 {
+		t.Fatalf("found %d fixtures, expected the repository's 50+", len(ins))
+	}
+	return ins
 }
 
 var cli struct {
@@ -70,8 +82,8 @@ func tracelens(t *testing.T) string {
 	return cli.path
 }
 
-// run runs the CLI and returns its standard output.
-func run(t *testing.T, args ...string) []byte {
+// cliOutput runs the CLI and returns its standard output.
+func cliOutput(t *testing.T, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(tracelens(t), args...)
 	var stderr strings.Builder
@@ -108,7 +120,7 @@ func exported(t *testing.T) (string, *sql.DB) {
 	exports.once.Do(func() {
 		exports.dir, exports.err = os.MkdirTemp("", "tracelens-export-tables")
 		if exports.err == nil {
-			run(t, append([]string{"export", "-o", exports.dir}, fixtureFiles(t)...)...)
+			cliOutput(t, append([]string{"export", "-o", exports.dir}, fixtureArgs(t)...)...)
 		}
 	})
 	if exports.err != nil {
@@ -126,15 +138,6 @@ func exported(t *testing.T) (string, *sql.DB) {
 // table is DuckDB's read_parquet over every file of one table.
 func table(dir, name string) string {
 	return fmt.Sprintf("read_parquet('%s')", filepath.Join(dir, name, "*.parquet"))
-}
-
-// runOf is the run name export gives a fixture passed as a file.
-func runOf(path string) string {
-	base := filepath.Base(path)
-	for _, ext := range []string{".gz", ".json", ".trace", ".pt"} {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base
 }
 
 type kernelTotal struct {
@@ -176,7 +179,8 @@ func kernelTotals(t *testing.T, db *sql.DB, dir string) map[string]map[string]ke
 func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 	dir, db := exported(t)
 	got := kernelTotals(t, db, dir)
-	for _, f := range fixtureFiles(t) {
+	for _, in := range tracesUnderTest(t) {
+		f, run := in.Path, in.Run
 		var top struct {
 			Kernels []struct {
 				Name    string  `json:"name"`
@@ -184,10 +188,9 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 				TotalUs float64 `json:"total_us"`
 			} `json:"kernels"`
 		}
-		if err := json.Unmarshal(run(t, "top", "-n", "0", "--format", "json", f), &top); err != nil {
+		if err := json.Unmarshal(cliOutput(t, "top", "-n", "0", "--format", "json", f), &top); err != nil {
 			t.Fatal(err)
 		}
-		run := runOf(f)
 		if len(got[run]) != len(top.Kernels) {
 			t.Errorf("%s: DuckDB finds %d distinct kernels, top %d", run, len(got[run]), len(top.Kernels))
 		}
@@ -210,8 +213,15 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 	if len(want) < 15 {
 		t.Fatalf("kernel_totals.json covers %d traces; regenerate it (see kernel_totals.py)", len(want))
 	}
+	runOf := map[string]string{}
+	for _, in := range tracesUnderTest(t) {
+		runOf[strings.TrimPrefix(filepath.ToSlash(in.Path), "../")] = in.Run
+	}
 	for file, kernels := range want {
-		run := runOf(file)
+		run, ok := runOf[file]
+		if !ok {
+			t.Errorf("kernel_totals.json has %s, which is not exported; regenerate it", file)
+		}
 		if len(got[run]) != len(kernels) {
 			t.Errorf("%s: DuckDB finds %d distinct kernels, the Python decode %d", run, len(got[run]), len(kernels))
 		}
@@ -259,7 +269,7 @@ func report(t *testing.T, file string) []byte {
 	if reports.byFile == nil {
 		reports.byFile = map[string][]byte{}
 	}
-	b := run(t, "report", "--format", "json", file)
+	b := cliOutput(t, "report", "--format", "json", file)
 	reports.byFile[file] = b
 	return b
 }
@@ -306,7 +316,8 @@ func TestDuckDBAttributionMatchesReport(t *testing.T) {
 	top("python")
 	top("category")
 	withPython := 0
-	for _, f := range fixtureFiles(t) {
+	for _, in := range tracesUnderTest(t) {
+		run := in.Run
 		var rep struct {
 			Kernels []struct {
 				Name     string   `json:"name"`
@@ -315,10 +326,9 @@ func TestDuckDBAttributionMatchesReport(t *testing.T) {
 				Python   []string `json:"python"`
 			} `json:"kernels"`
 		}
-		if err := json.Unmarshal(report(t, f), &rep); err != nil {
+		if err := json.Unmarshal(report(t, in.Path), &rep); err != nil {
 			t.Fatal(err)
 		}
-		run := runOf(f)
 		for _, k := range rep.Kernels {
 			a := got[[2]string{run, k.Name}]
 			if a == nil {
@@ -388,12 +398,13 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 
 	near := func(ns, us float64) bool { return math.Abs(ns-us*1e3) <= 0.5 }
 	total := 0
-	for _, f := range fixtureFiles(t) {
+	for _, in := range tracesUnderTest(t) {
+		run := in.Run
 		var rep reportJSON
-		if err := json.Unmarshal(report(t, f), &rep); err != nil {
+		if err := json.Unmarshal(report(t, in.Path), &rep); err != nil {
 			t.Fatal(err)
 		}
-		run, s, m := runOf(f), rep.StepStats, steps[runOf(f)]
+		s, m := rep.StepStats, steps[run]
 		if int(m.n) != s.Count || !near(m.wall, s.MedianWallUs) || !near(m.wallNoFirst, s.MedianWallUsNoFirst) ||
 			!near(m.busy, s.MedianGPUBusyUs) || !near(m.busyNoFirst, s.MedianGPUBusyUsNoFirst) || m.launches != s.MedianLaunches ||
 			!near(m.wallNoFirst, s.SteadyWallUs) {
@@ -454,7 +465,7 @@ func TestDuckDBReadsTypes(t *testing.T) {
 	if err := db.QueryRow(`select count(*), count(distinct content_hash) from `+table(dir, "runs")).Scan(&runs, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(fixtureFiles(t)); runs != n {
+	if n := len(tracesUnderTest(t)); runs != n {
 		t.Errorf("runs table has %d rows for %d traces", runs, n)
 	}
 	var names []string

@@ -5,17 +5,16 @@ For each Kineto-style trace given (JSON or .json.gz), counts the complete
 ("ph": "X") events of category "kernel" per name and sums their durations
 in integer nanoseconds, parsing the profiler's decimal microseconds exactly
 (Decimal, not float). Traces with no such events (JAX/Perfetto dialects)
-are left out. Writes JSON {"file base name": {"kernel name": [count,
-total_ns]}} to stdout; the test compares it with a DuckDB query over the
+are left out. Writes JSON {"path as given": {"kernel name": [count,
+total_ns]}} to stdout (run it from the repository root); the test compares it with a DuckDB query over the
 exported kernels table.
 
     python3 export/testdata/kernel_totals.py fixtures/*.json.gz \
         fixtures/recorded/*.json.gz fixtures/capture/*.json.gz \
-        > export/testdata/kernel_totals.json
+        fixtures/runs/*/*.json.gz > export/testdata/kernel_totals.json
 """
 import gzip
 import json
-import os
 import sys
 from decimal import Decimal
 
@@ -43,7 +42,7 @@ def main():
     for path in sys.argv[1:]:
         t = totals(path)
         if t:
-            result[os.path.basename(path)] = t
+            result[path] = t
     json.dump(result, sys.stdout, indent=1, sort_keys=True)
     print()
 
