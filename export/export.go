@@ -254,11 +254,13 @@ func counting[T any](n map[string]int64, table string, build func(func(T) error)
 }
 
 // upToDate reports whether every table of run exists in dir, written with
-// this SchemaVersion from input content with the given hash.
+// this SchemaVersion and these columns from input content with the given
+// hash.
 func upToDate(dir, run, hash string) bool {
 	for _, tbl := range Tables() {
 		meta, err := readMeta(tablePath(dir, tbl, run))
-		if err != nil || meta[MetaContentHash] != hash || meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) {
+		if err != nil || meta[MetaContentHash] != hash || meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) ||
+			meta[MetaColumns] != tableColumns(tbl) {
 			return false
 		}
 	}

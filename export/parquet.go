@@ -2,6 +2,8 @@ package export
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
@@ -41,6 +43,7 @@ func writeTable[T any](path, table, hash string, fill func(emit func(T) error) e
 		parquet.KeyValueMetadata(MetaTable, table),
 		parquet.KeyValueMetadata(MetaSchemaVersion, strconv.Itoa(SchemaVersion)),
 		parquet.KeyValueMetadata(MetaContentHash, hash),
+		parquet.KeyValueMetadata(MetaColumns, columnsOf[T]()),
 	)
 	batch := make([]T, 0, batchRows)
 	flush := func() error {
@@ -92,4 +95,27 @@ func readMeta(path string) (map[string]string, error) {
 		meta[kv.Key] = kv.Value
 	}
 	return meta, nil
+}
+
+// columnsOf hashes the Parquet schema of row type T (see MetaColumns).
+func columnsOf[T any]() string {
+	h := sha256.Sum256([]byte(parquet.SchemaOf(new(T)).String()))
+	return hex.EncodeToString(h[:8])
+}
+
+// tableColumns returns columnsOf for the row type of table.
+func tableColumns(table string) string {
+	switch table {
+	case TableKernels:
+		return columnsOf[KernelRow]()
+	case TableOps:
+		return columnsOf[OpRow]()
+	case TableSteps:
+		return columnsOf[StepRow]()
+	case TableFindings:
+		return columnsOf[FindingRow]()
+	case TableRuns:
+		return columnsOf[RunRow]()
+	}
+	return ""
 }

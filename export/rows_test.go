@@ -53,3 +53,27 @@ func TestDTypeOf(t *testing.T) {
 		}
 	}
 }
+
+// Every table has a distinct column hash, and it is what writeTable
+// stores, so upToDate compares like with like.
+func TestColumnsHash(t *testing.T) {
+	seen := map[string]string{}
+	for _, tbl := range Tables() {
+		h := tableColumns(tbl)
+		if h == "" || seen[h] != "" {
+			t.Errorf("%s: column hash %q (also %s)", tbl, h, seen[h])
+		}
+		seen[h] = tbl
+	}
+	path := t.TempDir() + "/steps.parquet"
+	if err := writeTable(path, TableSteps, "sha256:x", func(emit func(StepRow) error) error { return emit(StepRow{Run: "r"}) }); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := readMeta(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta[MetaColumns] != tableColumns(TableSteps) || meta[MetaTable] != TableSteps || meta[MetaContentHash] != "sha256:x" {
+		t.Errorf("metadata %v", meta)
+	}
+}

@@ -13,6 +13,12 @@ const (
 	MetaSchemaVersion = "tracelens.schema_version"
 	MetaContentHash   = "tracelens.content_hash"
 	MetaTable         = "tracelens.table"
+	// MetaColumns is a hash of the table's Parquet schema (column names,
+	// types, logical types, repetition): a resumed export redoes files
+	// whose columns differ from what this build writes, even when
+	// SchemaVersion was not bumped for an added column, so a directory
+	// never mixes two shapes of one table.
+	MetaColumns = "tracelens.columns"
 )
 
 // Table names: each is a directory under the output directory holding one
