@@ -61,6 +61,9 @@ const (
 	// for the same input content and schema version.
 	Skipped
 	Failed
+	// NotTrace means a file found in a directory is valid JSON but not a
+	// trace; it was passed over.
+	NotTrace
 )
 
 func (s Status) String() string {
@@ -71,6 +74,8 @@ func (s Status) String() string {
 		return "up to date"
 	case Failed:
 		return "failed"
+	case NotTrace:
+		return "not a trace"
 	}
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
@@ -168,6 +173,12 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 		return o
 	}
 	t, err := ingest.ReadFile(in.Path, read)
+	var fe *ingest.FormatError
+	if in.InDir && errors.As(err, &fe) {
+		removeRun(opt.Dir, in.Run)
+		o.Status, o.Err = NotTrace, err
+		return o
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -235,3 +235,23 @@ func TestProgress(t *testing.T) {
 		}
 	}
 }
+
+// A JSON file beside the traces in a directory (expected values, run
+// metadata) is passed over; named on its own it is an error.
+func TestNonTraceJSONInADirectory(t *testing.T) {
+	in := t.TempDir()
+	copyFixture(t, "fusedlinear_naive.json.gz", in, "rank0.json.gz")
+	meta := filepath.Join(in, "expected.json")
+	if err := os.WriteFile(meta, []byte(`{"steps": 5, "kernels": {"gemm": 25}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs := exportAll(t, t.TempDir(), false, in)
+	base := filepath.Base(in)
+	if got, want := statuses(outs), base+"__expected:not a trace "+base+"__rank0:exported"; got != want {
+		t.Errorf("directory: %s, want %s", got, want)
+	}
+	outs = exportAll(t, t.TempDir(), false, meta)
+	if outs[0].Status != export.Failed || !strings.Contains(outs[0].Err.Error(), "expected.json") {
+		t.Errorf("named on its own: %s %v", outs[0].Status, outs[0].Err)
+	}
+}

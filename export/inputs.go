@@ -15,6 +15,10 @@ import (
 type Input struct {
 	Path string
 	Run  string
+	// InDir is true for a file found in a directory argument rather than
+	// named itself: such a file that is valid JSON but not a trace (a
+	// metadata file beside the traces) is passed over, not an error.
+	InDir bool
 }
 
 // Inputs expands command-line arguments into inputs. A file is one input
@@ -47,7 +51,7 @@ func Inputs(args []string) ([]Input, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, Input{Path: path, Run: runName(base + "/" + filepath.ToSlash(rel))})
+			found = append(found, Input{Path: path, Run: runName(base + "/" + filepath.ToSlash(rel)), InDir: true})
 			return nil
 		})
 		if err != nil {

@@ -60,7 +60,7 @@ func runExport(e *env, args []string) error {
 func reportExport(e *env, dir string, outs []export.Outcome) error {
 	var in, out int64
 	var failed []string
-	exported, skipped := 0, 0
+	exported, skipped, notTrace := 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
 		case export.Failed:
@@ -70,6 +70,10 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 				msg += "; raise the budget with --max-memory SIZE (shared by the -j workers) or export with fewer -j"
 			}
 			failed = append(failed, msg)
+			continue
+		case export.NotTrace:
+			notTrace++
+			fmt.Fprintf(e.stdout, "passed over %s\n", o.Err)
 			continue
 		case export.Skipped:
 			skipped++
@@ -86,8 +90,11 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 	if in > 0 {
 		ratio = float64(out) / float64(in) * 100
 	}
-	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed; %s of Parquet for %s of traces (%.1f%%)\n",
-		dir, exported, skipped, len(failed), megabytes(out), megabytes(in), ratio)
+	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, len(failed))
+	if notTrace > 0 {
+		fmt.Fprintf(e.stdout, ", %d files not traces", notTrace)
+	}
+	fmt.Fprintf(e.stdout, "; %s of Parquet for %s of traces (%.1f%%)\n", megabytes(out), megabytes(in), ratio)
 	if len(failed) > 0 {
 		return errors.New(strings.Join(failed, "\n"))
 	}
