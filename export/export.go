@@ -223,7 +223,8 @@ func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *
 	}
 	write := func(table string, fill func(tmp string) error) error {
 		final := tablePath(dir, table, in.Run)
-		tmp := filepath.Join(dir, table, "."+in.Run+".parquet.tmp")
+		// The process id keeps two exports into one directory apart.
+		tmp := filepath.Join(dir, table, fmt.Sprintf(".%s.parquet.tmp-%d", in.Run, os.Getpid()))
 		if err := fill(tmp); err != nil {
 			return fmt.Errorf("%s table: %w", table, err)
 		}
