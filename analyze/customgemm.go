@@ -47,7 +47,7 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 	var out []Finding
 	steps := float64(max(r.StepStats.Count, 1))
 	for _, k := range r.Kernels {
-		if LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
+		if k.Autotune || LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
 			continue
 		}
 		g := -1

@@ -55,7 +55,9 @@ func (ix *index) kernels(r *Result) {
 		}
 		k.Ops = topKeys(ops, MaxAttribution)
 		k.Python = topKeys(lines, MaxAttribution)
-		ix.kernelRow[k.Name] = len(r.Kernels)
+		if _, ok := ix.kernelRow[k.Name]; !ok {
+			ix.kernelRow[k.Name] = len(r.Kernels)
+		}
 		r.Kernels = append(r.Kernels, k)
 	}
 }

@@ -66,7 +66,10 @@ type Summary struct {
 // of one kernel name, in microseconds. Kernel embeds it, so the report's
 // JSON extends top's without restating it.
 type KernelTiming struct {
-	Name     string  `json:"name"`
+	Name string `json:"name"`
+	// Autotune marks launches torch.compile's autotuner made while
+	// compiling (benchmark runs, cache flushes): not the workload.
+	Autotune bool    `json:"autotune,omitempty"`
 	Count    int     `json:"count"`
 	TotalUs  float64 `json:"total_us"`
 	MeanUs   float64 `json:"mean_us"`

@@ -1,0 +1,162 @@
+package analyze
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// diagExpected is one trace's entry of fixtures/recorded/expect/
+// diag_expected.json, written by diag_expect.py (stdlib Python over the
+// trace JSON, independent of tracelens).
+type diagExpected struct {
+	Kernels                 int     `json:"kernels"`
+	AttentionUs             float64 `json:"attention_us"`
+	AttentionKernels        int     `json:"attention_kernels"`
+	NCCLUs                  float64 `json:"nccl_us"`
+	NCCLKernels             int     `json:"nccl_kernels"`
+	MultiTensorApplyKernels int     `json:"multi_tensor_apply_kernels"`
+	AutotuneKernels         int     `json:"autotune_kernels"`
+	AutotuneUs              float64 `json:"autotune_us"`
+	Phases                  []struct {
+		Step        int     `json:"step"`
+		ForwardUs   float64 `json:"forward_us"`
+		BackwardUs  float64 `json:"backward_us"`
+		OptimizerUs float64 `json:"optimizer_us"`
+	} `json:"phases"`
+}
+
+var (
+	diagOnce sync.Once
+	diagExp  map[string]diagExpected
+	diagErr  error
+)
+
+// expected returns the independently computed figures for fixture name
+// ("recorded/transformer_sdpa.json.gz").
+func expected(t *testing.T, name string) diagExpected {
+	t.Helper()
+	diagOnce.Do(func() {
+		b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "diag_expected.json"))
+		if err != nil {
+			diagErr = err
+			return
+		}
+		diagErr = json.Unmarshal(b, &diagExp)
+	})
+	if diagErr != nil {
+		t.Fatalf("diag_expected.json: %v", diagErr)
+	}
+	e, ok := diagExp[name]
+	if !ok {
+		t.Fatalf("diag_expected.json has no entry for %s (run fixtures/recorded/expect/diag_expect.py)", name)
+	}
+	return e
+}
+
+// near reports whether got is within 0.1% (or 0.01 µs) of want.
+func near(got, want float64) bool {
+	return math.Abs(got-want) <= max(1e-3*math.Abs(want), 0.01)
+}
+
+// TestCategoriesOnRealTraces: ATen's own kernels are never "custom",
+// cuDNN's SDPA helpers are attention, and the categories partition the
+// kernels.
+func TestCategoriesOnRealTraces(t *testing.T) {
+	for _, name := range []string{"recorded/transformer_sdpa.json.gz", "recorded/transformer_naive_attn.json.gz",
+		"recorded/train_sync_pageable.json.gz", "nanobragg_compile.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := expected(t, name)
+			var attn float64
+			var attnN, mta, all int
+			for _, k := range r.Kernels {
+				all += k.Count
+				if k.Category == CategoryAttention {
+					attn += k.TotalUs
+					attnN += k.Count
+				}
+				if strings.Contains(k.Name, "at::native") && k.Category == CategoryCustom {
+					t.Errorf("ATen kernel %s is custom", k.ShortName)
+				}
+				if strings.Contains(k.Name, "multi_tensor_apply_kernel") {
+					mta += k.Count
+					if k.Category != CategoryElementwise {
+						t.Errorf("%s: category %s, want elementwise", k.ShortName, k.Category)
+					}
+				}
+				if strings.Contains(k.Name, "GammaBetaBackward") && k.Category != CategoryReduction {
+					t.Errorf("%s: category %s, want reduction", k.ShortName, k.Category)
+				}
+			}
+			if all != e.Kernels || mta != e.MultiTensorApplyKernels {
+				t.Errorf("%d kernels, %d multi_tensor_apply; want %d, %d", all, mta, e.Kernels, e.MultiTensorApplyKernels)
+			}
+			if attnN != e.AttentionKernels || !near(attn, e.AttentionUs) {
+				t.Errorf("attention: %d kernels %.3f µs, want %d %.3f µs", attnN, attn, e.AttentionKernels, e.AttentionUs)
+			}
+		})
+	}
+}
+
+// TestCategoryByKernelNameNotArguments: a kernel's parameter types
+// (FBGEMM's embedding kernels take an at::PhiloxCudaState) do not make it
+// RNG; NCCL and RCCL kernels are communication in any case.
+func TestCategoryByKernelNameNotArguments(t *testing.T) {
+	for name, want := range map[string]string{
+		"void fbgemm_gpu::split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 32, 8>(at::PhiloxCudaState, long const*)":                CategoryCopy,
+		"void fbgemm_gpu::batch_index_select_dim0_codegen_forward_kernel<float, float, long, 32>(pta::PackedTensorAccessor64<float, 1ul>, at::PhiloxCudaState)": CategoryCopy,
+		"ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)":                                                                                                   CategoryCommunication,
+		"NCCLDEVKERNEL_ALLREDUCE_SUM_BF16_RING_LL(ncclDevKernelArgsStorage<4096ul>)":                                                                              CategoryCommunication,
+		"void rcclGenericKernel<1, false>(ncclDevComm*, unsigned long, ncclWork*)":                                                                                CategoryCommunication,
+		"void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(void const*, void const*, void*)":                                                             CategoryAttention,
+		"void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 32u, 256u, false, true, false>(long, long, float const*)": CategoryReduction,
+	} {
+		if got := Category(name); got != want {
+			t.Errorf("Category(%.70q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestAutotuneLabelled: the kernels Inductor's autotuner launched while
+// compiling are labelled and ranked after the workload's.
+func TestAutotuneLabelled(t *testing.T) {
+	name := "nanobragg_compile.json.gz"
+	tr := load(t, name)
+	e := expected(t, name)
+	rows, _ := KernelTable(tr)
+	var n int
+	var total float64
+	seenTune := false
+	for _, row := range rows {
+		if row.Autotune {
+			seenTune = true
+			n += row.Count
+			total += row.Total.Micros()
+		} else if seenTune {
+			t.Errorf("workload kernel %s ranked after autotune rows", ShortKernelName(row.Name))
+		}
+	}
+	if n != e.AutotuneKernels || !near(total, e.AutotuneUs) {
+		t.Errorf("autotune: %d kernels %.3f µs, want %d %.3f µs", n, total, e.AutotuneKernels, e.AutotuneUs)
+	}
+	if e.AutotuneKernels == 0 {
+		t.Fatal("fixture has no autotune kernels: the test would prove nothing")
+	}
+	b, err := json.Marshal(rows[len(rows)-1].Timing())
+	if err != nil || !strings.Contains(string(b), `"autotune":true`) {
+		t.Errorf("JSON of an autotune row: %s (%v)", b, err)
+	}
+	for _, name := range []string{"recorded/transformer_sdpa.json.gz", "recorded/sincos_eager.json.gz"} {
+		rows, _ := KernelTable(load(t, name))
+		for _, row := range rows {
+			if row.Autotune {
+				t.Errorf("%s: eager kernel %s labelled autotune", name, ShortKernelName(row.Name))
+			}
+		}
+	}
+}
