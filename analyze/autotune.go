@@ -37,8 +37,6 @@ func autotuneRange(name string) bool {
 // thread) rather than for the workload. It returns nil when the trace has
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
-	// Merged autotune intervals per host thread, from ops and ranges.
-	spans := map[trace.Index][]trace.Span{}
 	memo := map[string]bool{}
 	is := func(name string) bool {
 		v, ok := memo[name]
@@ -48,32 +46,45 @@ func AutotuneLaunches(t *trace.Trace) []bool {
 		}
 		return v
 	}
+	spans := threadSpans{}
 	for i := range t.Ops {
 		if is(t.Ops[i].Name) {
-			spans[t.Ops[i].Thread] = append(spans[t.Ops[i].Thread], t.Ops[i].Span)
+			spans.add(t.Ops[i].Thread, t.Ops[i].Span)
 		}
 	}
 	for i := range t.Annotations {
 		if a := &t.Annotations[i]; !a.GPU && is(a.Name) {
-			spans[a.Thread] = append(spans[a.Thread], a.Span)
+			spans.add(a.Thread, a.Span)
 		}
 	}
 	if len(spans) == 0 {
 		return nil
 	}
-	for th, s := range spans {
-		spans[th] = mergedSpans(s)
-	}
+	spans.merge()
 	out := make([]bool, len(t.GPU))
 	for g := range t.GPU {
-		l := t.GPU[g].Launch
-		if l == trace.None {
-			continue
+		if l := t.GPU[g].Launch; l != trace.None {
+			out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
 		}
-		c := &t.APICalls[l]
-		s := spans[c.Thread]
-		i, _ := slices.BinarySearchFunc(s, c.Start, func(sp trace.Span, at trace.Time) int { return cmp.Compare(sp.End, at) })
-		out[g] = i < len(s) && s[i].Start <= c.Start
 	}
 	return out
+}
+
+// threadSpans are host intervals per thread; after merge, sorted and
+// disjoint.
+type threadSpans map[trace.Index][]trace.Span
+
+func (ts threadSpans) add(th trace.Index, s trace.Span) { ts[th] = append(ts[th], s) }
+
+func (ts threadSpans) merge() {
+	for th, s := range ts {
+		ts[th] = mergedSpans(s)
+	}
+}
+
+// contains reports whether time at on thread th lies inside a span.
+func (ts threadSpans) contains(th trace.Index, at trace.Time) bool {
+	s := ts[th]
+	i, _ := slices.BinarySearchFunc(s, at, func(sp trace.Span, at trace.Time) int { return cmp.Compare(sp.End, at) })
+	return i < len(s) && s[i].Start <= at
 }

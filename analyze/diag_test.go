@@ -160,3 +160,35 @@ func TestAutotuneLabelled(t *testing.T) {
 		}
 	}
 }
+
+// TestPhasesPerStep: kernel time per step splits into forward, backward
+// (launched from autograd's thread) and optimizer as the independent
+// script finds it; backward is not invisible.
+func TestPhasesPerStep(t *testing.T) {
+	for _, name := range []string{"recorded/transformer_sdpa.json.gz", "recorded/transformer_naive_attn.json.gz",
+		"recorded/train_sync_pageable.json.gz", "recorded/train_pinned_async.json.gz", "recorded/sincos_eager.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := expected(t, name)
+			if len(e.Phases) != len(r.Steps) {
+				t.Fatalf("%d steps, want %d", len(r.Steps), len(e.Phases))
+			}
+			for i, want := range e.Phases {
+				s := r.Steps[i]
+				if s.Number != want.Step || !near(s.ForwardUs, want.ForwardUs) || !near(s.BackwardUs, want.BackwardUs) || !near(s.OptimizerUs, want.OptimizerUs) {
+					t.Errorf("step %d: fwd %.3f bwd %.3f opt %.3f; want step %d: %.3f %.3f %.3f", s.Number, s.ForwardUs, s.BackwardUs, s.OptimizerUs,
+						want.Step, want.ForwardUs, want.BackwardUs, want.OptimizerUs)
+				}
+				if sum := s.ForwardUs + s.BackwardUs + s.OptimizerUs; !near(sum, s.KernelUs) {
+					t.Errorf("step %d: phases sum to %.3f, kernel time %.3f", s.Number, sum, s.KernelUs)
+				}
+			}
+			training := strings.HasPrefix(name, "recorded/t")
+			if ss := r.StepStats; training && (ss.MedianBackwardUs <= ss.MedianForwardUs || ss.MedianOptimizerUs <= 0) {
+				t.Errorf("training step: median fwd %.1f bwd %.1f opt %.1f µs; backward must outweigh forward", ss.MedianForwardUs, ss.MedianBackwardUs, ss.MedianOptimizerUs)
+			} else if !training && (ss.MedianBackwardUs != 0 || ss.MedianOptimizerUs != 0) {
+				t.Errorf("inference: backward %.1f optimizer %.1f µs", ss.MedianBackwardUs, ss.MedianOptimizerUs)
+			}
+		})
+	}
+}

@@ -34,6 +34,8 @@ type index struct {
 	// alone says (string work done once per distinct name).
 	nameOf []int32
 	names  []nameInfo
+	// phase of each GPU activity (forward, backward, optimizer).
+	phase []phase
 }
 
 // nameInfo is what a kernel's name alone tells.
@@ -81,6 +83,7 @@ func newIndex(t *trace.Trace) *index {
 	for i := range ix.userFrame {
 		ix.userFrame[i] = -2
 	}
+	ix.phase = phases(t, ix.op)
 	ix.buildBusy()
 	return ix
 }

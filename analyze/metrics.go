@@ -26,6 +26,8 @@ func (ix *index) metrics() *Result {
 	ix.categories(r)
 	ix.summary(r)
 	ix.steps(r)
+	ix.phaseSteps(r)
+	ix.commSteps(r)
 	ix.launches(r)
 	r.Ops = ix.ops()
 	r.Annotations = ix.annotations()

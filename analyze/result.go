@@ -52,11 +52,16 @@ type Summary struct {
 	// over devices; GPUBusyShare is it over WallUs × devices.
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
-	Memcpys      int     `json:"memcpys"`
-	MemcpyUs     float64 `json:"memcpy_us"`
-	Memsets      int     `json:"memsets"`
-	MemsetUs     float64 `json:"memset_us"`
-	Steps        int     `json:"steps"`
+	// ComputeBusyUs is GPU busy time without communication kernels and
+	// CommunicationUs the union of communication (NCCL/RCCL) kernels:
+	// a collective waiting for another rank is not compute.
+	ComputeBusyUs   float64 `json:"compute_busy_us"`
+	CommunicationUs float64 `json:"communication_us"`
+	Memcpys         int     `json:"memcpys"`
+	MemcpyUs        float64 `json:"memcpy_us"`
+	Memsets         int     `json:"memsets"`
+	MemsetUs        float64 `json:"memset_us"`
+	Steps           int     `json:"steps"`
 	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
 	// whole trace counts as one step.
 	StepsSynthetic bool `json:"steps_synthetic"`
@@ -121,6 +126,10 @@ type Step struct {
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUIdleUs    float64 `json:"gpu_idle_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
+	// ComputeBusyUs and CommunicationUs split GPU busy time as in
+	// Summary.
+	ComputeBusyUs   float64 `json:"compute_busy_us"`
+	CommunicationUs float64 `json:"communication_us"`
 	// LaunchGapIdleUs is GPU idle time in gaps shorter than LaunchGap
 	// (the GPU waiting for the next launch); LongGapIdleUs in longer gaps
 	// (the host doing something else: data loading, Python work, syncs).
@@ -137,6 +146,13 @@ type Step struct {
 	LaunchAPIUs float64 `json:"launch_api_us"`
 	// SyncUs is time in blocking synchronisation calls (see host-sync).
 	SyncUs float64 `json:"sync_us"`
+	// ForwardUs, BackwardUs and OptimizerUs split KernelUs by the part of
+	// the training step that launched each kernel (backward: autograd's
+	// evaluate_function ops, on whichever thread; optimizer: torch.optim's
+	// Optimizer.step#/zero_grad# ranges; forward: the rest).
+	ForwardUs   float64 `json:"forward_us"`
+	BackwardUs  float64 `json:"backward_us"`
+	OptimizerUs float64 `json:"optimizer_us"`
 }
 
 // StepStats are medians over steps, with and without the first step (which
@@ -154,6 +170,11 @@ type StepStats struct {
 	// FirstStepUs is the first step's wall time, to compare with the
 	// median (cold start).
 	FirstStepUs float64 `json:"first_step_us"`
+	// MedianForwardUs, MedianBackwardUs and MedianOptimizerUs are the
+	// medians of the steps' phase kernel times after the first step.
+	MedianForwardUs   float64 `json:"median_forward_us"`
+	MedianBackwardUs  float64 `json:"median_backward_us"`
+	MedianOptimizerUs float64 `json:"median_optimizer_us"`
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time
@@ -209,7 +230,9 @@ type AnnotationStat struct {
 	Kind  string  `json:"kind"`
 	Count int     `json:"count"`
 	CPUUs float64 `json:"cpu_us"`
-	// GPUUs is the GPU time of activities launched inside the range.
+	// GPUUs is the GPU time of activities the range caused: launched
+	// inside it on its thread, plus the backward kernels autograd's
+	// thread launched while it ran.
 	GPUUs   float64 `json:"gpu_us"`
 	Kernels int     `json:"kernels"`
 }
