@@ -81,7 +81,7 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"eggroll_direct.json.gz", []string{"fusion-candidate", "launch-bound", "tf32-disabled"}},
 		{"fusedlinear_naive.json.gz", []string{"custom-gemm"}},
 		{"fusedlinear_cublas.json.gz", []string{"tf32-disabled"}},
-		{"nanobragg_compile.json.gz", []string{"compile-overhead"}},
+		{"nanobragg_compile.json.gz", []string{"compile-overhead", "gpu-idle"}},
 		{"triton_fused_matmul.json.gz", nil},
 		{"jax_eggroll.perfetto.json.gz", nil},
 		{"recorded/train_sync_pageable.json.gz", []string{"gpu-idle", "host-sync", "pageable-memcpy", "small-memcpy", "tf32-disabled"}},
@@ -99,7 +99,7 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"recorded/train_pinned_async.json.gz", []string{"gpu-idle", "tf32-disabled"}},
 		{"recorded/fp64_simulation.json.gz", []string{"fp64-compute", "fusion-candidate"}},
 		{"recorded/sincos_eager.json.gz", []string{"fusion-candidate"}},
-		{"recorded/sincos_compile_cold.json.gz", []string{"compile-overhead"}},
+		{"recorded/sincos_compile_cold.json.gz", []string{"compile-overhead", "gpu-idle"}},
 		{"recorded/transformer_naive_attn.json.gz", []string{"fusion-candidate", "gpu-idle", "launch-bound", "unfused-attention"}},
 		{"recorded/transformer_sdpa.json.gz", []string{"fusion-candidate", "launch-bound"}},
 	}

@@ -22,7 +22,15 @@ type diagExpected struct {
 	MultiTensorApplyKernels int     `json:"multi_tensor_apply_kernels"`
 	AutotuneKernels         int     `json:"autotune_kernels"`
 	AutotuneUs              float64 `json:"autotune_us"`
-	Phases                  []struct {
+	DerivedSteps            *struct {
+		Label        string  `json:"label"`
+		Count        int     `json:"count"`
+		FirstUs      float64 `json:"first_us"`
+		MedianRestUs float64 `json:"median_rest_us"`
+	} `json:"derived_steps"`
+	MedianLongGapIdleUs float64 `json:"median_long_gap_idle_us"`
+	MedianWallRestUs    float64 `json:"median_wall_rest_us"`
+	Phases              []struct {
 		Step        int     `json:"step"`
 		ForwardUs   float64 `json:"forward_us"`
 		BackwardUs  float64 `json:"backward_us"`

@@ -65,6 +65,13 @@ type Summary struct {
 	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
 	// whole trace counts as one step.
 	StepsSynthetic bool `json:"steps_synthetic"`
+	// StepSource says where the steps come from: StepSourceProfiler
+	// (ProfilerStep#N), StepSourceRange (a repeated top-level
+	// record_function range), StepSourceCall (repeated calls of one user
+	// Python function) or StepSourceTrace (the whole trace); StepLabel
+	// names the range or function.
+	StepSource string `json:"step_source"`
+	StepLabel  string `json:"step_label,omitempty"`
 }
 
 // KernelTiming is one row of `tracelens top --format json`: every launch

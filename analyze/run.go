@@ -46,8 +46,10 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, source, label := deriveSteps(t)
 	ix := newIndex(t)
 	r := ix.metrics()
+	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	p := &Pass{Trace: t, Result: r, ix: ix}
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
