@@ -88,7 +88,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	}
 	flush()
 
-	stepUs := p.Result.StepStats.MedianWallUs
+	stepUs := p.Result.StepStats.MedianWallUsNoFirst
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	launchCost := p.Result.Launches.MedianAPIUs
 	bw := float64(fallbackGBps)

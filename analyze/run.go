@@ -104,6 +104,7 @@ func All() []*Analyzer {
 		TF32Disabled,
 		FP64Compute,
 		UnfusedAttention,
+		ColdStart,
 	}
 }
 

@@ -1,0 +1,142 @@
+package analyze
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// recExpected is one trace's entry of fixtures/recorded/expect/
+// expected.json, written by the recorder's expect.py (stdlib Python over
+// the trace JSON, independent of tracelens; its README states the method).
+type recExpected struct {
+	StepKind    string `json:"step_kind"`
+	FirstVsRest map[string]struct {
+		Calls            int     `json:"calls"`
+		FirstWallUs      float64 `json:"first_wall_us"`
+		MedianRestWallUs float64 `json:"median_rest_wall_us"`
+	} `json:"first_vs_rest"`
+	Steps []struct {
+		Name              string             `json:"name"`
+		Group             string             `json:"group"`
+		WallUs            float64            `json:"wall_us"`
+		Kernels           int                `json:"kernels"`
+		KernelUs          float64            `json:"kernel_us"`
+		GPUBusyUs         float64            `json:"gpu_busy_us"`
+		PhaseKernelUs     map[string]float64 `json:"phase_kernel_us"`
+		CastKernels       int                `json:"cast_kernels"`
+		CastKernelUs      float64            `json:"cast_kernel_us"`
+		GEMMEpiloguePairs int                `json:"gemm_epilogue_pairs"`
+		HostRanges        map[string]struct {
+			HostUs    float64 `json:"host_us"`
+			GPUIdleUs float64 `json:"gpu_idle_us"`
+		} `json:"host_ranges"`
+	} `json:"steps"`
+	Totals struct {
+		Kernels                        int     `json:"kernels"`
+		KernelsCompilingOrAutotuning   int     `json:"kernels_compiling_or_autotuning"`
+		GraphLaunchedKernels           int     `json:"graph_launched_kernels"`
+		GraphKernelsWithoutGrid        int     `json:"graph_kernels_without_grid"`
+		MemoryEvents                   int     `json:"memory_events"`
+		PythonFunctionEvents           int     `json:"python_function_events"`
+		KernelUsLaunchedWhileCompiling float64 `json:"kernel_us_launched_while_compiling"`
+	} `json:"totals"`
+}
+
+var (
+	recOnce sync.Once
+	recExp  map[string]recExpected
+	recErr  error
+)
+
+// recorded returns the recorder's independently computed figures for
+// fixture name ("recorded/amp_mlp_foreach.json.gz").
+func recorded(t *testing.T, name string) recExpected {
+	t.Helper()
+	recOnce.Do(func() {
+		b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "expected.json"))
+		if err != nil {
+			recErr = err
+			return
+		}
+		recErr = json.Unmarshal(b, &recExp)
+	})
+	if recErr != nil {
+		t.Fatalf("expected.json: %v", recErr)
+	}
+	e, ok := recExp[name]
+	if !ok {
+		t.Fatalf("expected.json has no entry for %s (run fixtures/recorded/expect/expect.py)", name)
+	}
+	return e
+}
+
+// TestColdStart: eager calls without ProfilerStep and without
+// torch.compile; the first call is far slower than the steady state.
+func TestColdStart(t *testing.T) {
+	for _, tc := range []struct{ trace, group, source string }{
+		{"recorded/eager_sincos_calls.json.gz", "sincos", StepSourceRange},
+		{"recorded/eager_stencil_calls.json.gz", "sim_call", StepSourceRange},
+		{"recorded/eager_nbody_nomark.json.gz", "capture_issue13.py(335): nbody", StepSourceCall},
+	} {
+		t.Run(tc.trace, func(t *testing.T) {
+			r := run(t, tc.trace)
+			e := recorded(t, tc.trace)
+			want, ok := e.FirstVsRest[tc.group]
+			if !ok {
+				t.Fatalf("expected.json has no group %q", tc.group)
+			}
+			if r.Summary.StepSource != tc.source || len(r.Steps) != want.Calls {
+				t.Fatalf("steps: %s ×%d, want %s ×%d", r.Summary.StepSource, len(r.Steps), tc.source, want.Calls)
+			}
+			ss := r.StepStats
+			if !near(ss.FirstStepUs, want.FirstWallUs) || !near(ss.MedianWallUsNoFirst, want.MedianRestWallUs) {
+				t.Errorf("first %.1f µs, steady %.1f µs; want %.1f, %.1f", ss.FirstStepUs, ss.MedianWallUsNoFirst, want.FirstWallUs, want.MedianRestWallUs)
+			}
+			if len(r.Findings) == 0 || r.Findings[0].ID != "cold-start" {
+				t.Fatalf("first finding %v, want cold-start", ids(r))
+			}
+			f := r.Findings[0]
+			wantSaving := (want.FirstWallUs - want.MedianRestWallUs) / float64(want.Calls)
+			if !near(f.SavingUs, wantSaving) {
+				t.Errorf("saving %.1f µs per call, want %.1f", f.SavingUs, wantSaving)
+			}
+			if findingOf(r, "gpu-idle") != nil && findingOf(r, "gpu-idle").SavingUs > f.SavingUs {
+				t.Error("gpu-idle outranks the cold start")
+			}
+		})
+	}
+	// Compilation in the first call is compile-overhead's; ProfilerStep
+	// traces start after warm-up.
+	for _, name := range []string{"recorded/sincos_compile_cold.json.gz", "recorded/compile_autotune_gemm.json.gz", "recorded/compile_autotune_mlp.json.gz",
+		"nanobragg_compile.json.gz", "recorded/amp_mlp_foreach.json.gz", "recorded/sincos_eager.json.gz"} {
+		if f := findingOf(run(t, name), "cold-start"); f != nil {
+			t.Errorf("%s: cold-start fired: %s", name, f.Title)
+		}
+	}
+}
+
+// TestThresholdsAgainstSteadyStep: the 3-kernel eager sin+cos+add that
+// Inductor fuses into one is reported although it is a sliver of the
+// whole trace (the cold first call dominates it).
+func TestThresholdsAgainstSteadyStep(t *testing.T) {
+	name := "recorded/eager_sincos_calls.json.gz"
+	r := run(t, name)
+	f := findingOf(r, "fusion-candidate")
+	if f == nil {
+		t.Fatalf("no fusion-candidate: %v", ids(r))
+	}
+	e := recorded(t, name)
+	var gpu float64
+	for _, s := range e.Steps[1:] {
+		gpu += s.KernelUs
+	}
+	if whole := r.Summary.WallUs; f.SavingUs/whole >= FusionMinShare {
+		t.Fatalf("test proves nothing: saving %.1f µs is %.2f%% of the whole trace", f.SavingUs, f.SavingUs/whole*100)
+	}
+	if f.SavingUs < FusionMinShare*r.StepStats.MedianWallUsNoFirst || f.SavingUs > gpu/float64(len(e.Steps)-1) {
+		t.Errorf("saving %.1f µs per call: under the threshold or above the steady call's kernel time %.1f µs", f.SavingUs, gpu/float64(len(e.Steps)-1))
+	}
+}
