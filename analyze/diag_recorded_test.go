@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -138,5 +139,87 @@ func TestThresholdsAgainstSteadyStep(t *testing.T) {
 	}
 	if f.SavingUs < FusionMinShare*r.StepStats.MedianWallUsNoFirst || f.SavingUs > gpu/float64(len(e.Steps)-1) {
 		t.Errorf("saving %.1f µs per call: under the threshold or above the steady call's kernel time %.1f µs", f.SavingUs, gpu/float64(len(e.Steps)-1))
+	}
+}
+
+// medianRest returns the median of f over the steps after the first.
+func medianRest(e recExpected, f func(i int) float64) float64 {
+	var v []float64
+	for i := 1; i < len(e.Steps); i++ {
+		v = append(v, f(i))
+	}
+	return median(v)
+}
+
+// TestOptimizerStep: a foreach AdamW whose host time leaves the GPU idle
+// is reported with fused=True as the fix; fused optimizers are not.
+func TestOptimizerStep(t *testing.T) {
+	for _, name := range []string{"recorded/optim_many_params.json.gz", "recorded/optim_deep_narrow.json.gz",
+		"recorded/amp_mlp_foreach.json.gz", "recorded/amp_gpt_foreach.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := recorded(t, name)
+			f := findingOf(r, "optimizer-step")
+			if f == nil {
+				t.Fatalf("no optimizer-step: %v", ids(r))
+			}
+			want := medianRest(e, func(i int) float64 { return e.Steps[i].HostRanges["Optimizer.step#AdamW.step"].GPUIdleUs })
+			if !near(f.SavingUs, want) {
+				t.Errorf("GPU idle in the optimizer step %.1f µs per step, want %.1f", f.SavingUs, want)
+			}
+			if !strings.Contains(f.Fix, "fused=True") {
+				t.Errorf("fix %q does not name fused=True", f.Fix)
+			}
+			for _, g := range r.Findings {
+				if strings.Contains(g.Fix, "DataLoader") || strings.Contains(g.Fix, "num_workers") {
+					t.Errorf("%s suggests DataLoader workers on an optimizer-bound trace: %s", g.ID, g.Fix)
+				}
+				if g.ID == "fusion-candidate" && strings.Contains(g.Title, "_foreach_") {
+					t.Errorf("fusion-candidate on the optimizer's kernels: %s", g.Title)
+				}
+			}
+		})
+	}
+	for _, name := range []string{"recorded/amp_mlp_fused.json.gz", "recorded/amp_gpt_fused.json.gz", "recorded/transformer_sdpa.json.gz"} {
+		if f := findingOf(run(t, name), "optimizer-step"); f != nil {
+			t.Errorf("%s: optimizer-step fired: %s", name, f.Title)
+		}
+	}
+}
+
+// TestAutotuneOnMaxAutotuneTraces: every kernel the compiler and its
+// autotuner launched is labelled, none of the steady calls' kernels is,
+// and nothing launched while compiling becomes a host-sync, fusion or
+// small-memcpy finding.
+func TestAutotuneOnMaxAutotuneTraces(t *testing.T) {
+	for _, name := range []string{"recorded/compile_autotune_gemm.json.gz", "recorded/compile_autotune_mlp.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			e := recorded(t, name)
+			rows, _ := KernelTable(load(t, name))
+			tuned := 0
+			for _, row := range rows {
+				if row.Autotune {
+					tuned += row.Count
+				}
+			}
+			// diag_expect.py also counts the kernels run while recording
+			// CUDA graphs (CUDAGraphNode.record (dynamo_timed)): compile
+			// time too, a superset of the recorder's count.
+			if want := expected(t, name).AutotuneKernels; tuned != want || tuned < e.Totals.KernelsCompilingOrAutotuning {
+				t.Errorf("%d kernels labelled autotune, want %d (recorder: %d compiling or autotuning)", tuned, want, e.Totals.KernelsCompilingOrAutotuning)
+			}
+			if rows[0].Autotune {
+				t.Error("top ranks an autotune kernel first")
+			}
+			r := run(t, name)
+			if len(r.Findings) == 0 || r.Findings[0].ID != "compile-overhead" {
+				t.Errorf("first finding %v, want compile-overhead", ids(r))
+			}
+			for _, id := range []string{"host-sync", "fusion-candidate", "small-memcpy", "cold-start"} {
+				if f := findingOf(r, id); f != nil {
+					t.Errorf("%s fired on compile-time work: %s", id, f.Title)
+				}
+			}
+		})
 	}
 }

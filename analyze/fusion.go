@@ -80,7 +80,10 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) {
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
+			ix.phase[g] == optimizer {
+			// The optimizer's kernels are optimizer-step's business: its
+			// fix is fused=True, not fusing by hand.
 			flush()
 			continue
 		}
@@ -166,6 +169,9 @@ func compilerFused(name string) bool {
 // would be wrong.
 func (ix *index) compiled(g int) bool {
 	t := ix.t
+	if ix.autotune != nil && ix.autotune[g] {
+		return true
+	}
 	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
 		return true
 	}

@@ -36,6 +36,9 @@ type index struct {
 	names  []nameInfo
 	// phase of each GPU activity (forward, backward, optimizer).
 	phase []phase
+	// autotune marks GPU activity torch.compile's compiler or autotuner
+	// launched (nil when there is none).
+	autotune []bool
 }
 
 // nameInfo is what a kernel's name alone tells.
@@ -84,6 +87,7 @@ func newIndex(t *trace.Trace) *index {
 		ix.userFrame[i] = -2
 	}
 	ix.phase = phases(t, ix.op)
+	ix.autotune = AutotuneLaunches(t)
 	ix.buildBusy()
 	return ix
 }

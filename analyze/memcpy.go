@@ -202,7 +202,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	var host trace.Duration
 	for g := range t.GPU {
 		a := &t.GPU[g]
-		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) {
+		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {
 			continue
 		}
 		kind := fmt.Sprintf("%s (%s → %s)", a.Copy, a.Src, a.Dst)

@@ -105,6 +105,7 @@ func All() []*Analyzer {
 		FP64Compute,
 		UnfusedAttention,
 		ColdStart,
+		OptimizerStep,
 	}
 }
 
