@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,6 +29,14 @@ type diagExpected struct {
 		FirstUs      float64 `json:"first_us"`
 		MedianRestUs float64 `json:"median_rest_us"`
 	} `json:"derived_steps"`
+	AMPCast *struct {
+		Casts float64 `json:"median_rest_casts"`
+		Us    float64 `json:"median_rest_us"`
+	} `json:"amp_cast"`
+	GEMMEpilogue *struct {
+		GEMMs float64 `json:"median_rest_gemms"`
+		Us    float64 `json:"median_rest_us"`
+	} `json:"gemm_epilogue"`
 	MedianLongGapIdleUs float64 `json:"median_long_gap_idle_us"`
 	MedianWallRestUs    float64 `json:"median_wall_rest_us"`
 	Phases              []struct {
@@ -198,5 +207,40 @@ func TestPhasesPerStep(t *testing.T) {
 				t.Errorf("inference: backward %.1f optimizer %.1f µs", ss.MedianBackwardUs, ss.MedianOptimizerUs)
 			}
 		})
+	}
+}
+
+// TestAMPCastAndEpilogue: under bf16 autocast with fp32 weights, every
+// step re-casts the weights and runs bias/activation as kernels of their
+// own after the GEMMs; fp32 training does neither.
+func TestAMPCastAndEpilogue(t *testing.T) {
+	for _, name := range []string{"recorded/amp_mlp_foreach.json.gz", "recorded/amp_mlp_fused.json.gz", "recorded/amp_gpt_foreach.json.gz",
+		"recorded/amp_gpt_fused.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := expected(t, name)
+			c, ep := findingOf(r, "amp-cast"), findingOf(r, "gemm-epilogue")
+			if c == nil || ep == nil || e.AMPCast == nil || e.GEMMEpilogue == nil {
+				t.Fatalf("amp-cast %v gemm-epilogue %v (expected values present: %v)", c != nil, ep != nil, e.AMPCast != nil)
+			}
+			if !near(c.SavingUs, e.AMPCast.Us) || !strings.HasPrefix(c.Title, fmt.Sprintf("%.0f ", e.AMPCast.Casts)) {
+				t.Errorf("amp-cast %q saving %.2f µs; want %.0f casts, %.2f µs", c.Title, c.SavingUs, e.AMPCast.Casts, e.AMPCast.Us)
+			}
+			if !near(ep.SavingUs, e.GEMMEpilogue.Us) || !strings.HasPrefix(ep.Title, fmt.Sprintf("%.0f ", e.GEMMEpilogue.GEMMs)) {
+				t.Errorf("gemm-epilogue %q saving %.2f µs; want %.0f GEMMs, %.2f µs", ep.Title, ep.SavingUs, e.GEMMEpilogue.GEMMs, e.GEMMEpilogue.Us)
+			}
+			if !strings.Contains(c.Fix, "bfloat16") || !strings.Contains(ep.Fix, "addmm") || !strings.Contains(ep.Fix, "torch.compile") {
+				t.Errorf("fixes: %q / %q", c.Fix, ep.Fix)
+			}
+		})
+	}
+	for _, name := range []string{"recorded/opts_gpt_plain.json.gz", "recorded/train_sync_pageable.json.gz", "recorded/cudagraph_mlp_infer.json.gz",
+		"recorded/fp64_simulation.json.gz"} {
+		r := run(t, name)
+		for _, id := range []string{"amp-cast", "gemm-epilogue"} {
+			if f := findingOf(r, id); f != nil {
+				t.Errorf("%s: %s fired: %s", name, id, f.Title)
+			}
+		}
 	}
 }

@@ -106,6 +106,8 @@ func All() []*Analyzer {
 		UnfusedAttention,
 		ColdStart,
 		OptimizerStep,
+		AMPCast,
+		GEMMEpilogue,
 	}
 }
 
