@@ -142,9 +142,9 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 		}
 		return cmp.Compare(a, b)
 	})
-	tb := &Table{Header: []string{"fp32 parameter shape", "casts in the trace"}}
+	tb := NewTable(Col("fp32 parameter shape", KindName), Col("casts in the trace", KindCount))
 	for _, k := range keys[:min(len(keys), 6)] {
-		tb.Rows = append(tb.Rows, []string{k, fmt.Sprint(shapes[k])})
+		tb.Add(NameCell(k), Count(float64(shapes[k])))
 	}
 	where := strings.Join(topKeys(lines, MaxAttribution), "; ")
 	if where == "" {
@@ -153,8 +153,15 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 	return []Finding{{
 		Title: fmt.Sprintf("%.0f fp32→low-precision weight casts per step under autocast take %s of GPU time (%.0f%% of GPU busy)",
 			medN, fmtUs(medCast), medCast/medBusy*100),
-		Severity: severityByShare(p.shareOfStep(medCast)),
-		SavingUs: medCast,
+		Subject:    "autocast weight casts",
+		Severity:   severityByShare(p.shareOfStep(medCast)),
+		SavingUs:   medCast,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"casts per step", Count(medN)},
+			{"cast kernel time per step", DurUs(medCast)},
+			{"GPU busy per step", DurUs(medBusy)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: %.0f cast kernels (aten::_to_copy of fp32 parameters) in the forward pass, %s of GPU time, GPU busy %s",
 				medN, fmtUs(medCast), fmtUs(medBusy))},

@@ -112,9 +112,9 @@ func runColdStart(p *Pass) ([]Finding, error) {
 		}
 		return cmp.Compare(a.kind, b.kind)
 	})
-	tb := &Table{Header: []string{"CUDA API", "first step", "steady median", "extra"}}
+	tb := NewTable(Col("CUDA API", KindName), Col("first step", KindDuration), Col("steady median", KindDuration), Col("extra", KindDuration))
 	for _, x := range rows[:min(len(rows), coldStartMaxRows)] {
-		tb.Rows = append(tb.Rows, []string{x.kind, fmtUs(x.first), fmtUs(x.rest), fmtUs(x.first - x.rest)})
+		tb.Add(NameCell(x.kind), DurUs(x.first), DurUs(x.rest), DurUs(x.first-x.rest))
 	}
 	gpuExcess := first.GPUBusyUs - medianOf(steady, func(s *Step) float64 { return s.GPUBusyUs })
 	unit := "step"
@@ -136,10 +136,18 @@ func runColdStart(p *Pass) ([]Finding, error) {
 		Evidence{Text: "saving model: the first step's excess over the steady median, spread over the steps traced (it is paid once)"})
 	steps := float64(len(r.Steps))
 	return []Finding{{
-		Title: fmt.Sprintf("cold start: the first %s takes %s, %.1f× the steady state (%s), without torch.compile", unit, fmtUs(first.WallUs),
+		Title: fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s (no torch.compile)", ClipName(unit, 30), fmtUs(first.WallUs),
 			first.WallUs/wall, fmtUs(wall)),
-		Severity: Medium,
-		SavingUs: excess / steps,
+		Subject:    "cold start",
+		Severity:   Medium,
+		SavingUs:   excess / steps,
+		SavingFrom: FromHostWaits,
+		Measures: []Measure{
+			{"first step", DurUs(first.WallUs)},
+			{"steady-state step", DurUs(wall)},
+			{"excess", DurUs(excess)},
+			{"excess in CUDA API calls", DurUs(apiExcess)},
+		},
 		Evidence: ev,
 		Fix: "warm up before timing: run one untimed call (or a few iterations) first and leave it out of measurements and profiles " +
 			"(torch.profiler's schedule(wait=1, warmup=1, ...)); the first call pays CUDA context creation, cuBLAS/cuDNN handle and " +

@@ -97,9 +97,9 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	if medN == 0 || medBusy <= 0 || medEp < GEMMEpilogueMinShare*medBusy || medEp < GEMMEpilogueMinUs {
 		return nil, nil
 	}
-	tb := &Table{Header: []string{"GEMM → separate epilogue kernels", "times in the trace"}}
+	tb := NewTable(Col("GEMM → separate epilogue kernels", KindName), Col("times in the trace", KindCount))
 	for _, k := range topKeys(chains, 6) {
-		tb.Rows = append(tb.Rows, []string{k, fmt.Sprint(chains[k])})
+		tb.Add(NameCell(k), Count(float64(chains[k])))
 	}
 	where := strings.Join(topKeys(lines, MaxAttribution), "; ")
 	if where == "" {
@@ -108,8 +108,15 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	return []Finding{{
 		Title: fmt.Sprintf("%.0f GEMMs per step are followed by separate bias/activation kernels (%s of GPU time, %.0f%% of GPU busy)",
 			medN, fmtUs(medEp), medEp/medBusy*100),
-		Severity: severityByShare(p.shareOfStep(medEp)),
-		SavingUs: medEp,
+		Subject:    "GEMM epilogues",
+		Severity:   severityByShare(p.shareOfStep(medEp)),
+		SavingUs:   medEp,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"GEMMs with a separate epilogue per step", Count(medN)},
+			{"epilogue kernel time per step", DurUs(medEp)},
+			{"GPU busy per step", DurUs(medBusy)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: %.0f GEMMs whose output the next kernel re-reads to add a bias or apply an activation, %s of GPU time in those kernels",
 				medN, fmtUs(medEp))},

@@ -83,7 +83,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	slices.SortFunc(gaps, func(a, b idleGap) int { return cmp.Compare(b.span.Dur(), a.span.Dur()) })
-	rows := [][]string{}
+	tb := NewTable(Col("step", KindCount), Col("at", KindDuration), Col("gap", KindDuration), Col("host was in", KindName))
 	var picked [][]hostCand
 	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
 		ps := ix.hostActivity(g.span, t.Steps[g.index].Span)
@@ -95,7 +95,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		if len(parts) == 0 {
 			parts = append(parts, "-")
 		}
-		rows = append(rows, []string{fmt.Sprint(g.step), fmtUs(us(trace.Duration(g.span.Start - t.Steps[0].Start))), g.span.Dur().String(), strings.Join(parts, " + ")})
+		tb.Add(Count(float64(g.step)), Dur(trace.Duration(g.span.Start-t.Steps[0].Start)), Dur(g.span.Dur()), NameCell(strings.Join(parts, " + ")))
 	}
 	cause := dominantCause(picked)
 	places := listNames(picked, cause)
@@ -104,13 +104,19 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		whereText = "host code between launches"
 	}
 	return []Finding{{
-		Title: fmt.Sprintf("GPU idle %s per step (%.0f%% of the step) in gaps of %s or more; the host was in %s: %s", fmtUs(idle), idle/wall*100, LaunchGap,
-			cause, firstOr(places, "no recorded range or function")),
-		Severity: severityByShare(idle / wall),
-		SavingUs: idle,
+		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; the host was in %s", fmtUs(idle), idle/wall*100, LaunchGap, cause),
+		Subject:    "long GPU idle gaps: " + cause,
+		Severity:   severityByShare(idle / wall),
+		SavingUs:   idle,
+		SavingFrom: FromHostWaits,
+		Measures: []Measure{
+			{"median step", DurUs(wall)},
+			{"long-gap idle per step", DurUs(idle)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(idle))},
-			{Text: "longest gaps and what the host was doing:", Table: &Table{Header: []string{"step", "at", "gap", "host was in"}, Rows: rows}},
+			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
+			{Text: "longest gaps and what the host was doing:", Table: tb},
 			{Text: "saving model: the long-gap idle time per step, hidden when that host work overlaps GPU work"},
 		},
 		Fix:        idleFix(cause, whereText),

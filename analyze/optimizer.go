@@ -115,10 +115,17 @@ func runOptimizerStep(p *Pass) ([]Finding, error) {
 	class := strings.Join(classes, ", ")
 	steps := float64(max(len(t.Steps)-first, 1))
 	return []Finding{{
-		Title: fmt.Sprintf("%s.step takes %s of host time per step and leaves the GPU idle %s of it (%.0f%% of the step): use fused=True",
-			class, fmtUs(medHost), fmtUs(medIdle), medIdle/wall*100),
-		Severity: severityByShare(medIdle / wall),
-		SavingUs: medIdle,
+		Title: fmt.Sprintf("%s.step: %s of host time per step, GPU idle %s of it (%.0f%% of the step); use fused=True",
+			ClipName(class, 20), fmtUs(medHost), fmtUs(medIdle), medIdle/wall*100),
+		Subject:    "optimizer step " + class,
+		Severity:   severityByShare(medIdle / wall),
+		SavingUs:   medIdle,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"optimizer host time per step", DurUs(medHost)},
+			{"GPU idle in it per step", DurUs(medIdle)},
+			{"median step", DurUs(wall)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: wall %s; Optimizer.step#%s ranges: %s on the host, GPU idle %s of it", fmtUs(wall), class,
 				fmtUs(medHost), fmtUs(medIdle))},

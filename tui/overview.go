@@ -64,8 +64,8 @@ func overviewLines(d *data, w int) []string {
 		add("Steps       none marked (no ProfilerStep#N): the whole trace is one step of %s", us(ss.MedianWallUs))
 	} else {
 		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
-		add("Steps       %d (#%d–#%d)  median %s, %s without the first (first %s)", ss.Count, first, last,
-			us(ss.MedianWallUs), us(ss.MedianWallUsNoFirst), us(ss.FirstStepUs))
+		add("Steps       %d (#%d–#%d)  step %s (median after the first), first %s", ss.Count, first, last,
+			analyze.FormatUs(ss.SteadyWallUs), analyze.FormatUs(ss.FirstStepUs))
 		vals := make([]float64, len(r.Steps))
 		lo, hi := r.Steps[0].WallUs, r.Steps[0].WallUs
 		for i, st := range r.Steps {
@@ -77,8 +77,10 @@ func overviewLines(d *data, w int) []string {
 		}
 		add("Step times  %s  min %s  max %s", sparks(vals), us(lo), us(hi))
 	}
-	add("GPU         busy %s of %s wall (%.1f%%), idle %.1f%%", us(sm.GPUBusyUs), us(sm.WallUs), sm.GPUBusyShare*100, (1-sm.GPUBusyShare)*100)
-	add("Per step    %.0f launches, GPU busy %s (medians)", ss.MedianLaunches, us(ss.MedianGPUBusyUs))
+	add("GPU         busy %s of the step; over the whole trace %s of %s wall", analyze.FormatShare(ss.SteadyGPUBusyShare),
+		us(sm.GPUBusyUs), us(sm.WallUs))
+	add("Per step    %s kernels, %s launches, GPU busy %s (medians after the first)", analyze.FormatCount(ss.SteadyKernels),
+		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	add("Kernels     %d launches, %d distinct, %s; %d memcpy (%s), %d memset", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)
 	if len(r.Categories) > 0 {
