@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tracelens/tracelens/ingest"
 )
 
 // diagExpected is one trace's entry of fixtures/recorded/expect/
@@ -37,6 +39,13 @@ type diagExpected struct {
 		GEMMs float64 `json:"median_rest_gemms"`
 		Us    float64 `json:"median_rest_us"`
 	} `json:"gemm_epilogue"`
+	Roofline map[string]struct {
+		FLOPs    float64 `json:"flops"`
+		KernelUs float64 `json:"kernel_us"`
+		Calls    int     `json:"calls"`
+	} `json:"roofline"`
+	CommunicationBusyUs float64 `json:"communication_busy_us"`
+	ComputeBusyUs       float64 `json:"compute_busy_us"`
 	MedianLongGapIdleUs float64 `json:"median_long_gap_idle_us"`
 	MedianWallRestUs    float64 `json:"median_wall_rest_us"`
 	Phases              []struct {
@@ -242,5 +251,97 @@ func TestAMPCastAndEpilogue(t *testing.T) {
 				t.Errorf("%s: %s fired: %s", name, id, f.Title)
 			}
 		}
+	}
+}
+
+// TestRooflineAttribution: FLOPs belong to the GEMM kernel, computed from
+// the launching op's shapes; the casts and bias adds an outer op also
+// launches do not dilute the rate; the roof is the kernel's dtype on the
+// device's datasheet peak.
+func TestRooflineAttribution(t *testing.T) {
+	for _, name := range []string{"recorded/amp_mlp_foreach.json.gz", "recorded/amp_gpt_foreach.json.gz", "recorded/transformer_sdpa.json.gz",
+		"recorded/opts_gpt_plain.json.gz", "fusedlinear_cublas.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := expected(t, name)
+			type agg struct{ flops, us float64 }
+			got := map[string]*agg{}
+			lowPrecision := strings.HasPrefix(name, "recorded/amp_") || strings.HasPrefix(name, "recorded/transformer_")
+			for _, row := range r.Roofline {
+				if c := Category(row.Kernel); c != CategoryGEMM && c != CategoryAttention {
+					t.Errorf("row %s %s measured on a %s kernel %s", row.Op, row.Shape, c, ShortKernelName(row.Kernel))
+				}
+				if row.TFLOPS > row.PeakTFLOPS || row.PeakSource == "" || !strings.Contains(row.PeakSource, "H100") {
+					t.Errorf("row %s: %.1f TFLOP/s over a %.1f roof (%s)", row.Op, row.TFLOPS, row.PeakTFLOPS, row.PeakSource)
+				}
+				if Category(row.Kernel) == CategoryGEMM && lowPrecision != (row.DType == "bf16") {
+					t.Errorf("row %s on %s: dtype %s", row.Op, ShortKernelName(row.Kernel), row.DType)
+				}
+				if Category(row.Kernel) != CategoryGEMM {
+					continue
+				}
+				k := row.Op + "|" + row.Kernel
+				if got[k] == nil {
+					got[k] = &agg{}
+				}
+				got[k].flops += row.FLOPs * float64(row.Calls)
+				got[k].us += row.MeanUs * float64(row.Calls)
+			}
+			if len(e.Roofline) == 0 {
+				t.Fatal("no expected rows")
+			}
+			for k, want := range e.Roofline {
+				g := got[k]
+				if g == nil {
+					t.Errorf("no row for %.90s", k)
+					continue
+				}
+				if !near(g.flops, want.FLOPs) || !near(g.us, want.KernelUs) {
+					t.Errorf("%.60s: %.4g FLOP in %.2f µs, want %.4g in %.2f µs", k, g.flops, g.us, want.FLOPs, want.KernelUs)
+				}
+			}
+		})
+	}
+	if p := PeakFor("AMD Instinct MI300X"); p == nil || p.TFLOPS["bf16"] <= 0 || p.Source == "" {
+		t.Error("MI300X missing from the peak table")
+	}
+	for _, d := range []string{"NVIDIA A100-SXM4-80GB", "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA B200", "NVIDIA L4"} {
+		if p := PeakFor(d); p == nil || p.TFLOPS["fp32"] <= 0 || p.GBps <= 0 {
+			t.Errorf("%s missing from the peak table", d)
+		}
+	}
+	if PeakFor("NVIDIA H100 PCIe").Device != "H100 PCIe" || PeakFor("NVIDIA L40S").Device != "L40S" {
+		t.Error("a general entry shadows a specific one")
+	}
+}
+
+// TestCommunicationApart: NCCL kernels are the "communication" category
+// and GPU busy is split into compute and communication unions.
+func TestCommunicationApart(t *testing.T) {
+	for _, name := range []string{"runs/ddp_host_straggler/rank1.pt.trace.json.gz", "runs/multirank_fsdp/rank1.pt.trace.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Run(tr, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := expected(t, name)
+			n := 0
+			for _, k := range r.Kernels {
+				if k.Category == CategoryCommunication {
+					n += k.Count
+				}
+			}
+			if n != e.NCCLKernels || e.NCCLKernels == 0 {
+				t.Errorf("%d communication kernels, want %d", n, e.NCCLKernels)
+			}
+			s := r.Summary
+			if !near(s.CommunicationUs, e.CommunicationBusyUs) || !near(s.ComputeBusyUs, e.ComputeBusyUs) {
+				t.Errorf("busy: compute %.1f communication %.1f µs, want %.1f %.1f", s.ComputeBusyUs, s.CommunicationUs, e.ComputeBusyUs, e.CommunicationBusyUs)
+			}
+		})
 	}
 }

@@ -307,6 +307,9 @@ type RooflineRow struct {
 	GBps        float64 `json:"gbps"`
 	PeakTFLOPS  float64 `json:"peak_tflops"`
 	PeakGBps    float64 `json:"peak_gbps"`
+	// PeakSource names the datasheet the peaks come from, or says that
+	// the device is unknown (no peaks, no bound).
+	PeakSource string `json:"peak_source"`
 	// Intensity is FLOPs per byte; Ridge is the device's peak FLOPs over
 	// peak bandwidth: below it the op is memory bound.
 	Intensity float64 `json:"intensity"`
