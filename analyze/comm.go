@@ -48,6 +48,7 @@ func (ix *index) splitBusy() *commBusy {
 // and for the whole trace.
 func (ix *index) commSteps(r *Result) {
 	cb := ix.splitBusy()
+	ix.comm = cb
 	s := &r.Summary
 	if cb == nil {
 		s.ComputeBusyUs = s.GPUBusyUs

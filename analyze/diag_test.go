@@ -44,6 +44,10 @@ type diagExpected struct {
 		KernelUs float64 `json:"kernel_us"`
 		Calls    int     `json:"calls"`
 	} `json:"roofline"`
+	HostSync *struct {
+		Syncs     int     `json:"syncs"`
+		BlockedUs float64 `json:"blocked_gpu_idle_us_per_step"`
+	} `json:"host_sync"`
 	CommunicationBusyUs float64 `json:"communication_busy_us"`
 	ComputeBusyUs       float64 `json:"compute_busy_us"`
 	MedianLongGapIdleUs float64 `json:"median_long_gap_idle_us"`
@@ -343,5 +347,42 @@ func TestCommunicationApart(t *testing.T) {
 				t.Errorf("busy: compute %.1f communication %.1f µs, want %.1f %.1f", s.ComputeBusyUs, s.CommunicationUs, e.ComputeBusyUs, e.CommunicationBusyUs)
 			}
 		})
+	}
+}
+
+// TestHostSyncBlame: host-sync counts a sync's blocked time only while the
+// GPU idled, and never blames DistributedDataParallel's own syncs (no user
+// op or line) or waits on a collective.
+func TestHostSyncBlame(t *testing.T) {
+	for _, name := range []string{"recorded/train_sync_pageable.json.gz", "recorded/dataloader_mlp.json.gz", "recorded/dataloader_cnn.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := expected(t, name)
+			f := findingOf(r, "host-sync")
+			if f == nil || e.HostSync == nil {
+				t.Fatalf("host-sync %v, expected values %v", f != nil, e.HostSync != nil)
+			}
+			if !near(f.SavingUs, e.HostSync.BlockedUs) {
+				t.Errorf("blocked while the GPU idled: %.2f µs per step, want %.2f", f.SavingUs, e.HostSync.BlockedUs)
+			}
+			if r.Findings[0].ID == "host-sync" {
+				t.Errorf("host-sync ranks first: %v", ids(r))
+			}
+		})
+	}
+	for _, name := range []string{"runs/multirank_ddp/rank0.pt.trace.json.gz", "runs/multirank_ddp/rank1.pt.trace.json.gz",
+		"runs/ddp_host_straggler/rank0.pt.trace.json.gz", "runs/ddp_host_straggler/rank1.pt.trace.json.gz",
+		"runs/ddp_compute_straggler/rank0.pt.trace.json.gz", "runs/ddp_compute_straggler/rank1.pt.trace.json.gz"} {
+		tr, err := ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(tr, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := findingOf(r, "host-sync"); f != nil {
+			t.Errorf("%s: host-sync blames DDP's own syncs: %s", name, f.Title)
+		}
 	}
 }

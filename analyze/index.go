@@ -39,6 +39,9 @@ type index struct {
 	// autotune marks GPU activity torch.compile's compiler or autotuner
 	// launched (nil when there is none).
 	autotune []bool
+	// comm splits busy time into communication and compute (nil without
+	// communication kernels).
+	comm *commBusy
 }
 
 // nameInfo is what a kernel's name alone tells.
