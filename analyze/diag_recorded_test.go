@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +224,49 @@ func TestAutotuneOnMaxAutotuneTraces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompiledSlower: compiled calls slower than eager calls of the same
+// work at steady state are reported with the steady-state difference;
+// compiled code faster than eager (or without an eager peer) is not.
+func TestCompiledSlower(t *testing.T) {
+	for _, name := range []string{"recorded/compiled_slower_gemm.json.gz", "recorded/compiled_slower_pointwise.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, name)
+			e := recorded(t, name)
+			f := findingOf(r, "compiled-slower")
+			if f == nil {
+				t.Fatalf("no compiled-slower: %v", ids(r))
+			}
+			c, ea := e.FirstVsRest["compiled"], e.FirstVsRest["eager"]
+			if !strings.Contains(f.Title, fmt.Sprintf("%.1f× slower", c.MedianRestWallUs/ea.MedianRestWallUs)) {
+				t.Errorf("title %q: want the ratio %.1f×", f.Title, c.MedianRestWallUs/ea.MedianRestWallUs)
+			}
+			// Capped at the steady step (here the eager call) like every
+			// saving.
+			if want := min(c.MedianRestWallUs-ea.MedianRestWallUs, r.StepStats.SteadyWallUs); !near(f.SavingUs, want) {
+				t.Errorf("difference %.2f µs a call, want %.2f (%.2f − %.2f)", f.SavingUs, want, c.MedianRestWallUs, ea.MedianRestWallUs)
+			}
+			// The eager path's own first call (cuBLAS/kernel loading) is
+			// the only larger cost in these traces.
+			for _, g := range r.Findings {
+				if g.ID == "compiled-slower" {
+					break
+				}
+				if g.ID != "cold-start" {
+					t.Errorf("%s outranks compiled-slower", g.ID)
+				}
+			}
+			if !strings.Contains(f.Fix, "eager") || !strings.Contains(f.Fix, "reduce-overhead") {
+				t.Errorf("fix %q", f.Fix)
+			}
+		})
+	}
+	for _, name := range []string{"recorded/sincos_compile_cold.json.gz", "recorded/compile_autotune_gemm.json.gz", "nanobragg_compile.json.gz",
+		"recorded/eager_stencil_calls.json.gz"} {
+		if f := findingOf(run(t, name), "compiled-slower"); f != nil {
+			t.Errorf("%s: compiled-slower fired: %s", name, f.Title)
+		}
 	}
 }

@@ -110,6 +110,7 @@ func All() []*Analyzer {
 		OptimizerStep,
 		AMPCast,
 		GEMMEpilogue,
+		CompiledSlower,
 	}
 }
 

@@ -79,9 +79,10 @@ func launchesIn(lc map[trace.Index][]trace.Time, th trace.Index, s trace.Span) i
 
 // stepCandidate is one repeated unit of host work.
 type stepCandidate struct {
-	label string
-	spans []trace.Span
-	total trace.Duration
+	label  string
+	spans  []trace.Span
+	total  trace.Duration
+	thread trace.Index
 }
 
 // pick returns the candidate covering the most host time among those
@@ -116,6 +117,12 @@ func pick(cands map[string]*stepCandidate) ([]trace.Span, string) {
 // repeatedRanges returns the top-level record_function ranges repeated
 // under one name, each launching GPU work.
 func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
+	return pick(rangeGroups(t, lc))
+}
+
+// rangeGroups groups the top-level record_function ranges that launch GPU
+// work by name (trailing digits dropped), with the thread they run on.
+func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*stepCandidate {
 	cands := map[string]*stepCandidate{}
 	var outer trace.Span
 	outerTh := trace.None
@@ -144,8 +151,9 @@ func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Sp
 		}
 		c.spans = append(c.spans, a.Span)
 		c.total += a.Dur()
+		c.thread = a.Thread
 	}
-	return pick(cands)
+	return cands
 }
 
 // repeatedCalls returns the calls of the user Python function that is
