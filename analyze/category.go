@@ -78,7 +78,8 @@ func Category(name string) string {
 		return CategoryGEMV
 	case has("convolution", "convolve", "conv1d", "conv2d", "conv3d", "implicit_gemm", "winograd", "fprop", "dgrad", "wgrad", "cudnn"):
 		return CategoryConv
-	case has("gemm", "xmma", "nvjet", "cutlass", "cublas", "magma", "matmul", "dot_general", "_mma", "hmma", "imma", "wmma"):
+	case has("gemm", "xmma", "nvjet", "cutlass", "cublas", "magma", "matmul", "dot_general", "_mma", "hmma", "imma", "wmma", "cijk_", "hipblaslt"):
+		// Cijk_* are rocBLAS/hipBLASLt's Tensile GEMMs.
 		return CategoryGEMM
 	case has("philox", "curand", "normal_kernel", "uniform", "distribution", "randperm", "bernoulli", "random", "rng", "dropout"):
 		return CategoryRNG
@@ -242,7 +243,9 @@ func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
 		return false
 	}
 	call := &t.APICalls[a.Launch]
-	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel")
+	// hipModuleLaunchKernel is how Triton launches on ROCm.
+	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel") || strings.HasPrefix(call.Name, "hipModuleLaunchKernel") ||
+		strings.HasPrefix(call.Name, "hipExtModuleLaunchKernel")
 }
 
 // LibraryKernel reports whether a kernel comes from a vendor or framework
@@ -252,7 +255,7 @@ func LibraryKernel(name string) bool {
 	n := strings.ToLower(name)
 	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "sgemm", "hgemm", "dgemm", "magma", "cudnn",
 		"nccl", "ampere_", "volta_", "turing_", "hopper_", "sm80_", "sm90_", "sm86_", "sm89_", "sm100_", "at::native", "kernel2", "flash",
-		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::"} {
+		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::", "cijk_", "hipblaslt", "rocblas", "miopen", "rccl", "ck::", "composable_kernel"} {
 		if strings.Contains(n, s) {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -383,6 +384,40 @@ func TestHostSyncBlame(t *testing.T) {
 		}
 		if f := findingOf(r, "host-sync"); f != nil {
 			t.Errorf("%s: host-sync blames DDP's own syncs: %s", name, f.Title)
+		}
+	}
+}
+
+// TestCustomGEMMNeedsLaunchEvidence: the same real hand-written GEMM is
+// reported when the trace records its launch (no shared memory) and not
+// when the launch arguments are missing (grid [0 0 0], as ROCm and graph
+// replays write): missing is not zero.
+func TestCustomGEMMNeedsLaunchEvidence(t *testing.T) {
+	for _, name := range []string{"fusedlinear_naive.json.gz", "capture/gemm-naive.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			tr := load(t, name)
+			r := run(t, name)
+			f := findingOf(r, "custom-gemm")
+			if f == nil || f.Confidence != High {
+				t.Fatalf("custom-gemm with recorded launch arguments: %v", ids(r))
+			}
+			bare := *tr
+			bare.GPU = slices.Clone(tr.GPU)
+			for i := range bare.GPU {
+				bare.GPU[i].Grid, bare.GPU[i].Block, bare.GPU[i].SharedMem, bare.GPU[i].Registers = [3]int32{}, [3]int32{}, 0, 0
+			}
+			rb, err := Run(&bare, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := findingOf(rb, "custom-gemm"); g != nil {
+				t.Errorf("custom-gemm without launch arguments: %s", g.Title)
+			}
+		})
+	}
+	for _, k := range []string{"Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_APM1_ABV0", "hipblasltKernel_gemm"} {
+		if !LibraryKernel(k) || Category(k) != CategoryGEMM {
+			t.Errorf("%s: library %v category %s", k, LibraryKernel(k), Category(k))
 		}
 	}
 }
