@@ -21,7 +21,8 @@ var AMPCast = &Analyzer{
 		"cast), as autocast does for fp32 weights on every forward. Reported when those casts take at least %.0f%% of the steady-state "+
 		"step's GPU busy time. Saving model: their GPU time per step, which keeping a low-precision copy of the weights removes.",
 		AMPCastMinShare*100),
-	Run: runAMPCast,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Run:      runAMPCast,
 }
 
 // lowPrecisionCast reports whether a copy kernel writes bf16 or fp16: its

@@ -36,7 +36,8 @@ var ColdStart = &Analyzer{
 		"workspace set-up), first-call GPU time and the rest (Python imports, lazy initialisation). Saving model: the excess over the "+
 		"steady step, spread over the steps traced; warming up before timing removes it from measurements.",
 		ColdStartMinRatio, ColdStartMinExcessUs, ColdStartMaxCompileShare*100),
-	Run: runColdStart,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Run:      runColdStart,
 }
 
 // apiKind groups the CUDA API calls a first call makes once.

@@ -10,16 +10,15 @@ import (
 // for a slower rank keeps the GPU "busy" without computing anything, so
 // the two are reported apart.
 type commBusy struct {
-	comm, compute *index
+	comm, compute *BusyFacts
 }
 
 // splitBusy builds the two unions, or nil when the trace has no
 // communication kernels (then compute is all of busy).
-func (ix *index) splitBusy() *commBusy {
-	t := ix.t
+func splitBusy(t *trace.Trace, cat []string) *commBusy {
 	hasComm := false
 	for g := range t.GPU {
-		if ix.cat[g] == CategoryCommunication {
+		if cat[g] == CategoryCommunication {
 			hasComm = true
 			break
 		}
@@ -27,10 +26,10 @@ func (ix *index) splitBusy() *commBusy {
 	if !hasComm {
 		return nil
 	}
-	part := func(comm bool) *index {
-		sub := &index{t: t, busy: map[int32][]trace.Span{}}
+	part := func(comm bool) *BusyFacts {
+		sub := &BusyFacts{busy: map[int32][]trace.Span{}}
 		for g := range t.GPU {
-			if (ix.cat[g] == CategoryCommunication) == comm {
+			if (cat[g] == CategoryCommunication) == comm {
 				a := &t.GPU[g]
 				sub.busy[a.Device] = append(sub.busy[a.Device], a.Span)
 			}
@@ -47,8 +46,7 @@ func (ix *index) splitBusy() *commBusy {
 // commSteps fills the compute/communication split of GPU busy per step
 // and for the whole trace.
 func (ix *index) commSteps(r *Result) {
-	cb := ix.splitBusy()
-	ix.comm = cb
+	cb := ix.comm
 	s := &r.Summary
 	if cb == nil {
 		s.ComputeBusyUs = s.GPUBusyUs
@@ -57,7 +55,7 @@ func (ix *index) commSteps(r *Result) {
 		}
 		return
 	}
-	total := func(sub *index) float64 {
+	total := func(sub *BusyFacts) float64 {
 		var d trace.Duration
 		for _, spans := range sub.busy {
 			for _, sp := range spans {
@@ -71,4 +69,34 @@ func (ix *index) commSteps(r *Result) {
 		r.Steps[i].ComputeBusyUs = us(cb.compute.busyIn(st.Start, st.End))
 		r.Steps[i].CommunicationUs = us(cb.comm.busyIn(st.Start, st.End))
 	}
+}
+
+// Phases is the fact of what part of a step launched each GPU activity
+// (forward, backward, optimizer), which activities torch.compile's
+// compiler or autotuner launched, and GPU busy split into compute and
+// communication.
+var Phases = &Analyzer{
+	Name:     "phases",
+	Doc:      "Marks each GPU activity forward, backward (autograd's evaluate_function ops, on any thread) or optimizer (Optimizer.step#/zero_grad# ranges); marks the launches torch.compile's compiler and autotuner made; splits GPU busy time into compute and communication (NCCL/RCCL) unions.",
+	Requires: []*Analyzer{Attribution, KernelCategories},
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		op := make([]trace.Index, len(t.GPU))
+		cat := make([]string, len(t.GPU))
+		for g := range t.GPU {
+			op[g] = p.ix.AttributionFacts.op[g]
+			cat[g] = p.ix.CategoryFacts.Of(g)
+		}
+		return &PhaseFacts{phase: phases(t, op), autotune: AutotuneLaunches(t), comm: splitBusy(t, cat)}, nil
+	},
+}
+
+// PhaseFacts is the result of Phases.
+type PhaseFacts struct {
+	// phase of each GPU activity; autotune marks compile/autotune
+	// launches (nil when there is none); comm splits busy time (nil
+	// without communication kernels).
+	phase    []phase
+	autotune []bool
+	comm     *commBusy
 }

@@ -28,7 +28,8 @@ var CompiledSlower = &Analyzer{
 		"'compiled'/'eager' are dropped): their steady-state medians (first call and calls that compile left out). Reported when the "+
 		"compiled calls are at least %.0f%% and %.0f µs slower. Saving model: the difference per call, kept by running eagerly (or "+
 		"regained by a compiled region large enough to amortise its guards and launches).", CompiledSlowerMinRatio*100, CompiledSlowerMinUs),
-	Run: runCompiledSlower,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Run:      runCompiledSlower,
 }
 
 // callGroup is a repeated range with its steady-state figures.

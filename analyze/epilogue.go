@@ -25,7 +25,8 @@ var GEMMEpilogue = &Analyzer{
 		"directly follows such a bias add): work a GEMM epilogue does for free while the tile is still in registers, here written to "+
 		"memory and read back by another kernel. Reported when those kernels take at least %.0f%% of the steady-state step's GPU busy "+
 		"time and %.0f µs per step. Saving model: their GPU time per step.", GEMMEpilogueMinShare*100, GEMMEpilogueMinUs),
-	Run: runGEMMEpilogue,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Run:      runGEMMEpilogue,
 }
 
 // epilogueOp reports whether op is what a GEMM epilogue can apply: an

@@ -29,7 +29,8 @@ var GPUIdle = &Analyzer{
 		"ops or sync calls that overlap the gap most, and the cause that explains most of the idle time (data loading, optimizer step, "+
 		"built-in call, synchronisation, torch.compile wrapper, user range, host code); the fix is that cause's (DataLoader workers only "+
 		"for data loading). Saving model: the long-gap idle time per step, which overlapping that host work with GPU work hides.", LaunchGap, GPUIdleMinShare*100),
-	Run: runGPUIdle,
+	Requires: []*Analyzer{IdleGaps, CompileRegions, Attribution, Steps},
+	Run:      runGPUIdle,
 }
 
 type idleGap struct {
@@ -146,44 +147,8 @@ func coveredBy(g trace.Span, merged []trace.Span) bool {
 }
 
 // mergedSpans returns the union of spans as sorted disjoint spans.
-func mergedSpans(spans []trace.Span) []trace.Span {
-	s := slices.Clone(spans)
-	slices.SortFunc(s, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-	out := s[:0]
-	for _, x := range s {
-		if n := len(out); n > 0 && x.Start <= out[n-1].End {
-			out[n-1].End = max(out[n-1].End, x.End)
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
+func mergedSpans(spans []trace.Span) []trace.Span { return unionSpans(slices.Clone(spans)) }
 
-// compileSpans returns the torch.compile ranges of the trace.
-func (p *Pass) compileSpans() []trace.Span {
-	if p.compile != nil {
-		return *p.compile
-	}
-	t := p.Trace
-	var spans []trace.Span
-	isCompile := map[string]bool{}
-	for i := range t.Ops {
-		name := t.Ops[i].Name
-		c, ok := isCompile[name]
-		if !ok {
-			c = compileEvent(name)
-			isCompile[name] = c
-		}
-		if c {
-			spans = append(spans, t.Ops[i].Span)
-		}
-	}
-	for i := range t.Annotations {
-		if compileEvent(t.Annotations[i].Name) {
-			spans = append(spans, t.Annotations[i].Span)
-		}
-	}
-	p.compile = &spans
-	return spans
-}
+// compileSpans returns the torch.compile ranges of the trace (the
+// CompileRegions fact).
+func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }

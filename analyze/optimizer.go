@@ -21,7 +21,8 @@ var OptimizerStep = &Analyzer{
 		"Reported when the GPU idles during it for at least %.0f%% of the median step after the first and the step is not already fused "+
 		"(_fused_adam/_fused_adamw/_fused_sgd ops or Fused*Functor kernels). Saving model: that idle time per step, which a fused "+
 		"optimizer (one kernel per group) or a captured/compiled step removes.", OptimizerMinShare*100),
-	Run: runOptimizerStep,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Run:      runOptimizerStep,
 }
 
 // fusedOptimizer reports whether an optimizer op or kernel is a fused

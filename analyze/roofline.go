@@ -107,33 +107,24 @@ func (ix *index) roofline() []RooflineRow {
 	// shapesInStep remembers the GEMM shapes measured per step, to place
 	// op-less GEMM kernels.
 	shapesInStep := map[int32]map[string]RooflineRow{}
-	// Shapes repeat (every layer, every step): parse each once.
-	type parsed struct {
-		dtype        string
-		flops, bytes float64
-		shape        string
-	}
-	seen := map[[3]string]parsed{}
 	for op, c := range calls {
 		o := &t.Ops[op]
-		pk := [3]string{o.Name, o.InputDims, o.InputTypes}
-		pr, ok := seen[pk]
-		if !ok {
+		// Shapes repeat (every layer, every step): the Shapes fact parses
+		// each once; attention ops are parsed here.
+		var pr GEMMShape
+		if slices.Contains(attentionOps, o.Name) {
 			for _, ty := range parseTypes(o.InputTypes) {
 				if elemSize(ty) > 0 {
-					pr.dtype = ty
+					pr.DType = ty
 					break
 				}
 			}
-			if slices.Contains(attentionOps, o.Name) {
-				pr.flops, pr.bytes, pr.shape = attentionFLOPs(o.InputDims, elemSize(pr.dtype))
-			} else {
-				pr.flops, pr.bytes, pr.shape = gemmFLOPs(o.Name, o.InputDims, elemSize(pr.dtype))
-			}
-			seen[pk] = pr
+			pr.FLOPs, pr.Bytes, pr.Shape = attentionFLOPs(o.InputDims, elemSize(pr.DType))
+		} else {
+			pr = ix.GEMM(o)
 		}
-		dtype, elem := pr.dtype, elemSize(pr.dtype)
-		flops, bytes, shape := pr.flops, pr.bytes, pr.shape
+		dtype, elem := pr.DType, elemSize(pr.DType)
+		flops, bytes, shape := pr.FLOPs, pr.Bytes, pr.Shape
 		src := "input dims"
 		if slices.Contains(attentionOps, o.Name) {
 			src = "input dims (attention counted as causal: a lower bound)"
