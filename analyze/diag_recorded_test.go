@@ -270,3 +270,37 @@ func TestCompiledSlower(t *testing.T) {
 		}
 	}
 }
+
+// TestProfilerOptionsCaveat: the same workload profiled with and without
+// with_stack+profile_memory; the host-time findings of the first carry
+// the caveat naming those options, the second's do not.
+func TestProfilerOptionsCaveat(t *testing.T) {
+	for _, pair := range [][2]string{{"recorded/opts_gpt_stack_mem.json.gz", "recorded/opts_gpt_plain.json.gz"},
+		{"recorded/opts_sincos_stack_mem.json.gz", "recorded/opts_sincos_plain.json.gz"}} {
+		for i, name := range pair {
+			r := run(t, name)
+			e := recorded(t, name)
+			heavy := e.Totals.MemoryEvents > 0 && e.Totals.PythonFunctionEvents > 0
+			if heavy != (i == 0) {
+				t.Fatalf("%s: memory events %d, Python frames %d: not the pair the test assumes", name, e.Totals.MemoryEvents, e.Totals.PythonFunctionEvents)
+			}
+			if got := strings.Join(r.ProfilerOptions, ","); heavy != (strings.Contains(got, "with_stack") && strings.Contains(got, "profile_memory")) {
+				t.Errorf("%s: profiler options %q", name, got)
+			}
+			host := 0
+			for _, f := range r.Findings {
+				if f.SavingFrom == FromKernelTime {
+					continue
+				}
+				host++
+				ev := evidenceText(f)
+				if heavy != strings.Contains(ev, "with_stack, profile_memory") {
+					t.Errorf("%s: %s caveat present=%v", name, f.ID, !heavy)
+				}
+			}
+			if host == 0 {
+				t.Errorf("%s: no host-time finding to carry the caveat: %v", name, ids(r))
+			}
+		}
+	}
+}

@@ -36,6 +36,10 @@ type Result struct {
 	// Overlaps lists the parts of the step that more than one finding's
 	// saving comes out of, with the combined estimate for each.
 	Overlaps []Overlap `json:"overlaps"`
+	// ProfilerOptions lists the torch.profiler options the trace shows
+	// were on and that inflate host times (with_stack, profile_memory,
+	// record_shapes); findings resting on host time carry a caveat.
+	ProfilerOptions []string `json:"profiler_options"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
 	// Corrections says what Run removed or bounded because it could not

@@ -109,6 +109,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	addProfilerCaveat(t, r)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
 	return r, nil
