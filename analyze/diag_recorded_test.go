@@ -304,3 +304,28 @@ func TestProfilerOptionsCaveat(t *testing.T) {
 		}
 	}
 }
+
+// TestRangesCountBackwardKernels: a user's record_function("backward")
+// around loss.backward() gets the GPU time of the kernels autograd's
+// thread launched meanwhile, so it outranks "forward".
+func TestRangesCountBackwardKernels(t *testing.T) {
+	name := "recorded/amp_gpt_foreach.json.gz"
+	r := run(t, name)
+	e := recorded(t, name)
+	var bwdKernels float64
+	for _, s := range e.Steps {
+		bwdKernels += s.PhaseKernelUs["backward"]
+	}
+	got := map[string]float64{}
+	for _, a := range r.Annotations {
+		if a.Kind == AnnotationRange {
+			got[a.Name] += a.GPUUs
+		}
+	}
+	if got["backward"] <= got["forward"] || got["backward"] < 0.95*bwdKernels {
+		t.Errorf("range GPU time: backward %.1f µs, forward %.1f µs; backward kernels in the steps %.1f µs", got["backward"], got["forward"], bwdKernels)
+	}
+	if s := r.StepStats; s.MedianBackwardUs < 2*s.MedianForwardUs {
+		t.Errorf("median backward %.1f µs vs forward %.1f µs: the recorder measures ≈2.3×", s.MedianBackwardUs, s.MedianForwardUs)
+	}
+}

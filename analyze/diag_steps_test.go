@@ -53,6 +53,11 @@ func TestIdleGapCauses(t *testing.T) {
 		{"recorded/train_pinned_async.json.gz", CauseDataLoading, "num_workers", "gpu-idle"},
 		{"recorded/sincos_compile_cold.json.gz", CauseCompiled, "reduce-overhead", "compile-overhead"},
 		{"nanobragg_compile.json.gz", CauseCompiled, "reduce-overhead", "compile-overhead"},
+		{"recorded/dataloader_mlp.json.gz", CauseDataLoading, "num_workers", "gpu-idle"},
+		{"recorded/dataloader_cnn.json.gz", CauseDataLoading, "num_workers", "gpu-idle"},
+		{"recorded/sleep_cnn.json.gz", CauseBuiltin, "time.sleep", "gpu-idle"},
+		{"recorded/sleep_mlp.json.gz", CauseBuiltin, "time.sleep", "gpu-idle"},
+		{"recorded/optim_many_params.json.gz", CauseOptimizer, "fused=True", "gpu-idle"},
 	} {
 		t.Run(tc.trace, func(t *testing.T) {
 			r := run(t, tc.trace)

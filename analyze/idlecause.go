@@ -116,7 +116,11 @@ func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
 		switch {
 		case !ok:
 			if b := builtinFrame(f.Name); b != "" {
-				consider(b+" (built-in, no source line)", CauseBuiltin, f.Span, false)
+				name := b + " (built-in, no source line)"
+				if u := ix.userFrameOf(f.Parent); u != trace.None {
+					name = fmt.Sprintf("%s (built-in) called from %s", b, t.Frames[u].Name)
+				}
+				consider(name, CauseBuiltin, f.Span, false)
 			}
 		case !libraryFile(file):
 			cause := CauseHostCode
