@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -16,6 +17,10 @@ import (
 type Input struct {
 	Trace  *trace.Trace
 	Result *analyze.Result
+	// Run, for one rank of a multi-rank run, is the run's analysis and
+	// Rank the rank Trace is (see ranks.go).
+	Run  *distributed.Result
+	Rank int
 }
 
 // Options tune what the report shows.
@@ -58,6 +63,9 @@ func JSON(w io.Writer, in []Input) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	if len(in) == 1 && in[0].Run != nil {
+		return writeRunJSON(w, in[0])
+	}
 	if len(in) == 1 {
 		return enc.Encode(in[0].Result)
 	}
@@ -164,6 +172,7 @@ func (d *doc) single(x Input) {
 	d.header(t, r)
 	d.heading(2, "Executive summary")
 	d.summary(t, r)
+	d.ranks(x)
 	d.steps(t, r)
 	d.timeBreakdown(r)
 	d.kernels(r)

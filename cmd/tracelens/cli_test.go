@@ -207,7 +207,7 @@ func TestBadInputExitsTwoWithFileAndOffset(t *testing.T) {
 		{[]string{"info", write("empty.json", nil)}, "empty.json: empty file"},
 		{[]string{"top", write("fake.json.gz", []byte("plain text, not gzip"))}, "fake.json.gz: invalid JSON at byte 0"},
 		{[]string{"top", filepath.Join(dir, "missing.json")}, "missing.json: no such file or directory"},
-		{[]string{"top", dir}, "is a directory"},
+		{[]string{"top", dir}, "trunc.json.gz: invalid JSON at decompressed byte 40"}, // a directory is a run: every rank's error
 		{[]string{"top"}, "missing TRACE argument"},
 		{[]string{"top", "-n", "x", fixture("fusedlinear_naive.json.gz")}, "invalid value"},
 		{[]string{"top", "--sort", "fastest", fixture("fusedlinear_naive.json.gz")}, `unknown --sort "fastest"`},

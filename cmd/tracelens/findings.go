@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -33,6 +34,7 @@ func splitList(s string) []string {
 
 func runFindings(e *env, args []string) error {
 	fs := newFlags("findings")
+	rf := addRunFlags(fs)
 	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
 	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	format := fs.String("format", "text", "output `FORMAT`: text, or json (analyze's Result, as report --format json)")
@@ -42,6 +44,9 @@ func runFindings(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	if distributed.IsRun(pos) {
+		return runFindingsRun(e, pos, rf, *format)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {

@@ -50,6 +50,7 @@ func commands() []command {
 		analyzersCommand(),
 		reportCommand(),
 		diffCommand(),
+		exportCommand(),
 		tuiCommand(),
 		captureCommand(),
 		demoCommand(),

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -35,6 +36,7 @@ type topSummary struct {
 
 func runTop(e *env, args []string) error {
 	fs := newFlags("top")
+	rf := addRunFlags(fs)
 	n := fs.Int("n", 20, "show the top `N` kernels (0 = all)")
 	sortBy := fs.String("sort", "total", "sort by `KEY`: total, count, mean or max")
 	format := fs.String("format", "text", "output `FORMAT`: text or json")
@@ -55,6 +57,9 @@ func runTop(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	if distributed.IsRun(pos) {
+		return runTopRun(e, pos, rf, *n, *format)
 	}
 	t, err := loadTrace(e, path)
 	if err != nil {
