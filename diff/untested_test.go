@@ -76,14 +76,13 @@ func TestUntestedChangeIsNotSame(t *testing.T) {
 // TestSameKernelsResolveNothing: opts_gpt_plain and opts_gpt_stack_mem run
 // the same 339 kernels (untested_expect.py: same name multiset, GPU time
 // within 0.4 %); only with_stack/profile_memory differ. A finding present
-// only in base is not "resolved", and the notes warn about the options.
+// only in base is not "resolved" (before fusion-candidate stopped at GEMM
+// ops, its backward chain flipped here with the profiler's host overhead),
+// and the notes warn about the options.
 func TestSameKernelsResolveNothing(t *testing.T) {
 	r := compareFiles(t, "recorded/opts_gpt_plain.json.gz", "recorded/opts_gpt_stack_mem.json.gz")
 	if len(r.Findings.Resolved) != 0 {
 		t.Errorf("resolved between identical kernels: %+v", r.Findings.Resolved)
-	}
-	if len(r.Findings.Unreported) == 0 {
-		t.Errorf("the base-only fusion-candidate should be listed as not resolved")
 	}
 	found := false
 	for _, n := range r.Notes {
