@@ -34,7 +34,7 @@ func load(t testing.TB, name string) *trace.Trace {
 	}
 	var tr *trace.Trace
 	var err error
-	if strings.HasPrefix(name, "recorded/") || strings.HasPrefix(name, "capture/") {
+	if strings.HasPrefix(name, "recorded/") || strings.HasPrefix(name, "capture/") || strings.HasPrefix(name, "runs/") {
 		tr, err = ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
 	} else {
 		r, oerr := fixtures.Open(name)

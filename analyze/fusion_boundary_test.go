@@ -1,12 +1,9 @@
 package analyze
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tracelens/tracelens/ingest"
 )
 
 // TestFusionChainsStopAtGEMMOps: a fusion chain never holds a kernel of an
@@ -23,15 +20,7 @@ func TestFusionChainsStopAtGEMMOps(t *testing.T) {
 		"recorded/optim_deep_narrow.json.gz":             {"linear", "AddmmBackward0"},
 		"runs/ddp_host_straggler/rank0.pt.trace.json.gz": {"linear", "AddmmBackward0"},
 	} {
-		tr, err := ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range r.Findings {
+		for _, f := range run(t, name).Findings {
 			if f.ID != "fusion-candidate" {
 				continue
 			}
