@@ -192,10 +192,5 @@ func steadyComputeShare(r *analyze.Result) float64 {
 	if len(shares) == 0 {
 		return 0
 	}
-	slices.Sort(shares)
-	n := len(shares)
-	if n%2 == 1 {
-		return shares[n/2]
-	}
-	return (shares[n/2-1] + shares[n/2]) / 2
+	return analyze.Median(shares)
 }
