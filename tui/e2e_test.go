@@ -131,7 +131,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	s := startTmux(t, bin, "", fixture)
-	s.waitFor("first frame", "[1 Overview]", "Top findings", "NVIDIA H100")
+	s.waitFor("first frame", "[1 Overview]", "TOP FINDINGS", "NVIDIA H100")
 
 	s.keys("2")
 	s.waitFor("kernels screen", "[2 Kernels]", "gemmk1_kernel", "1/16 kernels")

@@ -226,6 +226,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.data, m.screens, m.loaded = msg.d, msg.screens, true
+		if m.data.diff != nil {
+			// `tui BASE NEW` asks for the comparison: open on it.
+			m.cur = scrDiff
+		}
 		return m, nil
 	case tea.MouseMsg:
 		if m.loaded && msg.Action == tea.MouseActionPress {

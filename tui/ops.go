@@ -27,11 +27,9 @@ func newOpsScreen(d *data) *opsScreen {
 	desc := func(f func(o *analyze.OpStat) float64) []int32 {
 		return orderBy(n, func(a, b int) int { return cmp.Compare(f(&ops[b]), f(&ops[a])) })
 	}
-	keys := make([]string, n)
 	names := make([]string, n)
 	for i := range ops {
 		names[i] = sanitize(ops[i].Name)
-		keys[i] = strings.ToLower(names[i])
 	}
 	flatCols := []column{
 		{title: "OP", order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
@@ -63,7 +61,7 @@ func newOpsScreen(d *data) *opsScreen {
 		return ""
 	}
 	s := &opsScreen{d: d, open: make([]bool, len(d.tree.nodes))}
-	s.flat = newTable(flatCols, keys, nil, 4, flatCell)
+	s.flat = newTable(flatCols, nil, nil, 4, flatCell)
 
 	nodes := d.tree.nodes
 	treeCols := []column{

@@ -80,7 +80,10 @@ func keyPress(k string) tea.KeyMsg {
 func screenAfter(t *testing.T, opts Options, w, h int, keys ...string) string {
 	t.Helper()
 	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(w, h))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("[1 Overview]")) },
+	// A single trace opens on the overview, a diff on the diff.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("[1 Overview]")) || bytes.Contains(b, []byte("[6 Diff]"))
+	},
 		teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	for _, k := range keys {
 		tm.Send(keyPress(k))
@@ -333,7 +336,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 	for n := range fs.d.res.Findings {
 		press(m, "enter")
 		var ok bool
-		if i, ok = fs.detail.selected(); ok && fs.links[i] >= 0 {
+		if i, ok = fs.detail.selected(); ok && fs.links[i].kernel >= 0 {
 			break
 		}
 		if n == len(fs.d.res.Findings)-1 {
@@ -341,7 +344,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 		}
 		press(m, "esc", "down")
 	}
-	want := fs.d.kernels[fs.links[i]].full
+	want := fs.d.kernels[fs.links[i].kernel].full
 	press(m, "enter")
 	if m.cur != scrKernels {
 		t.Fatalf("Enter on a link left screen %d", m.cur)

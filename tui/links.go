@@ -1,0 +1,168 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Links between screens: a finding names kernels, gaps and chains; the
+// timeline names kernels and ops. Following one switches screen and puts
+// the cursor on the thing named, clearing a filter that would hide it.
+
+// showKernel opens kernel row's detail on the Kernels screen.
+func (m *Model) showKernel(row int) {
+	ks := m.screens[scrKernels].(*kernelsScreen)
+	m.filters[scrKernels] = ""
+	ks.tbl.setFilter("")
+	ks.show(row)
+	m.goTo(scrKernels)
+}
+
+// showOp selects the op named name in the Ops table.
+func (m *Model) showOp(name string) {
+	os := m.screens[scrOps].(*opsScreen)
+	for row := range m.data.res.Ops {
+		if m.data.res.Ops[row].Name == name {
+			m.filters[scrOps] = ""
+			os.setFilter("")
+			os.isTree = false
+			os.flat.selectRow(row)
+			m.goTo(scrOps)
+			return
+		}
+	}
+}
+
+// showTimeline puts the timeline on span, on the lane of GPU stream
+// (device, stream) when there is one.
+func (m *Model) showTimeline(span trace.Span, device, stream int32) {
+	ts := m.screens[scrTimeline].(*timelineScreen)
+	m.filters[scrTimeline] = ""
+	ts.show(span, ts.laneOfGPU(device, stream))
+	m.goTo(scrTimeline)
+}
+
+// link is where a line of a detail view leads, if anywhere.
+type link struct {
+	kernel int // kernel row, or -1
+	// at, when its End is after its Start, is a place on the timeline
+	// (a gap, a chain of kernels) on GPU stream (device, stream).
+	at             trace.Span
+	device, stream int32
+	// approx places come from rounded figures: the timeline snaps them to
+	// the gap they name.
+	approx bool
+}
+
+var noLink = link{kernel: -1}
+
+func kernelLink(row int) link { return link{kernel: row} }
+
+func (l link) ok() bool { return l.kernel >= 0 || l.at.End > l.at.Start }
+
+func (l link) follow(m *Model) {
+	switch {
+	case l.kernel >= 0:
+		m.showKernel(l.kernel)
+	case l.at.End > l.at.Start:
+		at := l.at
+		if l.approx {
+			at = m.screens[scrTimeline].(*timelineScreen).nearestGap(at)
+		}
+		m.showTimeline(at, l.device, l.stream)
+	}
+}
+
+// chainPlace finds the first time the kernels named run back to back on
+// one stream (a fusion chain's evidence lists them in order) and returns
+// their span. ok is false when they never do, as for evidence that lists
+// kernels that are not a sequence.
+func chainPlace(t *trace.Trace, names []string) (l link, ok bool) {
+	n := len(names)
+	if n < 2 {
+		return noLink, false
+	}
+	g := t.GPU
+outer:
+	for i := 0; i+n <= len(g); i++ {
+		if g[i].Name != names[0] {
+			continue
+		}
+		for k := 1; k < n; k++ {
+			if a := &g[i+k]; a.Name != names[k] || a.Device != g[i].Device || a.Stream != g[i].Stream {
+				continue outer
+			}
+		}
+		return link{kernel: -1, at: trace.Span{Start: g[i].Start, End: g[i+n-1].End}, device: g[i].Device, stream: g[i].Stream}, true
+	}
+	return noLink, false
+}
+
+// gapPlaces reads an evidence table that lists idle gaps (columns "at",
+// the gap's start from the first step, and "gap", its length) into
+// timeline places, one per row; nil when the table is not such a list.
+// The figures are rounded to three digits, so each place is approximate
+// and the timeline snaps it to the GPU gap it names (see nearestGap).
+func gapPlaces(t *trace.Trace, header []string, rows [][]string) []link {
+	at, gap := -1, -1
+	for i, h := range header {
+		switch strings.ToLower(strings.TrimSpace(h)) {
+		case "at":
+			at = i
+		case "gap":
+			gap = i
+		}
+	}
+	if at < 0 || gap < 0 || len(t.Steps) == 0 {
+		return nil
+	}
+	out := make([]link, len(rows))
+	for r, row := range rows {
+		out[r] = noLink
+		if at >= len(row) || gap >= len(row) {
+			continue
+		}
+		a, ok1 := parseDuration(row[at])
+		g, ok2 := parseDuration(row[gap])
+		if !ok1 || !ok2 || g <= 0 {
+			continue
+		}
+		start := t.Steps[0].Start + trace.Time(a)
+		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1, approx: true}
+	}
+	return out
+}
+
+// parseDuration reads what trace.Duration.String prints ("812ns",
+// "3.40µs", "12.3ms", "1.50s").
+func parseDuration(s string) (trace.Duration, bool) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		ns     float64
+	}{{"ns", 1}, {"µs", 1e3}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || v < 0 {
+				return 0, false
+			}
+			return trace.Duration(v*u.ns + 0.5), true
+		}
+	}
+	return 0, false
+}
+
+// showFinding opens finding row's detail on the Findings screen.
+func (m *Model) showFinding(row int) {
+	fs := m.screens[scrFindings].(*findingsScreen)
+	m.filters[scrFindings] = ""
+	fs.back()
+	fs.tbl.setFilter("")
+	fs.tbl.selectRow(row)
+	fs.open = row
+	fs.build(max(m.width-2, 20))
+	m.goTo(scrFindings)
+}
