@@ -20,6 +20,7 @@ import (
 // the kernel (or category, with c) table, each change marked by whether the
 // Mann–Whitney U test calls it significant.
 type diffScreen struct {
+	d       *data
 	r       *diff.Result
 	kernels *table
 	cats    *table
@@ -27,7 +28,7 @@ type diffScreen struct {
 }
 
 func newDiffScreen(d *data) *diffScreen {
-	s := &diffScreen{r: d.diff}
+	s := &diffScreen{d: d, r: d.diff}
 	if s.r == nil {
 		return s
 	}
@@ -158,8 +159,37 @@ func (s *diffScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.cur().cycleSort()
 		return true
+	case key.Matches(msg, m.keys.open):
+		s.open(m)
+		return true
 	}
 	return tableKeys(s.cur(), &m.keys, msg)
+}
+
+// open follows the row under the cursor into NEW: a kernel to its
+// detail, a category to the kernel table filtered on it. A kernel only
+// BASE ran has nothing to open.
+func (s *diffScreen) open(m *Model) {
+	row, ok := s.cur().selected()
+	if !ok {
+		return
+	}
+	if s.byCat {
+		cat := sanitize(s.r.Categories[row].Name)
+		m.filters[scrKernels] = cat
+		ks := m.screens[scrKernels].(*kernelsScreen)
+		ks.back()
+		ks.tbl.setFilter(cat)
+		m.goTo(scrKernels)
+		return
+	}
+	r := &s.r.Kernels[row]
+	for _, name := range append([]string{r.Name}, r.NewNames...) {
+		if k, ok := s.d.kernelIndex[name]; ok {
+			m.showKernel(k)
+			return
+		}
+	}
 }
 
 func (s *diffScreen) scroll(d int) {
@@ -247,7 +277,7 @@ func (s *diffScreen) hint() string {
 	if s.byCat {
 		what = "categories"
 	}
-	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c " + map[bool]string{true: "kernels", false: "categories"}[s.byCat] + "  ▲▼ significant ~ noise"
+	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c " + map[bool]string{true: "kernels", false: "categories"}[s.byCat] + "  Enter opens  ▲▼ significant ~ noise"
 }
 
 func (s *diffScreen) setFilter(f string) bool {

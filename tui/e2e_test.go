@@ -1,4 +1,4 @@
-package tui_test
+package tui
 
 import (
 	"errors"
@@ -76,7 +76,7 @@ func (s *tmuxSession) exitStatus() string {
 // startTmux runs "tracelens tui args..." in a 120×40 tmux terminal.
 func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSession {
 	dir := t.TempDir()
-	s := &tmuxSession{t: t, socket: fmt.Sprintf("tracelens-e2e-%d-%s", os.Getpid(), t.Name()), name: "tui", status: filepath.Join(dir, "status")}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("tracelens-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), name: "tui", status: filepath.Join(dir, "status")}
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = "'" + a + "'"

@@ -402,3 +402,31 @@ func TestColourCarriesMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffEnterOpensNew: Enter on a diff row opens NEW's kernel, and on a
+// category row the kernel table filtered on that category.
+func TestDiffEnterOpensNew(t *testing.T) {
+	m := loaded(t, diffOptions(), 120, 40)
+	ds := m.screens[scrDiff].(*diffScreen)
+	row, _ := ds.kernels.selected()
+	name := ds.r.Kernels[row].Name
+	press(m, "enter")
+	ks := m.screens[scrKernels].(*kernelsScreen)
+	if m.cur != scrKernels || ks.detail == nil {
+		t.Fatalf("Enter on a diff kernel: screen %d, detail %v", m.cur+1, ks.detail != nil)
+	}
+	if k, _ := ks.tbl.selected(); ks.d.kernels[k].Name != name {
+		t.Errorf("opened %s, want %s", ks.d.kernels[k].Name, name)
+	}
+	press(m, "esc", "6", "c", "enter")
+	row, _ = ds.cats.selected()
+	cat := ds.r.Categories[row].Name
+	if m.cur != scrKernels || m.filters[scrKernels] != cat || len(ks.tbl.view) == 0 {
+		t.Fatalf("Enter on category %s: screen %d, filter %q, %d rows", cat, m.cur+1, m.filters[scrKernels], len(ks.tbl.view))
+	}
+	for _, r := range ks.tbl.view {
+		if k := ks.d.kernels[r]; k.Category != cat && !strings.Contains(strings.ToLower(k.full), cat) {
+			t.Errorf("category %s shows kernel %s of %s", cat, k.short, k.Category)
+		}
+	}
+}

@@ -102,29 +102,48 @@ func (l *lane) first(x trace.Time) int {
 	return sort.Search(l.n, func(i int) bool { return l.start(i) >= x })
 }
 
+// cover returns the innermost item covering time x, or -1. Items are
+// sorted by start, so it is the latest-starting one that has not ended by
+// x: from the last item starting at or before x, walk out through the
+// parents (as deep as the stack, whatever the lane's size), or, on lanes
+// without parent links, back through earlier items (bounded; the
+// outermost items are searched after that).
+func (l *lane) cover(x trace.Time) int {
+	i := min(l.first(x+1), l.n) - 1
+	if l.parent != nil {
+		for i >= 0 && l.end(i) <= x {
+			p := l.parent(i)
+			if p >= i {
+				p = -1 // a malformed link: never loop
+			}
+			i = p
+		}
+		return i
+	}
+	for n := 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
+		if l.end(i) > x {
+			return i
+		}
+	}
+	k := sort.Search(len(l.tops), func(i int) bool { return l.start(int(l.tops[i])) > x })
+	if k > 0 && l.end(int(l.tops[k-1])) > x {
+		return int(l.tops[k-1])
+	}
+	return -1
+}
+
 // under returns the item the readout names for the column [a, b): on
 // lanes whose items nest, the innermost one covering the column's middle;
 // otherwise (or when none covers it) the one overlapping the column most.
 // It returns -1 when the lane is idle there.
 func (l *lane) under(a, b trace.Time) int {
-	hi := l.first(b)
 	if l.kind != laneGPU {
-		mid := a + (b-a)/2
-		// Items are sorted by start, so the innermost item covering mid
-		// is the latest-starting one that has not ended. Bounded: past
-		// that many, the outermost item is found below.
-		for i, n := min(l.first(mid+1), l.n)-1, 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
-			if l.end(i) > mid {
-				return i
-			}
-		}
-		k := sort.Search(len(l.tops), func(i int) bool { return l.start(int(l.tops[i])) > mid })
-		if k > 0 && l.end(int(l.tops[k-1])) > mid {
-			return int(l.tops[k-1])
+		if i := l.cover(a + (b-a)/2); i >= 0 {
+			return i
 		}
 	}
 	best, bestOv := -1, trace.Duration(0)
-	for i, n := hi-1, 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
+	for i, n := l.first(b)-1, 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
 		if l.kind == laneGPU && l.end(i) <= a {
 			break
 		}
@@ -214,7 +233,8 @@ func buildLanes(t *trace.Trace) []lane {
 		n, name := threadLabel(o[0].Thread)
 		host = append(host, hostLane{o[0].Thread, lane{kind: laneOps, label: fmt.Sprintf("cpu%d ops", n), what: "ops on " + name, n: len(o),
 			start: func(i int) trace.Time { return o[i].Start }, end: func(i int) trace.Time { return o[i].End },
-			describe: func(i int) string { return opPathText(t, trace.Index(from+i)) }, ref: func(i int) int { return from + i }}})
+			describe: func(i int) string { return opPathText(t, trace.Index(from+i)) }, ref: func(i int) int { return from + i },
+			parent: func(i int) int { return localParent(o[i].Parent, from, len(o)) }}})
 	})
 	runs(len(t.Frames), func(i, j int) bool { return t.Frames[i].Thread == t.Frames[j].Thread }, func(from, to int) {
 		f := t.Frames[from:to]
@@ -223,12 +243,7 @@ func buildLanes(t *trace.Trace) []lane {
 			start: func(i int) trace.Time { return f[i].Start }, end: func(i int) trace.Time { return f[i].End },
 			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(int) int { return -1 },
 			short: func(i int) string { _, _, fn, _ := trace.ParseFrameName(f[i].Name); return sanitize(fn) },
-			parent: func(i int) int {
-				if p := int(f[i].Parent) - from; f[i].Parent != trace.None && p >= 0 && p < len(f) {
-					return p
-				}
-				return -1
-			}}})
+			parent: func(i int) int { return localParent(f[i].Parent, from, len(f)) }}})
 	})
 	// A thread's ops lane sits above its Python lane.
 	sort.SliceStable(host, func(a, b int) bool {
@@ -270,6 +285,15 @@ func buildLanes(t *trace.Trace) []lane {
 	}
 	flush()
 	return ls
+}
+
+// localParent turns a parent link into an index within the lane that
+// holds the trace's items [from, from+n), or -1.
+func localParent(p trace.Index, from, n int) int {
+	if q := int(p) - from; p != trace.None && q >= 0 && q < n {
+		return q
+	}
+	return -1
 }
 
 // gpuName names a GPU activity: a kernel's short name, or the copy kind.

@@ -418,14 +418,15 @@ func (s *timelineScreen) frameCells(l *lane, st *styles) string {
 	prevName, pos := "", 0
 	var label []rune
 	for c := 0; c < s.cols; c++ {
-		i := l.under(s.colStart(c), s.colStart(c+1))
+		a := s.colStart(c)
+		i := l.cover(a + (s.colStart(c+1)-a)/2)
 		if i < 0 {
 			b.WriteByte(' ')
 			prevName = ""
 			continue
 		}
 		if l.parent != nil {
-			for p := l.parent(i); p >= 0 && trace.Duration(l.end(p)-l.start(p)) < limit; p = l.parent(p) {
+			for p := l.parent(i); p >= 0 && p < i && trace.Duration(l.end(p)-l.start(p)) < limit; p = l.parent(p) {
 				i = p
 			}
 		}
