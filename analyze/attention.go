@@ -108,10 +108,17 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 		short = append(short, ShortKernelName(n))
 	}
 	return []Finding{{
-		Title: fmt.Sprintf("attention computed unfused: matmul → softmax → matmul %d times (%.0f per step), %s per step in the kernels between the matmuls",
+		Title: fmt.Sprintf("attention unfused: matmul → softmax → matmul %d times (%.0f per step), %s per step in between",
 			occurrences, float64(occurrences)/steps, fmtUs(saving)),
-		Severity: severityByShare(p.shareOfStep(saving)),
-		SavingUs: saving,
+		Subject:    "attention " + ShortKernelName(softmaxKernel),
+		Severity:   severityByShare(p.shareOfStep(saving)),
+		SavingUs:   saving,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"occurrences", Count(float64(occurrences))},
+			{"GPU time between the matmuls", Dur(between)},
+			{"launches between the matmuls", Count(float64(launches))},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("softmax kernel %s runs between two batched matmuls on the same stream, in %s", ShortKernelName(softmaxKernel), where),
 				Kernels: append([]string{softmaxKernel}, names...)},

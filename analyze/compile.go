@@ -117,7 +117,7 @@ func runCompileOverhead(p *Pass) ([]Finding, error) {
 		}
 	}
 
-	rows := p.coldWarm(spans)
+	cw := p.coldWarm(spans)
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	saving := us(compile) / steps
 	ev := []Evidence{
@@ -131,9 +131,8 @@ func runCompileOverhead(p *Pass) ([]Finding, error) {
 	if captures > 0 || replays > 0 {
 		ev = append(ev, Evidence{Text: fmt.Sprintf("CUDA graphs: %d recorded (capture and instantiate take %s), %d replays (cudaGraphLaunch)", captures, record, replays)})
 	}
-	if len(rows) > 0 {
-		ev = append(ev, Evidence{Text: "cold (first) vs warm calls of repeated ranges:",
-			Table: &Table{Header: []string{"range", "calls", "cold", "warm median", "cold/warm", "compile inside cold"}, Rows: rows}})
+	if len(cw.Rows) > 0 {
+		ev = append(ev, Evidence{Text: "cold (first) vs warm calls of repeated ranges:", Table: cw})
 	}
 	ev = append(ev, Evidence{Text: "saving model: the compile time per step, paid once per process and shape; a warm start skips it"})
 	fix := "keep compilation out of the measured or served path: warm up each input shape once before timing/serving, persist Inductor's caches " +
@@ -141,15 +140,23 @@ func runCompileOverhead(p *Pass) ([]Finding, error) {
 	if recompiles > 0 {
 		fix += fmt.Sprintf("; the %d recompilation(s) come from new input shapes: pass dynamic=True to torch.compile or torch._dynamo.mark_dynamic() the varying dimension, or pad inputs to a few fixed sizes", recompiles)
 	}
-	title := fmt.Sprintf("torch.compile takes %s of %s traced (%.0f%%): %d compilation(s), %d recompilation(s)",
+	title := fmt.Sprintf("torch.compile: %s of %s traced (%.0f%%), %d compile(s), %d recompile(s)",
 		compile, fmtUs(wall), us(compile)/wall*100, max(len(ids), 1), recompiles)
-	if len(rows) > 0 {
-		title += "; first call " + rows[0][4] + " slower than warm"
+	if len(cw.Rows) > 0 && !cw.Rows[0][4].Empty() {
+		title += "; first call " + cw.Rows[0][4].String() + " slower"
 	}
 	return []Finding{{
 		Title:      title,
+		Subject:    "torch.compile",
 		Severity:   High,
 		SavingUs:   saving,
+		SavingFrom: FromHostWaits,
+		Measures: []Measure{
+			{"compile time", Dur(compile)},
+			{"traced wall time", DurUs(wall)},
+			{"compilations", Count(float64(max(len(ids), 1)))},
+			{"recompilations", Count(float64(recompiles))},
+		},
 		Evidence:   ev,
 		Fix:        fix,
 		Confidence: High,
@@ -158,7 +165,7 @@ func runCompileOverhead(p *Pass) ([]Finding, error) {
 
 // coldWarm compares the first call of each repeated record_function range
 // (names equal once trailing digits are dropped) with the later ones.
-func (p *Pass) coldWarm(compile []trace.Span) [][]string {
+func (p *Pass) coldWarm(compile []trace.Span) *Table {
 	t := p.Trace
 	type group struct {
 		name  string
@@ -181,7 +188,8 @@ func (p *Pass) coldWarm(compile []trace.Span) [][]string {
 		}
 		g.spans = append(g.spans, a.Span)
 	}
-	var rows [][]string
+	tb := NewTable(Col("range", KindName), Col("calls", KindCount), Col("cold", KindDuration), Col("warm median", KindDuration),
+		Column{Name: "cold/warm", Kind: KindRate, Unit: "×"}, Col("compile inside cold", KindDuration))
 	for _, key := range order {
 		g := groups[key]
 		if len(g.spans) < 2 {
@@ -203,11 +211,11 @@ func (p *Pass) coldWarm(compile []trace.Span) [][]string {
 			warm = append(warm, us(s.Dur()))
 		}
 		w := median(warm)
-		ratio := "-"
+		ratio := Value{}
 		if w > 0 {
-			ratio = fmt.Sprintf("%.0f×", us(cold.Dur())/w)
+			ratio = Rate(us(cold.Dur())/w, "×")
 		}
-		rows = append(rows, []string{key + "*", fmt.Sprint(len(g.spans)), cold.Dur().String(), fmtUs(w), ratio, mergeSpans(inside).String()})
+		tb.Add(NameCell(key+"*"), Count(float64(len(g.spans))), Dur(cold.Dur()), DurUs(w), ratio, Dur(mergeSpans(inside)))
 	}
-	return rows
+	return tb
 }

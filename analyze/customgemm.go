@@ -85,10 +85,18 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 			where = ix.launchSite(g)
 		}
 		out = append(out, Finding{
-			Title: fmt.Sprintf("hand-written GEMM %s takes %.0f%% of GPU time (%s a call, %d calls) with no shared-memory tiling",
-				k.ShortName, k.Share*100, fmtUs(k.MeanUs), k.Count),
-			Severity: High,
-			SavingUs: saving,
+			Title: fmt.Sprintf("hand-written GEMM %s: %.0f%% of GPU time, %d calls of %s",
+				ClipName(k.ShortName, 40), k.Share*100, k.Count, fmtUs(k.MeanUs)),
+			Subject:    k.Name,
+			Severity:   High,
+			SavingUs:   saving,
+			SavingFrom: FromKernelTime,
+			Measures: []Measure{
+				{"calls", Count(float64(k.Count))},
+				{"mean time", DurUs(k.MeanUs)},
+				{"total time", DurUs(k.TotalUs)},
+				{"share of GPU kernel time", Percent(k.Share)},
+			},
 			Evidence: []Evidence{
 				{Text: fmt.Sprintf("%s is not a library kernel and %s; launch: grid %v × block %v, %d registers per thread, 0 bytes of shared memory (no tiling: operands come from global memory for every multiply-add)",
 					k.ShortName, why, a.Grid, a.Block, a.Registers), Kernels: []string{k.Name}},

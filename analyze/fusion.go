@@ -3,8 +3,10 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -220,7 +222,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 	rep := gr.occ[0]
 	n := len(rep)
 	var ops, names []string
-	rows := make([][]string, 0, n)
+	tb := NewTable(Col("#", KindCount), Col("kernel", KindName), Col("category", KindName), Col("op", KindName), Col("mean", KindDuration), Col("python", KindSource))
 	for i, g := range rep {
 		var mean float64
 		for _, occ := range gr.occ {
@@ -230,7 +232,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 		op := ix.opLabel(g)
 		ops = append(ops, op)
 		names = append(names, t.GPU[g].Name)
-		rows = append(rows, []string{fmt.Sprint(i + 1), ShortKernelName(t.GPU[g].Name), ix.cat[g], op, fmtUs(mean), ix.userLine(g)})
+		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.cat[g]), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
 	}
 	chain := compactChain(ops)
 	where := ix.userFuncs(rep)
@@ -249,17 +251,28 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 	}
 	a := &t.GPU[rep[0]]
 	return Finding{
-		Title: fmt.Sprintf("fuse %s: %d memory-bound kernels in a row, %d times (%.0f per step), %s of GPU time per step",
-			chain, n, len(gr.occ), perStep, fmtUs(gpuPerStep)),
-		Severity: sev,
-		SavingUs: saving,
+		Title: fmt.Sprintf("fuse %s: %d kernels in a row, %d times (%s per step)",
+			titleChain(chain, ops), n, len(gr.occ), FormatCount(math.Round(perStep*10)/10)),
+		Subject:    chain,
+		Severity:   sev,
+		SavingUs:   saving,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"kernels in the chain", Count(float64(n))},
+			{"occurrences", Count(float64(len(gr.occ)))},
+			{"occurrences per step", Count(perStep)},
+			{"GPU time per step", DurUs(gpuPerStep)},
+			{"intermediate traffic per occurrence", Bytes(traffic)},
+			{"median launch API time", DurUs(launchCost)},
+			{"peak DRAM bandwidth", Rate(bw*1e9, "B/s")},
+		},
 		Evidence: []Evidence{
-			{Text: fmt.Sprintf("the same %d kernels run back to back on device %d stream %d, each launched by its own op, %d times in the trace",
-				n, a.Device, a.Stream, len(gr.occ)),
-				Table:   &Table{Header: []string{"#", "kernel", "category", "op", "mean", "python"}, Rows: rows},
+			{Text: fmt.Sprintf("the chain %s: the same %d kernels run back to back on device %d stream %d, each launched by its own op, %d times in the trace",
+				chain, n, a.Device, a.Stream, len(gr.occ)),
+				Table:   tb,
 				Kernels: names},
 			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time, plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (capped at the chain's GPU time minus its longest kernel)",
-				n-1, fmtUs(launchCost), fmtBytes(traffic), bw)},
+				n-1, fmtUs(launchCost), FormatBytes(traffic), bw)},
 		},
 		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),
 		Confidence: Medium,
@@ -280,6 +293,33 @@ func fusionFix(t *trace.Trace, chain, where string, n int, backward bool) string
 	}
 	return fmt.Sprintf("fuse %s in %s into one kernel: wrap that function in torch.compile (Inductor generates one fused Triton kernel) or write it as a single Triton/CUDA kernel, so the intermediates stay in registers and %d launches become one",
 		chain, where, n)
+}
+
+// titleChainWidth bounds the chain in a fusion title; the evidence and
+// the Subject name the whole chain.
+const titleChainWidth = 45
+
+// titleChain names a chain in a finding title: the whole chain when it
+// fits, else a repeated cycle's first and last ops, else the leading ops
+// that fit.
+func titleChain(chain string, ops []string) string {
+	if utf8.RuneCountInString(chain) <= titleChainWidth || len(ops) < 2 {
+		return ClipName(chain, titleChainWidth)
+	}
+	if strings.HasPrefix(chain, "(") {
+		if i := strings.LastIndex(chain, ") ×"); i > 0 {
+			cycle := strings.Split(chain[1:i], " → ")
+			return ClipName(fmt.Sprintf("(%s → … → %s)%s", cycle[0], cycle[len(cycle)-1], chain[i+1:]), titleChainWidth)
+		}
+	}
+	out := ClipName(ops[0], titleChainWidth-4)
+	for _, op := range ops[1:] {
+		if utf8.RuneCountInString(out+" → "+op+" → …") > titleChainWidth {
+			break
+		}
+		out += " → " + op
+	}
+	return out + " → …"
 }
 
 // allBackward reports whether every op label names an autograd backward
@@ -310,17 +350,4 @@ func compactChain(ops []string) string {
 		}
 	}
 	return strings.Join(ops, " → ")
-}
-
-// fmtBytes formats a byte count with a binary unit.
-func fmtBytes(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", b)
 }

@@ -89,14 +89,14 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	var cpu, overhead, idle trace.Duration
-	rows := make([][]string, 0, len(order))
+	tb := NewTable(Col("hook", KindSource), Col("calls", KindCount), Col("CPU", KindDuration), Col("in ops", KindDuration), Col("Python overhead", KindDuration), Col("GPU idle meanwhile", KindDuration))
 	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(stats[b].cpu, stats[a].cpu) })
 	for _, k := range order {
 		st := stats[k]
 		cpu += st.cpu
 		overhead += st.overhead
 		idle += st.idle
-		rows = append(rows, []string{st.name, fmt.Sprint(st.calls), st.cpu.String(), st.inOps.String(), st.overhead.String(), st.idle.String()})
+		tb.Add(SourceCell(st.name), Count(float64(st.calls)), Dur(st.cpu), Dur(st.inOps), Dur(st.overhead), Dur(st.idle))
 	}
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	saving := min(us(overhead+dispatch), us(idle)) / steps
@@ -110,13 +110,21 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 	}
 	names := slices.Clone(order)
 	return []Finding{{
-		Title: fmt.Sprintf("Python module hooks take %s of CPU over %d calls (%s per step), the GPU idle %s while they run",
+		Title: fmt.Sprintf("module hooks take %s of CPU over %d calls (%s per step); GPU idle %s meanwhile",
 			cpu, sumCalls(stats), fmtUs(us(cpu)/steps), idle),
-		Severity: sev,
-		SavingUs: saving,
+		Subject:    "module hooks",
+		Severity:   sev,
+		SavingUs:   saving,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"hook CPU time", Dur(cpu)},
+			{"hook calls", Count(float64(sumCalls(stats)))},
+			{"Python overhead", Dur(overhead)},
+			{"dispatch overhead", Dur(dispatch)},
+			{"GPU idle while hooks run", Dur(idle)},
+		},
 		Evidence: []Evidence{
-			{Text: "hook functions called by torch.nn.Module's hook dispatch (module.py _call_impl/inner):",
-				Table: &Table{Header: []string{"hook", "calls", "CPU", "in ops", "Python overhead", "GPU idle meanwhile"}, Rows: rows}},
+			{Text: "hook functions called by torch.nn.Module's hook dispatch (module.py _call_impl/inner):", Table: tb},
 			{Text: fmt.Sprintf("hook dispatch itself (inner() minus its callees): %s over %d hooked calls", dispatch, len(hooked))},
 			{Text: "saving model: hook Python overhead + dispatch overhead per step, bounded by the GPU idle time while hooks run; the ops the hooks launch still have to run"},
 		},

@@ -81,7 +81,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	slices.SortFunc(gaps, func(a, b idleGap) int { return cmp.Compare(b.span.Dur(), a.span.Dur()) })
-	rows := [][]string{}
+	tb := NewTable(Col("step", KindCount), Col("at", KindDuration), Col("gap", KindDuration), Col("host was in", KindName))
 	var places []string
 	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
 		picked := ix.hostActivity(g.span)
@@ -95,19 +95,25 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		if len(parts) == 0 {
 			parts = append(parts, "-")
 		}
-		rows = append(rows, []string{fmt.Sprint(g.step), fmtUs(us(trace.Duration(g.span.Start - t.Steps[0].Start))), g.span.Dur().String(), strings.Join(parts, " + ")})
+		tb.Add(Count(float64(g.step)), Dur(trace.Duration(g.span.Start-t.Steps[0].Start)), Dur(g.span.Dur()), NameCell(strings.Join(parts, " + ")))
 	}
 	whereText := strings.Join(places, "; ")
 	if whereText == "" {
 		whereText = "host code between launches"
 	}
 	return []Finding{{
-		Title:    fmt.Sprintf("GPU idle %s per step (%.0f%% of the step) in gaps of %s or more; the host was in %s", fmtUs(idle), idle/wall*100, LaunchGap, firstOr(places, "other work")),
-		Severity: severityByShare(idle / wall),
-		SavingUs: idle,
+		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; host in %s", fmtUs(idle), idle/wall*100, LaunchGap, ClipName(firstOr(places, "other work"), 40)),
+		Subject:    "long GPU idle gaps",
+		Severity:   severityByShare(idle / wall),
+		SavingUs:   idle,
+		SavingFrom: FromHostWaits,
+		Measures: []Measure{
+			{"median step", DurUs(wall)},
+			{"long-gap idle per step", DurUs(idle)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(idle))},
-			{Text: "longest gaps and what the host was doing:", Table: &Table{Header: []string{"step", "at", "gap", "host was in"}, Rows: rows}},
+			{Text: "longest gaps and what the host was doing:", Table: tb},
 			{Text: "saving model: the long-gap idle time per step, hidden when that host work overlaps GPU work"},
 		},
 		Fix: fmt.Sprintf("take the host work out of the GPU's critical path (%s): load and preprocess batches in a DataLoader with num_workers > 0 and pin_memory=True, "+

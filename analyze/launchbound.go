@@ -76,10 +76,20 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 	}
 	perLaunch := wall / launches
 	return []Finding{{
-		Title: fmt.Sprintf("launch bound: GPU busy %.0f%% of the step, %.0f launches per step of %s mean kernel time, one every %s of host time",
-			share*100, launches, fmtUs(ls.MeanKernelUs), fmtUs(perLaunch)),
-		Severity: sev,
-		SavingUs: gapIdle,
+		Title: fmt.Sprintf("launch bound: GPU busy %.0f%% of the step, %.0f launches per step, one every %s",
+			share*100, launches, fmtUs(perLaunch)),
+		Subject:    "kernel launches",
+		Severity:   sev,
+		SavingUs:   gapIdle,
+		SavingFrom: FromLaunchGaps,
+		Measures: []Measure{
+			{"median step", DurUs(wall)},
+			{"GPU busy", Percent(share)},
+			{"launches per step", Count(launches)},
+			{"kernels per step", Count(kernels)},
+			{"launch-gap idle per step", DurUs(gapIdle)},
+			{"mean kernel time", DurUs(ls.MeanKernelUs)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: wall %s, GPU busy %s (%.0f%%), idle %s of which %s in gaps shorter than %s between kernels",
 				fmtUs(wall), fmtUs(busy), share*100, fmtUs(idle), fmtUs(gapIdle), LaunchGap)},

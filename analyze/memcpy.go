@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -44,7 +45,7 @@ var PageableMemcpy = &Analyzer{
 	Doc: fmt.Sprintf("Finds host↔device memcpys of at least %s whose host side is pageable memory: the driver stages them through a "+
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
-		"non_blocking=True removes.", fmtBytes(PageableMinBytes)),
+		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
 	Run: runPageableMemcpy,
 }
 
@@ -53,7 +54,7 @@ var SmallMemcpy = &Analyzer{
 	Name: "small-memcpy",
 	Doc: fmt.Sprintf("Finds host↔device memcpys under %s, reported when a step makes at least %d (traces without ProfilerStep markers are skipped: a count per step needs steps): each costs an API call (and often a "+
 		"sync) for a few bytes. Saving model: all but one copy's API and sync time per step, as if the values were batched into one "+
-		"tensor (or kept on the device).", fmtBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
+		"tensor (or kept on the device).", FormatBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
 	Run: runSmallMemcpy,
 }
 
@@ -147,11 +148,11 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(sites[b].calls, sites[a].calls) })
-	rows := make([][]string, 0, len(order))
+	tb := NewTable(Col("op", KindName), Col("python", KindSource), Col("calls", KindCount), Col("per step", KindCount), Col("blocked", KindDuration))
 	var lines []string
 	for _, k := range order {
 		s := sites[k]
-		rows = append(rows, []string{s.op, s.line, fmt.Sprint(s.calls), fmt.Sprintf("%.1f", float64(s.calls)/steps), s.time.String()})
+		tb.Add(NameCell(s.op), SourceCell(s.line), Count(float64(s.calls)), Count(math.Round(float64(s.calls)/steps*10)/10), Dur(s.time))
 		if s.line != "" && !slices.Contains(lines, s.line) {
 			lines = append(lines, s.line)
 		}
@@ -166,12 +167,18 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		where = "the ops listed"
 	}
 	return []Finding{{
-		Title:    fmt.Sprintf("%.0f blocking host syncs per step (%s blocked in total), from %s", perStep, total, sites[order[0]].op),
-		Severity: sev,
-		SavingUs: saving,
+		Title:      fmt.Sprintf("%.0f blocking host syncs per step (%s blocked in total), from %s", perStep, total, ClipName(sites[order[0]].op, 40)),
+		Subject:    sites[order[0]].op,
+		Severity:   sev,
+		SavingUs:   saving,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"syncs per step", Count(perStep)},
+			{"blocked in total", Dur(total)},
+			{"sync calls", Count(float64(count))},
+		},
 		Evidence: []Evidence{
-			{Text: "blocking calls inside steps, by the op and Python line behind them:",
-				Table: &Table{Header: []string{"op", "python", "calls", "per step", "blocked"}, Rows: rows}},
+			{Text: "blocking calls inside steps, by the op and Python line behind them:", Table: tb},
 			{Text: "saving model: host time blocked in these syncs per step; without them the host runs ahead and the GPU's queue stays full (the cost grows once the GPU, not the host, is the bottleneck)"},
 		},
 		Fix:        hostSyncFix(p.Trace, where),
@@ -239,10 +246,11 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 }
 
 func copyTable(stats []*copyStat, steps float64) *Table {
-	tb := &Table{Header: []string{"copy", "count", "per step", "bytes", "GPU", "host blocked", "python"}}
+	tb := NewTable(Col("copy", KindName), Col("count", KindCount), Col("per step", KindCount), Col("bytes", KindBytes),
+		Col("GPU", KindDuration), Col("host blocked", KindDuration), Col("python", KindSource))
 	for _, s := range stats {
-		tb.Rows = append(tb.Rows, []string{s.kind, fmt.Sprint(s.calls), fmt.Sprintf("%.1f", float64(s.calls)/steps), fmtBytes(float64(s.bytes)),
-			s.gpu.String(), s.host.String(), strings.Join(s.lines, "; ")})
+		tb.Add(NameCell(s.kind), Count(float64(s.calls)), Count(math.Round(float64(s.calls)/steps*10)/10), Bytes(float64(s.bytes)),
+			Dur(s.gpu), Dur(s.host), SourceCell(strings.Join(s.lines, "; ")))
 	}
 	return tb
 }
@@ -276,9 +284,16 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 	}
 	saving := us(host) / steps
 	return []Finding{{
-		Title:    fmt.Sprintf("%d copies between pageable host memory and the GPU (%s, %.1f per step) block the host %s", n, fmtBytes(float64(bytes)), float64(n)/steps, host),
-		Severity: severityByShare(p.shareOfStep(saving)),
-		SavingUs: saving,
+		Title:      fmt.Sprintf("%d pageable host↔GPU copies (%s, %.1f per step) block the host %s", n, FormatBytes(float64(bytes)), float64(n)/steps, host),
+		Subject:    "pageable copies",
+		Severity:   severityByShare(p.shareOfStep(saving)),
+		SavingUs:   saving,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"copies", Count(float64(n))},
+			{"bytes copied", Bytes(float64(bytes))},
+			{"host blocked", Dur(host)},
+		},
 		Evidence: []Evidence{
 			{Text: "host↔device copies whose host side is pageable (staged by the driver, synchronous for the host):", Table: copyTable(stats, steps)},
 			{Text: "saving model: host time blocked in these copies' API calls and the stream syncs of the same op, per step; pinned memory with non_blocking=True returns at once"},
@@ -296,9 +311,15 @@ func runSmallMemcpy(p *Pass) ([]Finding, error) {
 	}
 	saving := us(host) / steps * (1 - 1/(float64(n)/steps))
 	return []Finding{{
-		Title:    fmt.Sprintf("%.0f tiny host↔device copies per step (under %s each), %s of host time blocked", float64(n)/steps, fmtBytes(SmallMemcpyBytes), host),
-		Severity: severityByShare(p.shareOfStep(saving)),
-		SavingUs: saving,
+		Title:      fmt.Sprintf("%.0f tiny host↔device copies per step (under %s each), %s of host time blocked", float64(n)/steps, FormatBytes(SmallMemcpyBytes), host),
+		Subject:    "small copies",
+		Severity:   severityByShare(p.shareOfStep(saving)),
+		SavingUs:   saving,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"copies per step", Count(float64(n) / steps)},
+			{"host blocked", Dur(host)},
+		},
 		Evidence: []Evidence{
 			{Text: "small copies by direction and memory kind:", Table: copyTable(stats, steps)},
 			{Text: "saving model: all but one copy's API and sync time per step, as if batched into one transfer"},

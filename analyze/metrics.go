@@ -21,7 +21,7 @@ func us(d trace.Duration) float64 { return d.Micros() }
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
 	t := ix.t
-	r := &Result{Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework}
+	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework}
 	ix.kernels(r)
 	ix.categories(r)
 	ix.summary(r)
@@ -218,6 +218,26 @@ func (ix *index) steps(r *Result) {
 	ss.MedianGPUBusyUs, ss.MedianGPUBusyUsNoFirst = med(busy, false), med(busy, true)
 	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
 	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
+	ix.steadyStats(r)
+}
+
+// steadyStats fills StepStats' steady-state medians: the one definition of
+// "the step" that findings' shares and every face's headline use.
+func (ix *index) steadyStats(r *Result) {
+	ss := &r.StepStats
+	steps := steadySteps(r)
+	ss.SteadySteps = len(steps)
+	ss.SteadyWallUs = medianOf(steps, func(s *Step) float64 { return s.WallUs })
+	ss.SteadyGPUBusyUs = medianOf(steps, func(s *Step) float64 { return s.GPUBusyUs })
+	ss.SteadyGPUIdleUs = medianOf(steps, func(s *Step) float64 { return s.GPUIdleUs })
+	ss.SteadyLaunchGapUs = medianOf(steps, func(s *Step) float64 { return s.LaunchGapIdleUs })
+	ss.SteadyLongGapUs = medianOf(steps, func(s *Step) float64 { return s.LongGapIdleUs })
+	ss.SteadyKernels = medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
+	ss.SteadyLaunches = medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
+	ss.SteadyLaunchAPIUs = medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
+	// The median of per-step shares, not busy over wall of two medians:
+	// each step's share is within [0, 1], so their median is too.
+	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)
 }
 
 // median returns the median of v (which it sorts), 0 for none.

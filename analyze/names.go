@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // ShortKernelName turns a demangled C++ kernel name into what an engineer
@@ -133,3 +134,17 @@ func informative(id string) bool {
 
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isIdent(c byte) bool      { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+// ClipName bounds a name to width characters by cutting its middle (the
+// start says what it is, the end which variant), so a title or cell never
+// wraps on a 300-character template instantiation.
+func ClipName(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= width || width < 3 {
+		return s
+	}
+	r := []rune(s)
+	head := (width - 1) * 2 / 3
+	tail := width - 1 - head
+	return string(r[:head]) + "…" + string(r[n-tail:])
+}

@@ -47,7 +47,7 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 		ratio = 1 - min(pk.TFLOPS["fp64"]/pk.TFLOPS["fp32"], 1)
 	}
 	var total, saving float64
-	var rows [][]string
+	tb := NewTable(Col("kernel", KindName), Col("category", KindName), Col("count", KindCount), Col("total", KindDuration), Col("ops", KindName), Col("python", KindSource))
 	var names, lines []string
 	for _, k := range r.Kernels {
 		if !fp64Kernel(k.Name) {
@@ -60,8 +60,8 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 		}
 		saving += s
 		names = append(names, k.Name)
-		if len(rows) < 10 {
-			rows = append(rows, []string{k.ShortName, k.Category, fmt.Sprint(k.Count), fmtUs(k.TotalUs), strings.Join(k.Ops, ", "), strings.Join(k.Python, "; ")})
+		if len(tb.Rows) < 10 {
+			tb.Add(NameCell(k.ShortName), NameCell(k.Category), Count(float64(k.Count)), DurUs(k.TotalUs), NameCell(strings.Join(k.Ops, ", ")), SourceCell(strings.Join(k.Python, "; ")))
 		}
 		for _, l := range k.Python {
 			if len(lines) < MaxAttribution && !containsStr(lines, l) {
@@ -80,11 +80,17 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 		where = "the code that creates the float64 tensors"
 	}
 	return []Finding{{
-		Title:    fmt.Sprintf("%.0f%% of GPU kernel time (%s) computes in fp64", share*100, fmtUs(total)),
-		Severity: severityByShare(p.shareOfStep(saving)),
-		SavingUs: saving,
+		Title:      fmt.Sprintf("%.0f%% of GPU kernel time (%s) computes in fp64", share*100, fmtUs(total)),
+		Subject:    "fp64 kernels",
+		Severity:   severityByShare(p.shareOfStep(saving)),
+		SavingUs:   saving,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"fp64 kernel time", DurUs(total)},
+			{"share of GPU kernel time", Percent(share)},
+		},
 		Evidence: []Evidence{
-			{Text: "kernels instantiated for double precision:", Table: &Table{Header: []string{"kernel", "category", "count", "total", "ops", "python"}, Rows: rows}, Kernels: names},
+			{Text: "kernels instantiated for double precision:", Table: tb, Kernels: names},
 			{Text: fmt.Sprintf("saving model: half the time of memory-bound fp64 kernels (half the bytes in fp32) and (1 − fp64/fp32 peak) = %.0f%% of fp64 GEMM time", ratio*100)},
 		},
 		Fix: fmt.Sprintf("use float32 (or bf16 under autocast) at %s unless the algorithm needs fp64: create tensors with dtype=torch.float32, "+

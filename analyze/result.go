@@ -8,10 +8,12 @@ package analyze
 
 // Result is everything tracelens computes about one trace.
 type Result struct {
-	Source    string  `json:"source"`
-	Device    string  `json:"device"`
-	Framework string  `json:"framework"`
-	Summary   Summary `json:"summary"`
+	// SchemaVersion is the SchemaVersion the JSON was written with.
+	SchemaVersion int     `json:"schema_version"`
+	Source        string  `json:"source"`
+	Device        string  `json:"device"`
+	Framework     string  `json:"framework"`
+	Summary       Summary `json:"summary"`
 	// Kernels has one row per distinct kernel name, by total time
 	// descending (as `top`).
 	Kernels []Kernel `json:"kernels"`
@@ -31,6 +33,9 @@ type Result struct {
 	Roofline []RooflineRow `json:"roofline"`
 	// Findings are ranked by SavingUs, largest first.
 	Findings []Finding `json:"findings"`
+	// Overlaps lists the parts of the step that more than one finding's
+	// saving comes out of, with the combined estimate for each.
+	Overlaps []Overlap `json:"overlaps"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
 }
@@ -60,6 +65,27 @@ type Summary struct {
 	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
 	// whole trace counts as one step.
 	StepsSynthetic bool `json:"steps_synthetic"`
+	// CombinedSavingUs is the saving per step if every finding were
+	// fixed, counting savings that come out of the same part of the step
+	// once (see Overlaps): at most StepStats.SteadyWallUs.
+	// CombinedSavingShare is it over that step.
+	CombinedSavingUs    float64 `json:"combined_saving_us"`
+	CombinedSavingShare float64 `json:"combined_saving_share"`
+}
+
+// Overlap is a part of the step (a Finding.SavingFrom) that several
+// findings' savings come out of and that is shorter than their sum:
+// fixing them all saves at most the time that part takes.
+type Overlap struct {
+	SavingFrom string `json:"saving_from"`
+	// Findings are indexes into Result.Findings.
+	Findings []int `json:"findings"`
+	// SumUs adds the findings' savings; AvailableUs is the median time per
+	// steady-state step in that part; CombinedUs is the estimate for
+	// fixing all of them: the smaller of the two.
+	SumUs       float64 `json:"sum_us"`
+	AvailableUs float64 `json:"available_us"`
+	CombinedUs  float64 `json:"combined_us"`
 }
 
 // KernelTiming is one row of `tracelens top --format json`: every launch
@@ -151,6 +177,21 @@ type StepStats struct {
 	// FirstStepUs is the first step's wall time, to compare with the
 	// median (cold start).
 	FirstStepUs float64 `json:"first_step_us"`
+
+	// The steady state is the steps after the first (which carries
+	// warm-up), or the only step. These medians over it are the figures
+	// every face quotes as "the step": step time, GPU busy, kernels and
+	// launches per step; finding shares are over SteadyWallUs.
+	SteadySteps        int     `json:"steady_steps"`
+	SteadyWallUs       float64 `json:"steady_wall_us"`
+	SteadyGPUBusyUs    float64 `json:"steady_gpu_busy_us"`
+	SteadyGPUBusyShare float64 `json:"steady_gpu_busy_share"`
+	SteadyGPUIdleUs    float64 `json:"steady_gpu_idle_us"`
+	SteadyLaunchGapUs  float64 `json:"steady_launch_gap_idle_us"`
+	SteadyLongGapUs    float64 `json:"steady_long_gap_idle_us"`
+	SteadyKernels      float64 `json:"steady_kernels"`
+	SteadyLaunches     float64 `json:"steady_launches"`
+	SteadyLaunchAPIUs  float64 `json:"steady_launch_api_us"`
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time
@@ -242,42 +283,4 @@ type RooflineRow struct {
 	Bound      string  `json:"bound"`
 	Efficiency float64 `json:"efficiency"`
 	Python     string  `json:"python,omitempty"`
-}
-
-// Severity and confidence levels of a finding.
-const (
-	High   = "high"
-	Medium = "medium"
-	Low    = "low"
-)
-
-// Finding is one problem an analyzer found, with its evidence and fix.
-type Finding struct {
-	// ID is the analyzer's Name (fusion-candidate, hook-overhead, ...).
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Severity is High, Medium or Low.
-	Severity string `json:"severity"`
-	// SavingUs estimates the time saved per step if fixed (the model used
-	// is stated in Evidence); Share is it over the median step time.
-	SavingUs float64    `json:"saving_us"`
-	Share    float64    `json:"share"`
-	Evidence []Evidence `json:"evidence"`
-	Fix      string     `json:"fix"`
-	// Confidence is High, Medium or Low.
-	Confidence string `json:"confidence"`
-}
-
-// Evidence is one piece of proof: a line of text, a small table, or both,
-// and the full names of the kernels it refers to (so a UI can link them).
-type Evidence struct {
-	Text    string   `json:"text,omitempty"`
-	Table   *Table   `json:"table,omitempty"`
-	Kernels []string `json:"kernels,omitempty"`
-}
-
-// Table is a small table of evidence.
-type Table struct {
-	Header []string   `json:"header"`
-	Rows   [][]string `json:"rows"`
 }

@@ -57,13 +57,8 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 		}
 		for i := range fs {
-			f := &fs[i]
-			f.ID = a.Name
-			if f.Evidence == nil {
-				f.Evidence = []Evidence{}
-			}
-			if f.Share == 0 && f.SavingUs > 0 {
-				f.Share = p.shareOfStep(f.SavingUs)
+			if err := p.finish(&fs[i], a.Name); err != nil {
+				return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 			}
 		}
 		r.Findings = append(r.Findings, fs...)
@@ -75,16 +70,23 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	combineSavings(r)
 	return r, nil
 }
 
-// shareOfStep returns us over the median step wall time (0 when unknown).
+// shareOfStep returns us over the steady-state step (0 when unknown),
+// within [0, 1].
 func (p *Pass) shareOfStep(us float64) float64 {
-	st := p.Result.StepStats.MedianWallUs
-	if st <= 0 {
+	return shareOf(us, p.Result.StepStats.SteadyWallUs)
+}
+
+// shareOf returns part over whole within [0, 1]; 0 when whole is not
+// positive or either is not a number.
+func shareOf(part, whole float64) float64 {
+	if !(whole > 0) || !(part > 0) {
 		return 0
 	}
-	return min(us/st, 1)
+	return min(part/whole, 1)
 }
 
 // All returns every analyzer in the order they run and are listed.

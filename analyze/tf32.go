@@ -63,7 +63,7 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	var total float64
-	var rows [][]string
+	tb := NewTable(Col("kernel", KindName), Col("count", KindCount), Col("total", KindDuration), Col("ops", KindName), Col("python", KindSource))
 	var names []string
 	ops := map[string]int{}
 	lines := map[string]int{}
@@ -73,7 +73,7 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 		}
 		total += k.TotalUs
 		names = append(names, k.Name)
-		rows = append(rows, []string{k.ShortName, fmt.Sprint(k.Count), fmtUs(k.TotalUs), strings.Join(k.Ops, ", "), strings.Join(k.Python, "; ")})
+		tb.Add(NameCell(k.ShortName), Count(float64(k.Count)), DurUs(k.TotalUs), NameCell(strings.Join(k.Ops, ", ")), SourceCell(strings.Join(k.Python, "; ")))
 		for _, o := range k.Ops {
 			ops[o] += k.Count
 		}
@@ -96,13 +96,19 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 		sev = Medium
 	}
 	return []Finding{{
-		Title: fmt.Sprintf("fp32 GEMMs on FFMA cores take %.0f%% of GPU kernel time (%s) on a %s with TF32 tensor cores",
-			share*100, fmtUs(total), dev.Name),
-		Severity: sev,
-		SavingUs: saving,
+		Title: fmt.Sprintf("fp32 GEMMs run on FFMA cores, not TF32 tensor cores: %.0f%% of GPU kernel time (%s)",
+			share*100, fmtUs(total)),
+		Subject:    "fp32 FFMA GEMMs",
+		Severity:   sev,
+		SavingUs:   saving,
+		SavingFrom: FromKernelTime,
+		Measures: []Measure{
+			{"FFMA GEMM time", DurUs(total)},
+			{"share of GPU kernel time", Percent(share)},
+		},
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("%s is compute capability %d.%d: TF32 tensor cores are available but these fp32 GEMMs use FFMA kernels", dev.Name, dev.ComputeMajor, dev.ComputeMinor),
-				Table: &Table{Header: []string{"kernel", "count", "total", "ops", "python"}, Rows: rows}, Kernels: names},
+				Table: tb, Kernels: names},
 			{Text: fmt.Sprintf("saving model: FFMA GEMM time per step × (1 − 1/%.0f) for a conservative TF32 speed-up", TF32Speedup)},
 		},
 		Fix:        tf32Fix(t, where),

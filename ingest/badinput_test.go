@@ -35,7 +35,9 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"object without events", []byte(`{"schemaVersion": 1}`), "no traceEvents array"},
 		{"traceEvents not an array", []byte(`{"traceEvents": {"a": 1}}`), "traceEvents at byte 16 is not an array"},
 		{"truncated in an event", []byte(`{"traceEvents": [` + goodEvent + `, {"ph": "X", "na`), "invalid JSON at byte"},
-		{"truncated after comma", []byte(`[` + goodEvent + `,`), "unexpected end of input"},
+		{"object form truncated after comma", []byte(`{"traceEvents": [` + goodEvent + `,`), "unexpected end of input"},
+		{"array form truncated in an event", []byte(`[` + goodEvent + `, {"ph":"X"`), "unexpected end of input"},
+		{"array form with no event", []byte(`[`), "unexpected end of input"},
 		{"missing bracket", []byte(`{"traceEvents": [` + goodEvent), "unexpected end of input inside traceEvents"},
 		{"mismatched bracket", []byte(`[{"ph": "X"]]`), `'{' closed by ']'`},
 		{"stray character", []byte(`[{"ph": "X", "dur": @}]`), `unexpected character '@'`},
@@ -217,7 +219,11 @@ func TestParseMicrosToNanos(t *testing.T) {
 			t.Errorf("parseMicrosToNanos(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "-", ".5", "1.", "1x", "99999999999999999999"} {
+	// 2^62 ns is 4611686018427387.904 µs: the last value in range.
+	cases["4611686018427387.904"] = 1 << 62
+	cases["-4611686018427387.904"] = -(1 << 62)
+	for _, bad := range []string{"", "-", ".5", "1.", "1x", "99999999999999999999", "1e300", "-1e300", "1e400",
+		"4611686018427387.905", "4611686018427388", "9223372036854775.807", "9.3e15", "-9.3e15"} {
 		if _, err := parseMicrosToNanos(bad); err == nil {
 			t.Errorf("parseMicrosToNanos(%q) succeeded", bad)
 		}
@@ -257,5 +263,48 @@ func TestBeginEndPairsBecomeSpans(t *testing.T) {
 	}
 	if got["E event without a matching B"] != 1 || got["B event never ended"] != 1 {
 		t.Errorf("skips %v", tr.Skipped)
+	}
+}
+
+// TestHugeTimesAreCountedSkips: timestamps and durations whose nanoseconds
+// would not fit in int64, or whose end would wrap, are skipped and counted
+// by reason, never turned into a negative span or a wrapped time.
+func TestHugeTimesAreCountedSkips(t *testing.T) {
+	ev := func(ts, dur string) string {
+		return `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":` + ts + `,"dur":` + dur + `}`
+	}
+	in := "[" + strings.Join([]string{
+		ev("10", "2"),
+		ev("1e300", "1"),
+		ev("-1e300", "1"),
+		ev("99999999999999999999999", "1"),
+		ev("10", "1e300"),
+		ev("10", "9223372036854775.807"),
+		ev("4000000000000000", "1000000000000000"), // each in range, the end is not
+		ev("4611686018427387.904", "0"),            // the last time in range
+		`{"ph":"i","name":"[memory]","pid":0,"tid":1,"ts":1e300,"args":{"Bytes":1}}`,
+		`{"ph":"B","name":"b","pid":0,"tid":1,"ts":-1e300}`,
+	}, ",") + "]"
+	tr, err := Read(strings.NewReader(in), "huge", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.GPU) != 2 || tr.GPU[0].Start != 10000 || tr.GPU[1].Start != 1<<62 {
+		t.Fatalf("kept %+v, want the two kernels in range", tr.GPU)
+	}
+	got := map[string]int{}
+	for _, s := range tr.Skipped {
+		got[s.Reason] = s.Count
+	}
+	want := map[string]int{"ts out of range": 3, "dur out of range": 2, "ts+dur out of range": 1, "ts missing or not a number": 2}
+	for r, n := range want {
+		if got[r] != n {
+			t.Errorf("skipped %q %d times, want %d (all: %v)", r, got[r], n, tr.Skipped)
+		}
+	}
+	for i := range tr.GPU {
+		if tr.GPU[i].End < tr.GPU[i].Start {
+			t.Errorf("negative span %+v", tr.GPU[i])
+		}
 	}
 }

@@ -48,11 +48,12 @@ func BenchmarkScan50MB(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		st := &streamer{r: bytes.NewReader(in), chunk: chunkSize, free: make(chan []byte, 4)}
-		st.emit = func(bt *batch) {
+		st.emit = func(bt *batch) bool {
 			select {
 			case st.free <- bt.buf:
 			default:
 			}
+			return true
 		}
 		if err := st.run(); err != nil {
 			b.Fatal(err)
@@ -65,7 +66,7 @@ func BenchmarkParse50MB(b *testing.B) {
 	in := benchInput(b)
 	var batches []*batch
 	st := &streamer{r: bytes.NewReader(in), chunk: chunkSize, free: make(chan []byte)}
-	st.emit = func(bt *batch) { batches = append(batches, bt) }
+	st.emit = func(bt *batch) bool { batches = append(batches, bt); return true }
 	if err := st.run(); err != nil {
 		b.Fatal(err)
 	}

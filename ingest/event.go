@@ -76,6 +76,8 @@ type chunkResult struct {
 	cats   []string // categories in first-seen order
 	catN   []int
 	skips  map[string]*skipCount
+	// strBytes is the memory of the names this batch interned.
+	strBytes int64
 	// newThreads are the threads this batch added to the worker's table,
 	// copied: the worker goes on appending to its table while the merger
 	// reads this result.
@@ -90,13 +92,16 @@ type chunkResult struct {
 // worker parses batches. Each has its own string table and thread table, so
 // workers share nothing while parsing.
 type worker struct {
-	id      int
-	strs    map[string]string
-	threads map[threadKey]trace.Index
-	keys    []threadKey
-	lastKey threadKey
-	lastIdx trace.Index
-	catIdx  map[string]int
+	id   int
+	strs map[string]string
+	// strBytes counts interned names' memory (text, header, map entry)
+	// for the memory budget.
+	strBytes int64
+	threads  map[threadKey]trace.Index
+	keys     []threadKey
+	lastKey  threadKey
+	lastIdx  trace.Index
+	catIdx   map[string]int
 	// last batch's record counts: the next batch is sized like it, which
 	// saves growing every slice from zero.
 	hint struct{ gpu, api, ops, frames, flows int }
@@ -116,6 +121,7 @@ func (w *worker) intern(s string) string {
 	}
 	v := strings.Clone(s)
 	w.strs[v] = v
+	w.strBytes += int64(len(v)) + 48
 	return v
 }
 
@@ -202,6 +208,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 		w.event(r, s, b.base+int64(b.spans[i]))
 	}
 	r.events = len(b.spans) / 2
+	r.strBytes, w.strBytes = w.strBytes, 0
 	r.newThreads = append([]threadKey(nil), w.keys[known:]...)
 	if n := len(b.spans); n > 0 {
 		r.end = b.base + int64(b.spans[n-1])
@@ -331,6 +338,12 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 	}
 	if dur < 0 {
 		w.skip(r, "negative dur", off)
+		return
+	}
+	if ts+dur > maxTime {
+		// Both are within ±maxTime, so the sum cannot wrap; past maxTime
+		// it would let later differences wrap.
+		w.skip(r, "ts+dur out of range", off)
 		return
 	}
 	span := trace.Span{Start: trace.Time(ts), End: trace.Time(ts + dur)}

@@ -19,9 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -35,6 +38,18 @@ type Options struct {
 	// Progress, if set, is called from the reading goroutine with the
 	// number of input bytes consumed so far and the total (0 if unknown).
 	Progress func(read, total int64)
+	// MaxMemory caps the model's size in bytes: reading stops with a
+	// *BudgetError as soon as the model passes it. 0 means
+	// DefaultMaxMemory(); negative means no cap.
+	MaxMemory int64
+	// GCLimit, if positive, is the process's soft memory limit while
+	// reading, with proportional collection off, so the collector runs
+	// when the heap nears the limit instead of each time it doubles from a
+	// small start. The limit is raised while the model grows past half of
+	// it (a ceiling must never become a target the live heap sits at,
+	// making the collector run back to back), and both settings are
+	// restored before Read returns.
+	GCLimit int64
 
 	// chunk overrides the batch buffer size; tests use small chunks to
 	// exercise batch boundaries on small fixtures.
@@ -119,7 +134,11 @@ func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
 	if l, ok := r.(interface{ Len() int }); ok && opt.expect == 0 {
 		opt.expect = int64(l.Len()) // in-memory input; wrong for gzip, harmlessly
 	}
-	t, err := read(r, 0, opt)
+	var total int64 // known for in-memory input (bytes.Reader)
+	if sz, ok := r.(interface{ Size() int64 }); ok {
+		total = sz.Size()
+	}
+	t, err := read(r, total, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -128,22 +147,56 @@ func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
 }
 
 // countingReader reports progress on the raw (possibly compressed) bytes.
+// n is read by the merger to extrapolate the model's size, hence atomic.
 type countingReader struct {
 	r     io.Reader
-	n     int64
+	n     atomic.Int64
 	total int64
 	last  int64
 	fn    func(read, total int64)
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.fn != nil && (c.n-c.last >= 1<<20 || err != nil) {
-		c.last = c.n
-		c.fn(c.n, c.total)
+	k, err := c.r.Read(p)
+	n := c.n.Add(int64(k))
+	if c.fn != nil && (n-c.last >= 1<<20 || err != nil) {
+		c.last = n
+		c.fn(n, c.total)
 	}
+	return k, err
+}
+
+// progressReader is what the scanner reads: the JSON text. After each
+// read it notes how much JSON has come out and how much of the file went
+// in to make it (bytes read less those still buffered), so the merger can
+// tell which fraction of the file the events merged so far came from. A
+// gzip bomb expands 1000-fold: the compressed bytes read ahead alone would
+// otherwise be many times the events merged.
+type progressReader struct {
+	r      io.Reader
+	br     *bufio.Reader
+	cr     *countingReader
+	in     atomic.Int64
+	out    atomic.Int64
+	outAcc int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.outAcc += int64(n)
+	p.out.Store(p.outAcc)
+	p.in.Store(p.cr.n.Load() - int64(p.br.Buffered()))
 	return n, err
+}
+
+// fraction estimates the share of the file that held the JSON text up to
+// offset end; 0 when the file's size is unknown.
+func (p *progressReader) fraction(end int64) float64 {
+	in, out := p.in.Load(), p.out.Load()
+	if p.cr.total <= 0 || out <= 0 {
+		return 0
+	}
+	return min(float64(end)/float64(out)*float64(in)/float64(p.cr.total), 1)
 }
 
 func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
@@ -151,6 +204,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	br := bufio.NewReaderSize(cr, 64<<10)
 	magic, _ := br.Peek(2)
 	var src io.Reader = br
+	var gzr *gzipReader
 	compressed := false
 	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
@@ -158,7 +212,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			return nil, fmt.Errorf("not a valid gzip file: %w", err)
 		}
 		defer zr.Close()
-		src = &gzipErrReader{zr}
+		gzr = &gzipReader{zr: zr, br: br, cr: cr, garbageAt: -1}
+		zr.Multistream(false)
+		src = gzr
 		compressed = true
 	}
 	workers := opt.Workers
@@ -187,7 +243,18 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			}
 		}(ws[i])
 	}
-	st := &streamer{r: src, compressed: compressed, free: free, chunk: opt.chunk, emit: func(b *batch) { batches <- b }}
+	// stop tells the scanner that no more events are wanted.
+	stop := make(chan struct{})
+	emit := func(b *batch) bool {
+		select {
+		case batches <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	pr := &progressReader{r: src, br: br, cr: cr}
+	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit}
 	if st.chunk <= 0 {
 		// Batches scale with the input so that the few in flight stay a
 		// small fraction of it: 4 MiB for big traces, less for small ones.
@@ -209,13 +276,28 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		scanErr = st.run()
 	}()
 
-	m := newMerger(len(ws), opt.expect)
+	budget := opt.MaxMemory
+	if budget == 0 {
+		budget = DefaultMaxMemory()
+	}
+	if budget < 0 {
+		budget = math.MaxInt64
+	}
+	m := newMerger(len(ws), opt.expect, budget)
+	gc := newGCScope(opt.GCLimit)
+	defer gc.restore()
 	pending := map[int]*chunkResult{}
 	next := 0
 	var parseErr error
+	fail := func(err error) {
+		if parseErr == nil {
+			parseErr = err
+			close(stop)
+		}
+	}
 	for res := range results {
-		if res.err != nil && parseErr == nil {
-			parseErr = res.err
+		if res.err != nil {
+			fail(res.err)
 		}
 		pending[res.seq] = res
 		for {
@@ -230,6 +312,10 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 				case spare <- r:
 				default:
 				}
+				if m.bytes > budget {
+					fail(m.budgetError(budget, pr.fraction(r.end)))
+				}
+				gc.grow(m.bytes)
 			}
 			next++
 		}
@@ -241,6 +327,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		var ge gzipError
 		if errors.As(scanErr, &ge) {
 			return nil, fmt.Errorf("corrupt gzip data: %w", ge.err)
+		}
+		if gzr != nil && gzr.garbageAt >= 0 {
+			return nil, fmt.Errorf("%w (%s)", scanErr, gzr.garbage())
 		}
 		return nil, scanErr
 	}
@@ -254,10 +343,85 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Meta.Format == "chrome" && t.Events > 0 && modelled(t) == 0 {
+		return nil, &FormatError{Msg: fmt.Sprintf("not a profiler trace: none of its %d events is one tracelens models%s", t.Events, topSkip(t))}
+	}
+	if st.unclosed {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("the event array ends without its closing ']' (the writing process may have died): read the %d whole events before the end, as Chrome's trace viewer does", t.Events))
+	}
+	if gzr != nil && gzr.garbageAt >= 0 {
+		t.Warnings = append(t.Warnings, "ignored "+gzr.garbage())
+	}
 	if cr.fn != nil {
-		cr.fn(cr.n, cr.total)
+		cr.fn(cr.n.Load(), cr.total)
 	}
 	return t, nil
+}
+
+// modelled counts the records a trace's events became.
+func modelled(t *trace.Trace) int {
+	return len(t.GPU) + len(t.APICalls) + len(t.Ops) + len(t.Frames) + len(t.Annotations) + len(t.GPUAnnotations) + len(t.Memory)
+}
+
+// topSkip names the commonest reason events were skipped, for errors.
+func topSkip(t *trace.Trace) string {
+	best := -1
+	for i, s := range t.Skipped {
+		if best < 0 || s.Count > t.Skipped[best].Count {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	s := t.Skipped[best]
+	return fmt.Sprintf(" (%d: %s, the first at byte %d)", s.Count, s.Reason, s.FirstOffset)
+}
+
+// gzipReader decompresses each gzip member in turn, as gzip -d does, and
+// stops at bytes that do not start another member, noting where: such a
+// file was appended to or padded after it was written, and saying so is
+// clearer than a decompressor's "unexpected EOF" or "invalid header".
+type gzipReader struct {
+	zr *gzip.Reader
+	br *bufio.Reader
+	cr *countingReader
+	// garbageAt is the compressed offset of the first byte after the last
+	// member that is not gzip data (-1 if none).
+	garbageAt int64
+}
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	for {
+		n, err := g.zr.Read(p)
+		if err == nil || err == io.EOF && n > 0 {
+			return n, nil
+		}
+		if err != io.EOF {
+			return n, gzipError{err}
+		}
+		next, _ := g.br.Peek(2)
+		switch {
+		case len(next) == 0:
+			return 0, io.EOF
+		case bytes.Equal(next, []byte{0x1f, 0x8b}):
+			if err := g.zr.Reset(g.br); err != nil {
+				return 0, gzipError{err}
+			}
+			g.zr.Multistream(false)
+		default:
+			g.garbageAt = g.cr.n.Load() - int64(g.br.Buffered())
+			return 0, io.EOF
+		}
+	}
+}
+
+// garbage describes the bytes after the gzip data.
+func (g *gzipReader) garbage() string {
+	if g.cr.total > g.garbageAt {
+		return fmt.Sprintf("%d bytes after the gzip data at compressed byte %d that are not gzip data", g.cr.total-g.garbageAt, g.garbageAt)
+	}
+	return fmt.Sprintf("bytes after the gzip data at compressed byte %d that are not gzip data", g.garbageAt)
 }
 
 // gzipError marks errors from the decompressor so they are reported as a
@@ -266,12 +430,34 @@ type gzipError struct{ err error }
 
 func (g gzipError) Error() string { return g.err.Error() }
 
-type gzipErrReader struct{ r io.Reader }
+// gcScope sets the collector up for one read and restores it afterwards.
+type gcScope struct {
+	limit             int64 // current soft limit; 0: not managed
+	oldLimit, oldPerc int64
+}
 
-func (g *gzipErrReader) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && err != io.EOF {
-		return n, gzipError{err}
+func newGCScope(limit int64) *gcScope {
+	g := &gcScope{}
+	if limit > 0 {
+		g.limit = limit
+		g.oldLimit = debug.SetMemoryLimit(limit)
+		g.oldPerc = int64(debug.SetGCPercent(-1))
 	}
-	return n, err
+	return g
+}
+
+// grow raises the soft limit to twice the model once the model passes half
+// of it, so the live heap never sits at the limit.
+func (g *gcScope) grow(model int64) {
+	if g.limit > 0 && model > g.limit/2 {
+		g.limit = 2 * model
+		debug.SetMemoryLimit(g.limit)
+	}
+}
+
+func (g *gcScope) restore() {
+	if g.limit > 0 {
+		debug.SetGCPercent(int(g.oldPerc))
+		debug.SetMemoryLimit(g.oldLimit)
+	}
 }

@@ -3,8 +3,6 @@ package ingest
 import (
 	"cmp"
 	"fmt"
-	"math"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,28 +27,35 @@ type merger struct {
 	skips   map[string]*skipCount
 	expect  int64 // JSON size hint, 0 if unknown
 	sizer   sizer
+	// bytes is the model's size so far: records merged plus the names the
+	// workers interned. It is what the memory budget caps.
+	bytes    int64
+	strBytes int64
 }
 
-// sizer plans the model's slice allocations against the process's memory
-// budget (its soft limit, as the CLI sets it from the input's size).
+// sizer plans the model's slice allocations against the memory budget.
 type sizer struct {
 	budget    int64 // bytes the model's slices may plan for
 	allocated int64 // bytes of capacity allocated so far
 }
 
-// appendSized appends src to dst. When dst must grow, it grows to the size
-// the whole input will need, extrapolated from the fraction read so far,
-// so a model slice is allocated about once instead of log2(n) times: the
-// copies and page faults of doubling cost ~20% of reading a 500 MB trace.
-// The extrapolation overshoots on traces whose events of one kind cluster
-// (a torch.compile cold start puts short Python frames first; on a real
-// 3.4 GB trace it planned 2 GB for a 0.9 GB model), and a plan beyond the
-// memory budget makes the collector run without end (52 cycles instead of
-// 2). So a plan that would take the model's capacity past the budget falls
-// back to growing at most twofold.
+// planAfter is the fraction of the input read before appendSized trusts an
+// extrapolation. Real traces are not uniform: a torch.compile trace puts
+// ~6 k eager ops in its first 8 MB and then only Python frames, so a plan
+// from the first 4 MiB batch asked for ~775 k ops (74 MB) and starved the
+// frames, which then grew by doubling. A tenth of the input is past such
+// prefixes, and doubling up to there costs little.
+const planAfter = 0.1
+
+// appendSized appends src to dst. When dst must grow after planAfter of the
+// input, it grows to the size the whole input will need, extrapolated from
+// the fraction read so far, so a model slice is allocated about once
+// instead of log2(n) times: the copies and page faults of doubling cost
+// ~20% of reading a 500 MB trace. A plan that would take the model's
+// capacity past the budget falls back to growing at most twofold.
 func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
 	need := len(dst) + len(src)
-	if need <= cap(dst) || frac <= 0.001 || frac >= 1 {
+	if need <= cap(dst) || frac < planAfter || frac >= 1 {
 		return append(dst, src...)
 	}
 	elem := int64(unsafe.Sizeof(*new(T)))
@@ -64,13 +69,7 @@ func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
 	return append(nd, src...)
 }
 
-func newMerger(workers int, expect int64) *merger {
-	// The model may plan for 60% of the soft memory limit: the rest is
-	// for batches in flight, interned names and the collector's headroom.
-	budget := debug.SetMemoryLimit(-1) // reads the limit without changing it
-	if budget < math.MaxInt64/2 {
-		budget = budget / 10 * 6
-	}
+func newMerger(workers int, expect, budget int64) *merger {
 	return &merger{
 		sizer:   sizer{budget: budget},
 		expect:  expect,
@@ -140,6 +139,8 @@ func (m *merger) add(r *chunkResult) {
 		r.flows[i].thread = rm[r.flows[i].thread]
 	}
 	m.flows = appendSized(&m.sizer, m.flows, r.flows, frac)
+	m.strBytes += r.strBytes
+	m.bytes = m.modelBytes()
 	for i, c := range r.cats {
 		if j, ok := m.catIdx[c]; ok {
 			t.Categories[j].Count += r.catN[i]
@@ -155,6 +156,27 @@ func (m *merger) add(r *chunkResult) {
 		}
 		m.skips[reason] = &skipCount{count: c.count, first: c.first}
 	}
+}
+
+// modelBytes is the size of what has been merged: records by their
+// length (capacity planned ahead is not data the trace needs) and names.
+func (m *merger) modelBytes() int64 {
+	t := m.t
+	return size(t.GPU) + size(t.APICalls) + size(t.Ops) + size(t.Frames) + size(t.Annotations) +
+		size(t.GPUAnnotations) + size(t.Memory) + size(t.Threads) + size(m.loose) + size(m.meta) +
+		size(m.be) + size(m.flows) + m.strBytes
+}
+
+func size[T any](s []T) int64 { return int64(len(s)) * int64(unsafe.Sizeof(*new(T))) }
+
+// budgetError says how much the whole trace needs, from the model's size
+// and the fraction of the input read (0 when unknown).
+func (m *merger) budgetError(budget int64, frac float64) *BudgetError {
+	e := &BudgetError{Budget: budget, Events: m.t.Events, Read: frac}
+	if frac > 0 {
+		e.Need = int64(float64(m.bytes) / frac)
+	}
+	return e
 }
 
 // safeFinish is finish, with a panic (a bug) returned as an error.
@@ -242,12 +264,35 @@ func (m *merger) metadata(top map[string][]byte) {
 		}
 	case hasCat(m.t, "Kernel") || hasCat(m.t, "Operator") || hasCat(m.t, "Runtime"):
 		md.Format = "kineto-legacy"
-	default:
+	case m.looksKineto(top):
 		md.Format = "kineto"
+	default:
+		// Chrome trace JSON from some other writer (or JSON that merely
+		// has the shape): calling it PyTorch's would be a guess.
+		md.Format = "chrome"
 	}
 	if md.Framework == "" && strings.HasPrefix(md.Format, "kineto") {
 		md.Framework = "PyTorch"
 	}
+}
+
+// kinetoCats are the categories Kineto writes; one of them, or a key only
+// Kineto puts at the top level, marks a trace as PyTorch's.
+var kinetoCats = []string{"kernel", "cpu_op", "cuda_runtime", "cuda_driver", "python_function", "gpu_memcpy",
+	"gpu_memset", "user_annotation", "gpu_user_annotation", "ac2g", "cpu_instant_event", "python_annotation"}
+
+func (m *merger) looksKineto(top map[string][]byte) bool {
+	for _, k := range []string{"schemaVersion", "deviceProperties", "distributedInfo", "cupti_version", "tracelens_capture"} {
+		if _, ok := top[k]; ok {
+			return true
+		}
+	}
+	for _, c := range kinetoCats {
+		if hasCat(m.t, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasCat(t *trace.Trace, c string) bool {

@@ -8,12 +8,20 @@ import (
 
 var errNotNumber = errors.New("not a number")
 
+// maxTime bounds every time the reader accepts, in nanoseconds either side
+// of the trace clock's zero (2^62 ns, 146 years: epoch-based timestamps
+// are ~1.8e18 ns). Within it, the difference of any two times, and a time
+// plus a duration, fit in int64, so no later arithmetic can wrap into a
+// negative span or an absurd share.
+const maxTime = 1 << 62
+
 // parseMicrosToNanos converts a JSON number in microseconds, as written in
 // the trace ("4485344487239.559"), to integer nanoseconds without going
 // through float64: 4485344487239.559 µs has 16 significant digits, which a
 // float64 can hold only approximately. Digits beyond nanoseconds are
 // rounded half away from zero. Exponent forms fall back to float parsing,
-// which is exact for the small values that use them.
+// which is exact for the small values that use them. Values beyond maxTime
+// are errors.
 func parseMicrosToNanos(s string) (int64, error) {
 	if s == "" {
 		return 0, errNotNumber
@@ -58,7 +66,7 @@ func parseMicrosToNanos(s string) (int64, error) {
 	if i < len(s) {
 		if s[i] == 'e' || s[i] == 'E' {
 			f, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsInf(f, 0) || math.Abs(f) > 9e15 {
+			if err != nil || math.IsNaN(f) || math.Abs(f)*1000 > maxTime {
 				return 0, errNotNumber
 			}
 			return int64(math.Round(f * 1000)), nil
@@ -68,9 +76,15 @@ func parseMicrosToNanos(s string) (int64, error) {
 	for ; fracDigits < 3; fracDigits++ {
 		frac *= 10
 	}
+	if whole > maxTime/1000 {
+		return 0, errNotNumber
+	}
 	n := whole*1000 + frac
 	if roundUp {
 		n++
+	}
+	if n > maxTime {
+		return 0, errNotNumber
 	}
 	if neg {
 		n = -n

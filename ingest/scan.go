@@ -49,6 +49,9 @@ var classes = func() (t [256]uint8) {
 
 var errNeedMore = errors.New("need more input")
 
+// errStopped ends the scan when the reader no longer wants events.
+var errStopped = errors.New("reading stopped")
+
 // scanError is a scanner failure at a position within the current buffer.
 type scanError struct {
 	pos int
@@ -178,12 +181,22 @@ type streamer struct {
 	chunk      int         // buffer size
 	seq        int
 	// emit receives each batch of events; it blocks while workers are busy,
-	// which is what bounds memory.
-	emit func(*batch)
+	// which is what bounds memory. It returns false when the reader has
+	// stopped wanting events (the model passed its memory budget).
+	emit func(*batch) bool
 	// top holds raw top-level values other than traceEvents (copied).
 	top map[string][]byte
 	// sawEvents reports whether an event array was found.
 	sawEvents bool
+	// arrayForm is set when the file is a bare event array (Chrome's
+	// "JSON Array Format"), whose writer may have died before the ']'.
+	arrayForm bool
+	// unclosed reports that the array form ended after a whole event
+	// without its ']'; the events read are kept, as Chrome's importer does.
+	unclosed bool
+	// rescanned counts bytes scanned again because a value was unfinished
+	// when the buffer ended; tests hold it linear in the input.
+	rescanned int64
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -191,7 +204,12 @@ func (s *streamer) errAt(pos int, msg string) error {
 }
 
 // more reads input after buf[pos:n], moving the unread tail to the front
-// (growing the buffer when one value is larger than it).
+// (growing the buffer when one value is larger than it). It fills the
+// buffer rather than returning after one short read: callers rescan an
+// unfinished value from its start after each call, so with gzip's or a
+// pipe's 32-64 KiB reads a 256 MB string would be rescanned thousands of
+// times (quadratic); filling, with the buffer doubling, bounds the rescans
+// of any value to about twice its size.
 func (s *streamer) more() error {
 	if s.eof {
 		return io.ErrUnexpectedEOF
@@ -207,23 +225,22 @@ func (s *streamer) more() error {
 		copy(nb, s.buf[:s.n])
 		s.buf = nb
 	}
-	for {
+	start := s.n
+	for s.n < len(s.buf) {
 		m, err := s.r.Read(s.buf[s.n:])
 		s.n += m
 		if err == io.EOF {
 			s.eof = true
-			if m == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			return nil
+			break
 		}
 		if err != nil {
 			return err
 		}
-		if m > 0 {
-			return nil
-		}
 	}
+	if s.n == start {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
 }
 
 // skipSpace advances past whitespace, reading more as needed. It returns
@@ -258,6 +275,7 @@ func (s *streamer) value() (int, int, error) {
 		if errors.As(err, &se) {
 			return 0, 0, s.errAt(se.pos, se.msg)
 		}
+		s.rescanned += int64(s.n - s.pos)
 		if err := s.more(); err != nil {
 			if err == io.ErrUnexpectedEOF {
 				return 0, 0, s.errAt(s.n, "unexpected end of input")
@@ -298,6 +316,7 @@ func (s *streamer) run() error {
 	switch c {
 	case '[':
 		s.pos++
+		s.arrayForm = true
 		if err := s.events(); err != nil {
 			return err
 		}
@@ -384,13 +403,15 @@ func (s *streamer) events() error {
 	// Each batch's boundary list starts at the size of the last one.
 	spans := make([]int32, 0, 4096)
 	first := true
-	flush := func() {
+	flush := func() error {
 		if len(spans) == 0 {
-			return
+			return nil
 		}
 		b := &batch{seq: s.seq, buf: s.buf, spans: spans, base: s.base}
 		s.seq++
-		s.emit(b)
+		if !s.emit(b) {
+			return errStopped
+		}
 		// The worker owns the old buffer now: continue in a fresh one.
 		var nb []byte
 		select {
@@ -406,8 +427,12 @@ func (s *streamer) events() error {
 		s.base += int64(s.pos)
 		s.buf, s.pos, s.n = nb, 0, tail
 		spans = make([]int32, 0, len(spans)+len(spans)/8)
+		return nil
 	}
 	for {
+		// inEvent is set when the buffer ends inside an event (rather than
+		// between events), where end of input is truncation in any form.
+		inEvent := false
 		// Fast path: scan as many events as the buffer holds.
 		for {
 			for s.pos < s.n && classes[s.buf[s.pos]] == clsSpace {
@@ -419,8 +444,7 @@ func (s *streamer) events() error {
 			c := s.buf[s.pos]
 			if c == ']' {
 				s.pos++
-				flush()
-				return nil
+				return flush()
 			}
 			// p is the event's first byte; s.pos stays on the comma until
 			// the whole event is in the buffer, so a refill resumes there.
@@ -442,6 +466,8 @@ func (s *streamer) events() error {
 			}
 			end, err := scanValue(s.buf[:s.n], p)
 			if err == errNeedMore {
+				inEvent = true
+				s.rescanned += int64(s.n - p)
 				break
 			}
 			if err != nil {
@@ -455,9 +481,19 @@ func (s *streamer) events() error {
 			s.pos = end
 			first = false
 		}
-		flush()
+		if err := flush(); err != nil {
+			return err
+		}
 		if err := s.more(); err != nil {
 			if err == io.ErrUnexpectedEOF {
+				if s.arrayForm && !inEvent && !first {
+					// Chrome's importer closes such an array itself (a
+					// trailing comma included): a crashed writer's events
+					// are still worth reading.
+					s.unclosed = true
+					s.pos = s.n
+					return nil
+				}
 				return s.errAt(s.n, "unexpected end of input inside traceEvents")
 			}
 			return err

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tracelens/tracelens/analyze"
 )
 
 // sanitize makes a trace string safe to place on one Markdown line: invalid
@@ -111,13 +113,4 @@ func Code(s string) string {
 // shorten cuts s to at most width runes, keeping its head and tail (the
 // namespace and the distinguishing template arguments of a C++ name) around
 // an ellipsis.
-func shorten(s string, width int) string {
-	n := utf8.RuneCountInString(s)
-	if n <= width || width < 3 {
-		return s
-	}
-	r := []rune(s)
-	head := (width - 1) * 2 / 3
-	tail := width - 1 - head
-	return string(r[:head]) + "…" + string(r[n-tail:])
-}
+func shorten(s string, width int) string { return analyze.ClipName(s, width) }

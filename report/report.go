@@ -257,15 +257,11 @@ func hasGPU(r *analyze.Result) bool {
 	return r.Summary.KernelLaunches+r.Summary.Memcpys+r.Summary.Memsets > 0
 }
 
-// typical returns the step figures a reader should believe: the median
-// without the first step when there are enough steps for warm-up to
-// matter, else the plain median.
+// typical returns the step figures a reader should believe: analyze's
+// steady-state medians (the steps after the first).
 func typical(r *analyze.Result) (wall, busy, launches, launchAPI float64) {
 	s := r.StepStats
-	if s.Count >= 3 {
-		return s.MedianWallUsNoFirst, s.MedianGPUBusyUsNoFirst, s.MedianLaunchesNoFirst, s.MedianLaunchAPIUsNoFirst
-	}
-	return s.MedianWallUs, s.MedianGPUBusyUs, s.MedianLaunches, s.MedianLaunchAPIUs
+	return s.SteadyWallUs, s.SteadyGPUBusyUs, s.SteadyLaunches, s.SteadyLaunchAPIUs
 }
 
 func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
@@ -297,16 +293,16 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			o := r.Ops[0]
 			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
 		}
-	case wall > 0 && busy/wall < 0.5:
+	case wall > 0 && r.StepStats.SteadyGPUBusyShare < 0.5:
 		s := fmt.Sprintf("**GPU idle %s of %s**: wall %s, GPU busy %s. The host is the bottleneck: %s launches taking %s of CPU in launch calls (%s each) for kernels averaging %s",
-			pct(1-busy/wall), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
+			pct(1-r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
 		if idle := wall - busy; launchAPI < idle/2 {
 			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(launchAPI/idle), us(idle))
 		}
 		bullets = append(bullets, s+".")
 	case wall > 0:
 		bullets = append(bullets, fmt.Sprintf("**GPU busy %s of %s** (wall %s, GPU busy %s): the GPU is the bottleneck, so the kernels below are where time goes.",
-			pct(busy/wall), per, us(wall), us(busy)))
+			pct(r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy)))
 	}
 	if len(r.Categories) > 0 && len(r.Kernels) > 0 {
 		c, k := r.Categories[0], r.Kernels[0]
@@ -763,9 +759,10 @@ func (d *doc) findings(r *analyze.Result) {
 		return
 	}
 	d.para("%s, ranked by estimated saving per step and grouped by expected impact. Each saving is an estimate whose model is stated in its evidence.", plural(len(r.Findings), "finding"))
+	nums := make([]string, len(r.Findings))
 	for t := 1; t <= 3; t++ {
 		n := 0
-		for _, f := range r.Findings {
+		for i, f := range r.Findings {
 			if tier(f) != t {
 				continue
 			}
@@ -773,8 +770,36 @@ func (d *doc) findings(r *analyze.Result) {
 				d.heading(3, tierNames[t])
 			}
 			n++
-			d.finding(fmt.Sprintf("%d.%d", t, n), f)
+			nums[i] = fmt.Sprintf("%d.%d", t, n)
+			d.finding(nums[i], f)
 		}
+	}
+	d.combined(r, nums)
+}
+
+// combined states what fixing every finding saves, counting findings that
+// draw on the same time once, and names those that overlap.
+func (d *doc) combined(r *analyze.Result, nums []string) {
+	if len(r.Findings) < 2 || r.Summary.CombinedSavingUs <= 0 {
+		return
+	}
+	d.heading(3, "All findings together")
+	per := "per step"
+	if r.Summary.StepsSynthetic {
+		per = "over the run"
+	}
+	d.para("Fixing every finding saves about %s %s (%s of the step): savings that come out of the same time are counted once.",
+		us(r.Summary.CombinedSavingUs), per, pct(r.Summary.CombinedSavingShare))
+	for _, o := range r.Overlaps {
+		ids := make([]string, len(o.Findings))
+		for i, n := range o.Findings {
+			ids[i] = nums[n]
+		}
+		d.b.WriteString(fmt.Sprintf("- Findings %s overlap: they all save %s time, %s %s, so together about %s rather than the %s their savings add up to.\n",
+			strings.Join(ids, ", "), Text(analyze.SavingFromText(o.SavingFrom)), us(o.AvailableUs), per, us(o.CombinedUs), us(o.SumUs)))
+	}
+	if len(r.Overlaps) > 0 {
+		d.b.WriteString("\n")
 	}
 }
 
@@ -789,7 +814,7 @@ func (d *doc) finding(num string, f analyze.Finding) {
 	// bullet list, and a line that introduces a table sits right above it.
 	inList := false
 	for _, e := range f.Evidence {
-		hasTable := e.Table != nil && len(e.Table.Header) > 0
+		hasTable := e.Table != nil && len(e.Table.Columns) > 0
 		if e.Text != "" && !hasTable {
 			d.b.WriteString("- " + upperFirst(Text(e.Text)) + kernelList(" (kernels: ", e.Kernels, ")") + "\n")
 			inList = true
@@ -803,11 +828,11 @@ func (d *doc) finding(num string, f analyze.Finding) {
 			d.para("%s", upperFirst(Text(e.Text)))
 		}
 		if hasTable {
-			cols := make([]column, len(e.Table.Header))
-			for i, h := range e.Table.Header {
-				cols[i] = left(Text(h))
-				if len(e.Table.Rows) > 0 && i < len(e.Table.Rows[0]) && numeric(e.Table.Rows[0][i]) {
-					cols[i] = right(Text(h))
+			cols := make([]column, len(e.Table.Columns))
+			for i, c := range e.Table.Columns {
+				cols[i] = left(Text(c.Name))
+				if c.Kind.Numeric() {
+					cols[i] = right(Text(c.Name))
 				}
 			}
 			tb := newTable(cols...)
@@ -863,29 +888,20 @@ func savingText(r *analyze.Result, f analyze.Finding) string {
 	}
 	s := us(f.SavingUs) + " per step"
 	if f.Share > 0 {
-		s += " (" + pct(f.Share) + " of the median step)"
+		s += " (" + pct(f.Share) + " of the step)"
 	}
 	return s
 }
 
-// evidenceCell shortens a kernel's full name in an evidence table the way
-// the kernel tables do, and bounds any other long cell.
-func evidenceCell(s string, kernels []string) string {
-	if len(s) > 60 && (slices.Contains(kernels, s) || strings.ContainsAny(s, "<(")) {
+// evidenceCell formats a typed cell the one way every face does,
+// shortening a kernel's full name the way the kernel tables do and
+// bounding any other long name.
+func evidenceCell(v analyze.Value, kernels []string) string {
+	s := v.String()
+	if v.Kind == analyze.KindName && len(s) > 60 && (slices.Contains(kernels, s) || strings.ContainsAny(s, "<(")) {
 		s = analyze.ShortKernelName(s)
 	}
 	return shorten(s, 100)
-}
-
-// numeric reports whether an evidence cell holds a number (possibly with a
-// unit), to right-align its column.
-func numeric(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return false
-	}
-	c := s[0]
-	return c >= '0' && c <= '9' || (c == '-' || c == '+' || c == '.' || c == '~') && len(s) > 1 && s[1] >= '0' && s[1] <= '9'
 }
 
 func (d *doc) roofline(r *analyze.Result) {
@@ -1067,13 +1083,13 @@ func (d *doc) appendix(t *trace.Trace, r *analyze.Result) {
 
 func (d *doc) comparison(in []Input) {
 	d.heading(2, "Comparison")
-	d.para("One row per trace; the step columns use the median step (without the first when there are three or more), and \"vs first\" compares with the first trace.")
+	d.para("One row per trace; the step columns use the median step after the first (the steady state), and \"vs first\" compares with the first trace.")
 	tb := newTable(left("Trace"), left("Device"), right("Steps"), right("Median step"), right("vs first"), right("GPU busy"), right("Launches/step"),
 		right("Kernels"), right("GPU kernel time"), left("Top category"), left("Top finding"))
 	base, _, _, _ := typical(in[0].Result)
 	for _, x := range in {
 		r := x.Result
-		wall, busy, launches, _ := typical(r)
+		wall, _, launches, _ := typical(r)
 		steps := fmt.Sprint(r.Summary.Steps)
 		if r.Summary.StepsSynthetic {
 			steps = "none"
@@ -1084,7 +1100,7 @@ func (d *doc) comparison(in []Input) {
 		}
 		busyS := "no GPU"
 		if hasGPU(r) && wall > 0 {
-			busyS = pct(busy / wall)
+			busyS = pct(r.StepStats.SteadyGPUBusyShare)
 		}
 		topCat := ""
 		if len(r.Categories) > 0 {
@@ -1107,27 +1123,11 @@ func (d *doc) comparison(in []Input) {
 // Formatting helpers. Durations are microseconds in analyze's Result and
 // shown with trace.Duration's readable units.
 
-func us(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	return trace.Duration(math.Round(v * 1e3)).String()
-}
-
-func pct(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f%%", f*100)
-}
-
-// count formats a count that may be a median (12.5 launches).
-func count(v float64) string {
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
-}
+// us, pct and count format figures the way every face does (analyze's
+// formatters), so a figure reads the same in the report, findings and tui.
+func us(v float64) string    { return analyze.FormatUs(v) }
+func pct(f float64) string   { return analyze.FormatShare(f) }
+func count(v float64) string { return analyze.FormatCount(v) }
 
 // sig formats v with three significant digits for chart data.
 func sig(v float64) string {

@@ -307,7 +307,8 @@ const FrameworkCapture = "tracelens capture"
 // Metadata is what the trace says about itself.
 type Metadata struct {
 	// Format is the dialect the reader recognised ("kineto",
-	// "kineto-legacy", "perfetto", "jax").
+	// "kineto-legacy", "perfetto", "jax"), or "chrome" for Chrome trace
+	// JSON that shows no sign of a known profiler.
 	Format string
 	// Framework names the producer ("PyTorch", "JAX", "tracelens capture").
 	Framework           string
@@ -359,6 +360,10 @@ type Trace struct {
 	Events int
 	// Skipped lists what was not modelled and why, sorted by reason.
 	Skipped []Skip
+	// Warnings say what the reader tolerated in the file and how (an event
+	// array without its closing bracket, bytes after the gzip data), one
+	// sentence each.
+	Warnings []string
 }
 
 // CategoryCount is the number of events seen with one category.

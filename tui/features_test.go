@@ -281,14 +281,8 @@ func TestFindingGapJumpsToTimeline(t *testing.T) {
 			want := all[name].LongestGap
 			m := loaded(t, recordedOptions(name), 120, 40)
 			fs := openFinding(t, m, "gpu-idle")
-			ts := followToTimeline(t, m, fs, func(l link) bool { return l.approx })
-			var got trace.Span
-			for _, l := range fs.links {
-				if l.approx {
-					got = ts.nearestGap(l.at)
-					break
-				}
-			}
+			ts := followToTimeline(t, m, fs, func(l link) bool { return l.kernel < 0 && l.ok() })
+			got := fs.links[slices.IndexFunc(fs.links, func(l link) bool { return l.kernel < 0 && l.ok() })].at
 			if int64(got.Start) != want[0] || int64(got.End) != want[1] {
 				t.Errorf("gap %d–%d (%s), want %d–%d", got.Start, got.End, got.Dur(), want[0], want[1])
 			}

@@ -148,7 +148,7 @@ func (s *findingsScreen) build(w int) {
 			}
 		}
 		if e.Table != nil {
-			places := gapPlaces(t, e.Table.Header, e.Table.Rows)
+			places := gapPlaces(t, e.Table)
 			for i, l := range evidenceTable(e.Table, w-4) {
 				// Line 0 is the header; row i-1 may be a gap.
 				if i > 0 && i-1 < len(places) && places[i-1].ok() {
@@ -202,13 +202,22 @@ func (s *findingsScreen) build(w int) {
 }
 
 // evidenceTable renders a small table with columns as wide as their
-// widest cell.
+// widest cell, figures right-aligned.
 func evidenceTable(t *analyze.Table, w int) []string {
-	widths := make([]int, len(t.Header))
-	for i, h := range t.Header {
-		widths[i] = width(sanitize(h))
+	header := make([]string, len(t.Columns))
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		header[i] = c.Name
+		widths[i] = width(sanitize(c.Name))
 	}
-	for _, r := range t.Rows {
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = make([]string, len(r))
+		for j, v := range r {
+			rows[i][j] = v.String()
+		}
+	}
+	for _, r := range rows {
 		for i, c := range r {
 			if i < len(widths) {
 				widths[i] = max(widths[i], width(sanitize(c)))
@@ -236,13 +245,17 @@ func evidenceTable(t *analyze.Table, w int) []string {
 			if i >= len(widths) {
 				break
 			}
-			b.WriteString(fit(sanitize(c), widths[i]))
+			c = fit(sanitize(c), widths[i])
+			if t.Columns[i].Kind.Numeric() {
+				c = padLeft(strings.TrimRight(c, " "), widths[i])
+			}
+			b.WriteString(c)
 			b.WriteString("  ")
 		}
 		return cut(strings.TrimRight(b.String(), " "), w)
 	}
-	out := []string{line(t.Header)}
-	for _, r := range t.Rows {
+	out := []string{line(header)}
+	for _, r := range rows {
 		out = append(out, line(r))
 	}
 	return out

@@ -242,7 +242,7 @@ func buildLanes(t *trace.Trace) []lane {
 		host = append(host, hostLane{f[0].Thread, lane{kind: lanePy, label: fmt.Sprintf("cpu%d py", n), what: "Python on " + name, n: len(f),
 			start: func(i int) trace.Time { return f[i].Start }, end: func(i int) trace.Time { return f[i].End },
 			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(int) int { return -1 },
-			short: func(i int) string { _, _, fn, _ := trace.ParseFrameName(f[i].Name); return sanitize(fn) },
+			short:  func(i int) string { _, _, fn, _ := trace.ParseFrameName(f[i].Name); return sanitize(fn) },
 			parent: func(i int) int { return localParent(f[i].Parent, from, len(f)) }}})
 	})
 	// A thread's ops lane sits above its Python lane.

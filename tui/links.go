@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"strconv"
+	"math"
 	"strings"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -51,9 +52,6 @@ type link struct {
 	// (a gap, a chain of kernels) on GPU stream (device, stream).
 	at             trace.Span
 	device, stream int32
-	// approx places come from rounded figures: the timeline snaps them to
-	// the gap they name.
-	approx bool
 }
 
 var noLink = link{kernel: -1}
@@ -67,11 +65,7 @@ func (l link) follow(m *Model) {
 	case l.kernel >= 0:
 		m.showKernel(l.kernel)
 	case l.at.End > l.at.Start:
-		at := l.at
-		if l.approx {
-			at = m.screens[scrTimeline].(*timelineScreen).nearestGap(at)
-		}
-		m.showTimeline(at, l.device, l.stream)
+		m.showTimeline(l.at, l.device, l.stream)
 	}
 }
 
@@ -100,15 +94,17 @@ outer:
 	return noLink, false
 }
 
-// gapPlaces reads an evidence table that lists idle gaps (columns "at",
-// the gap's start from the first step, and "gap", its length) into
-// timeline places, one per row; nil when the table is not such a list.
-// The figures are rounded to three digits, so each place is approximate
-// and the timeline snaps it to the GPU gap it names (see nearestGap).
-func gapPlaces(t *trace.Trace, header []string, rows [][]string) []link {
+// gapPlaces reads an evidence table that lists idle gaps (duration
+// columns "at", the gap's start from the first step, and "gap", its
+// length, as gpu-idle writes them) into timeline places, one per row;
+// nil when the table is not such a list.
+func gapPlaces(t *trace.Trace, tb *analyze.Table) []link {
 	at, gap := -1, -1
-	for i, h := range header {
-		switch strings.ToLower(strings.TrimSpace(h)) {
+	for i, c := range tb.Columns {
+		if c.Kind != analyze.KindDuration {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(c.Name)) {
 		case "at":
 			at = i
 		case "gap":
@@ -118,41 +114,22 @@ func gapPlaces(t *trace.Trace, header []string, rows [][]string) []link {
 	if at < 0 || gap < 0 || len(t.Steps) == 0 {
 		return nil
 	}
-	out := make([]link, len(rows))
-	for r, row := range rows {
+	out := make([]link, len(tb.Rows))
+	for r, row := range tb.Rows {
 		out[r] = noLink
-		if at >= len(row) || gap >= len(row) {
+		if at >= len(row) || gap >= len(row) || row[at].Empty() || row[gap].Empty() {
 			continue
 		}
-		a, ok1 := parseDuration(row[at])
-		g, ok2 := parseDuration(row[gap])
-		if !ok1 || !ok2 || g <= 0 {
+		// Durations are whole nanoseconds; a value beyond the trace's
+		// clock is not a place on it.
+		a, g := row[at].Num, row[gap].Num
+		if !(a >= 0 && g > 0 && a+g < math.MaxInt64/2) {
 			continue
 		}
 		start := t.Steps[0].Start + trace.Time(a)
-		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1, approx: true}
+		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1}
 	}
 	return out
-}
-
-// parseDuration reads what trace.Duration.String prints ("812ns",
-// "3.40µs", "12.3ms", "1.50s").
-func parseDuration(s string) (trace.Duration, bool) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		ns     float64
-	}{{"ns", 1}, {"µs", 1e3}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || v < 0 {
-				return 0, false
-			}
-			return trace.Duration(v*u.ns + 0.5), true
-		}
-	}
-	return 0, false
 }
 
 // showFinding opens finding row's detail on the Findings screen.

@@ -13,9 +13,9 @@ import (
 )
 
 // overviewScreen is screen 1: the trace at a glance, filling the
-// terminal: the step times as a sparkline, where a typical step's time
-// goes, GPU time by category, and the findings ranked by saving in the
-// rest of the screen (Enter opens one on screen 4).
+// terminal: the step times as a sparkline, where the step's time goes, GPU time by category, and the findings ranked by saving in the
+// rest of the screen (Enter opens one on screen 4). Every figure is
+// analyze's; the screen only draws them.
 type overviewScreen struct {
 	d        *data
 	findings *table
@@ -131,8 +131,8 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		addf("%-*s none marked (no ProfilerStep#N): the whole trace is one step of %s", labelW-1, "Steps", us(ss.MedianWallUs))
 	} else {
 		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
-		addf("%-*s %d (#%d–#%d)  median %s, %s without the first (first %s)", labelW-1, "Steps", ss.Count, first, last,
-			us(ss.MedianWallUs), us(ss.MedianWallUsNoFirst), us(ss.FirstStepUs))
+		addf("%-*s %d (#%d–#%d)  step %s (median after the first), first %s", labelW-1, "Steps", ss.Count, first, last,
+			analyze.FormatUs(ss.SteadyWallUs), analyze.FormatUs(ss.FirstStepUs))
 		vals := make([]float64, len(r.Steps))
 		lo, hi := r.Steps[0].WallUs, r.Steps[0].WallUs
 		for i, stp := range r.Steps {
@@ -144,7 +144,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		rep := min(max((barW-32)/max(len(vals), 1), 1), 4)
 		// Slow steps stand out: more than 10 % over the steady-state
 		// median is yellow, more than 50 % red.
-		med := ss.MedianWallUsNoFirst
+		med := ss.SteadyWallUs
 		var b strings.Builder
 		for i, c := range sparks(vals) {
 			c = strings.Repeat(c, rep)
@@ -165,23 +165,19 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		b := stackedBar(parts, smallW, chars)
 		add(fit(label, labelW) + b + cut(text, w-labelW-width(b)))
 	}
-	busy := sm.GPUBusyShare * 100
-	bar("GPU", []part{{us: sm.GPUBusyUs, style: st.gpuLane}, {us: sm.WallUs - sm.GPUBusyUs, style: st.idleLane}}, []string{"█", "░"},
-		fmt.Sprintf(" busy %s of %s wall (%.1f%%), idle %.1f%%", us(sm.GPUBusyUs), us(sm.WallUs), busy, 100-busy))
-	if stp, ok := typicalStep(r); ok {
-		parts := []part{
-			{"GPU busy", stp.GPUBusyUs, st.gpuLane},
-			{"idle in launch gaps", stp.LaunchGapIdleUs, st.warn},
-			{"in long gaps", stp.LongGapIdleUs, st.bad},
-		}
-		which := fmt.Sprintf(" #%d, %s (the step closest to the median)", stp.Number, us(stp.WallUs))
-		if stp.Synthetic {
-			which = " the whole trace, " + us(stp.WallUs).String()
-		}
-		bar("Typical step", parts, []string{"█", "▒", "░"}, which)
-		add(cut(strings.Repeat(" ", labelW)+legend(parts), w))
+	bar("GPU", []part{{us: ss.SteadyGPUBusyUs, style: st.gpuLane}, {us: ss.SteadyWallUs - ss.SteadyGPUBusyUs, style: st.idleLane}}, []string{"█", "░"},
+		fmt.Sprintf(" busy %s of the step; over the whole trace %s of %s wall", analyze.FormatShare(ss.SteadyGPUBusyShare), us(sm.GPUBusyUs), us(sm.WallUs)))
+	// Where the step's time goes: analyze's medians over the steady state
+	// (each a median of its own, so they need not add up to the step).
+	parts := []part{
+		{"GPU busy", ss.SteadyGPUBusyUs, st.gpuLane},
+		{"idle in launch gaps", ss.SteadyLaunchGapUs, st.warn},
+		{"in long gaps", ss.SteadyLongGapUs, st.bad},
 	}
-	addf("%-*s %.0f launches, GPU busy %s (medians)", labelW-1, "Per step", ss.MedianLaunches, us(ss.MedianGPUBusyUs))
+	bar("Step split", parts, []string{"█", "▒", "░"}, " "+analyze.FormatUs(ss.SteadyWallUs)+" (medians after the first)")
+	add(cut(strings.Repeat(" ", labelW)+legend(parts), w))
+	addf("%-*s %s kernels, %s launches, GPU busy %s (medians after the first)", labelW-1, "Per step", analyze.FormatCount(ss.SteadyKernels),
+		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	addf("%-*s %d launches, %d distinct, %s; %d memcpy (%s), %d memset", labelW-1, "Kernels", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)
 	if len(r.Categories) > 0 {
@@ -206,25 +202,6 @@ func legend(parts []part) string {
 		ls = append(ls, p.style.Render(fmt.Sprintf("%s %s", p.label, us(p.us))))
 	}
 	return strings.Join(ls, " · ")
-}
-
-// typicalStep is the step whose wall time is closest to the steady-state
-// median (the first step is warm-up), the one the overview breaks down.
-func typicalStep(r *analyze.Result) (analyze.Step, bool) {
-	if len(r.Steps) == 0 {
-		return analyze.Step{}, false
-	}
-	steps := r.Steps
-	if len(steps) > 1 {
-		steps = steps[1:]
-	}
-	best := steps[0]
-	for _, s := range steps[1:] {
-		if math.Abs(s.WallUs-r.StepStats.MedianWallUsNoFirst) < math.Abs(best.WallUs-r.StepStats.MedianWallUsNoFirst) {
-			best = s
-		}
-	}
-	return best, true
 }
 
 func (s *overviewScreen) title() string { return "Overview" }

@@ -1,10 +1,7 @@
 package tui
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -481,48 +478,3 @@ func (s *timelineScreen) setFilter(f string) bool {
 }
 
 func (s *timelineScreen) back() bool { return false }
-
-// nearestGap returns the GPU idle interval (no stream of any device busy)
-// that best matches approx, a gap whose start and length were printed to
-// three digits; approx itself when none is near.
-func (s *timelineScreen) nearestGap(approx trace.Span) trace.Span {
-	gapLen := approx.Dur()
-	tol := max(trace.Duration(approx.Start-s.whole.Start)/150, gapLen/2, 1000)
-	lo, hi := approx.Start-trace.Time(tol+gapLen), approx.End+trace.Time(tol+gapLen)
-	var segs []trace.Span
-	for i := range s.lanes {
-		l := &s.lanes[i]
-		if l.kind != laneGPU {
-			continue
-		}
-		k := sort.Search(len(l.segEnd), func(j int) bool { return l.segEnd[j] > lo })
-		for ; k < len(l.segStart) && l.segStart[k] < hi; k++ {
-			segs = append(segs, trace.Span{Start: l.segStart[k], End: l.segEnd[k]})
-		}
-	}
-	slices.SortFunc(segs, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-	best, bestErr := approx, trace.Duration(-1)
-	var end trace.Time
-	for i, sg := range segs {
-		if i > 0 && sg.Start > end {
-			g := trace.Span{Start: end, End: sg.Start}
-			// Rounding to three digits is off by at most 0.5%: a gap
-			// much shorter than the one printed is another gap.
-			if g.Dur() >= gapLen*9/10 {
-				e := absDur(trace.Duration(g.Start-approx.Start)) + absDur(g.Dur()-gapLen)
-				if bestErr < 0 || e < bestErr {
-					best, bestErr = g, e
-				}
-			}
-		}
-		end = max(end, sg.End)
-	}
-	return best
-}
-
-func absDur(d trace.Duration) trace.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
-}

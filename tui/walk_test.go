@@ -108,7 +108,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 		key, tab string
 		want     []string // what the screen must show on a real trace
 	}{
-		{"1", "[1 Overview]", []string{"Step times", "Typical step", "TOP FINDINGS"}},
+		{"1", "[1 Overview]", []string{"Step times", "Step split", "TOP FINDINGS"}},
 		{"2", "[2 Kernels]", []string{"KERNEL", "CATEGORY"}},
 		{"3", "[3 Ops]", []string{"OP", "CALLS"}},
 		{"4", "[4 Findings]", []string{"FINDING", "SEVERITY"}},

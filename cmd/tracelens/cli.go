@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/tracelens/tracelens/ingest"
 )
 
 // errHelpShown reports that -h printed a command's flags: exit 0, no message.
@@ -24,6 +26,14 @@ func newFlags(name string) *flag.FlagSet {
 // parseFlags parses args, allowing flags after positional arguments
 // ("tracelens top trace.json -n 5" works like "top -n 5 trace.json").
 func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
+	// Every command that reads traces takes the memory budget.
+	if fs.Lookup("max-memory") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" {
+		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE` (e.g. 8GB; default: half of physical memory)", func(s string) error {
+			n, err := ingest.ParseByteSize(s)
+			e.maxMemory = n
+			return err
+		})
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

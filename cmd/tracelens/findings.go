@@ -1,15 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/trace"
+	"github.com/tracelens/tracelens/termtext"
 )
 
-const findingsArgs = "[--enable a,b] [--disable c] TRACE"
+const findingsArgs = "[--format text|json] [--enable a,b] [--disable c] TRACE"
 
 func findingsCommand() command {
 	return command{name: "findings", args: findingsArgs, summary: "what to fix first: findings with evidence, estimated saving and a concrete fix", run: runFindings}
@@ -34,9 +35,13 @@ func runFindings(e *env, args []string) error {
 	fs := newFlags("findings")
 	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
 	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
+	format := fs.String("format", "text", "output `FORMAT`: text, or json (analyze's Result, as report --format json)")
 	pos, err := parseFlags(e, fs, findingsArgs, args)
 	if err != nil {
 		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
 	}
 	path, err := oneTrace(pos)
 	if err != nil {
@@ -54,57 +59,109 @@ func runFindings(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if *format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
 	writeFindings(e.stdout, r)
 	return nil
 }
 
+// writeFindings prints the headline and every finding as text. Every
+// figure comes formatted from analyze's typed values, as in the other
+// faces.
 func writeFindings(w io.Writer, r *analyze.Result) {
-	dev := r.Device
-	if dev == "" {
-		dev = "unknown device"
-	}
-	ss := r.StepStats
-	steps := fmt.Sprintf("%d steps, median %s", ss.Count, usDur(ss.MedianWallUs))
-	if r.Summary.StepsSynthetic {
-		steps = "no steps marked: whole trace " + usDur(ss.MedianWallUs)
-	}
-	fmt.Fprintf(w, "%s on %s: %s, GPU busy %.0f%%, %d kernel launches\n", r.Source, dev, steps, r.Summary.GPUBusyShare*100, r.Summary.KernelLaunches)
+	fmt.Fprintln(w, headline(r))
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "\nno findings (analyzers run: %s)\n", strings.Join(r.Analyzers, ", "))
 		return
 	}
+	per := "per step"
+	if r.Summary.StepsSynthetic {
+		per = "over the run"
+	}
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
-		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", f.Severity, f.Confidence, usDur(f.SavingUs), f.Share*100)
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
+		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step)\n", f.Severity, f.Confidence,
+			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share))
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
-				fmt.Fprintf(w, "   - %s\n", ev.Text)
+				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
 			}
 			if ev.Table != nil {
 				writeEvidenceTable(w, ev.Table)
 			}
 		}
-		fmt.Fprintf(w, "   fix: %s\n", f.Fix)
+		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
+	fmt.Fprintf(w, "\n%s\n", combinedText(r))
+}
+
+// headline is the one-line summary of a trace: the steady-state step,
+// GPU busy and kernels per step as analyze defines them.
+func headline(r *analyze.Result) string {
+	dev := r.Device
+	if dev == "" {
+		dev = "unknown device"
+	}
+	ss := r.StepStats
+	steps := fmt.Sprintf("%d steps, step %s (median after the first)", ss.Count, analyze.FormatUs(ss.SteadyWallUs))
+	switch {
+	case r.Summary.StepsSynthetic:
+		steps = "no steps marked: whole trace " + analyze.FormatUs(ss.SteadyWallUs)
+	case ss.Count == 1:
+		steps = "1 step of " + analyze.FormatUs(ss.SteadyWallUs)
+	}
+	return fmt.Sprintf("%s on %s: %s, GPU busy %s, %s kernels per step, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps,
+		analyze.FormatShare(ss.SteadyGPUBusyShare), analyze.FormatCount(ss.SteadyKernels), r.Summary.KernelLaunches)
+}
+
+// combinedText states what fixing every finding would save, and which
+// findings overlap.
+func combinedText(r *analyze.Result) string {
+	s := fmt.Sprintf("all findings fixed: ~%s per step (%s of the step)", analyze.FormatUs(r.Summary.CombinedSavingUs),
+		analyze.FormatShare(r.Summary.CombinedSavingShare))
+	for _, o := range r.Overlaps {
+		ids := make([]string, len(o.Findings))
+		for i, n := range o.Findings {
+			ids[i] = fmt.Sprintf("%d", n+1)
+		}
+		s += fmt.Sprintf("\n  findings %s overlap (all save %s time): together ~%s, not the %s their savings add up to",
+			strings.Join(ids, ", "), analyze.SavingFromText(o.SavingFrom), analyze.FormatUs(o.CombinedUs), analyze.FormatUs(o.SumUs))
+	}
+	return s
 }
 
 // evidenceCellWidth bounds a table cell so kernel names do not wrap.
 const evidenceCellWidth = 48
 
 func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
-	widths := make([]int, len(tb.Header))
+	header := make([]string, len(tb.Columns))
+	for i, c := range tb.Columns {
+		header[i] = c.Name
+	}
+	rows := make([][]string, len(tb.Rows))
+	for i, row := range tb.Rows {
+		rows[i] = make([]string, len(row))
+		for j, v := range row {
+			rows[i][j] = v.String()
+		}
+	}
+	widths := make([]int, len(header))
 	// Long kernel names are cut in the middle; the last column (a Python
 	// line or a description) is left whole since nothing follows it.
 	cell := func(s string, i int) string {
+		s = termtext.Sanitize(s)
 		if i == len(widths)-1 {
 			return ShortenName(s, len(s))
 		}
 		return ShortenName(s, evidenceCellWidth)
 	}
-	for i, h := range tb.Header {
+	for i, h := range header {
 		widths[i] = len([]rune(h))
 	}
-	for _, row := range tb.Rows {
+	for _, row := range rows {
 		for i := range min(len(row), len(widths)) {
 			widths[i] = max(widths[i], len([]rune(cell(row[i], i))))
 		}
@@ -114,15 +171,21 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 		b.WriteString("     ")
 		for i := range min(len(cells), len(widths)) {
 			c := cell(cells[i], i)
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			if tb.Columns[i].Kind.Numeric() {
+				c = pad + c
+			} else if i < len(widths)-1 {
+				c += pad
+			}
 			b.WriteString(c)
 			if i < len(widths)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
+				b.WriteString("  ")
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	line(tb.Header)
-	for _, row := range tb.Rows {
+	line(header)
+	for _, row := range rows {
 		line(row)
 	}
 }
@@ -164,6 +227,3 @@ func wrapText(s string, width int, indent string) string {
 	}
 	return b.String()
 }
-
-// usDur formats microseconds (the unit of analyze results) as a duration.
-func usDur(v float64) string { return trace.Duration(v*1e3 + 0.5).String() }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -34,12 +35,15 @@ func runInfo(e *env, args []string) error {
 
 func writeInfo(w io.Writer, t *trace.Trace) {
 	m := &t.Meta
-	fmt.Fprintf(w, "trace      %s\n", t.Source)
+	// Every string below comes from the trace file (or its name): safe
+	// for the terminal only once sanitized.
+	san := termtext.Sanitize
+	fmt.Fprintf(w, "trace      %s\n", san(t.Source))
 	fw := m.Framework
 	if fw == "" {
 		fw = "unknown framework"
 	}
-	fmt.Fprintf(w, "format     %s (%s)", m.Format, fw)
+	fmt.Fprintf(w, "format     %s (%s)", san(m.Format), san(fw))
 	if m.CUDADriverVersion > 0 {
 		fmt.Fprintf(w, ", CUDA driver %s", cudaVersion(m.CUDADriverVersion))
 	}
@@ -54,13 +58,13 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 		fmt.Fprintln(w, "device     not recorded")
 	}
 	for _, d := range m.Devices {
-		fmt.Fprintf(w, "device     %d: %s, %d SMs, compute %d.%d, %.1f GiB\n", d.ID, d.Name, d.NumSMs, d.ComputeMajor, d.ComputeMinor, float64(d.TotalGlobalMem)/(1<<30))
+		fmt.Fprintf(w, "device     %d: %s, %d SMs, compute %d.%d, %.1f GiB\n", d.ID, san(d.Name), d.NumSMs, d.ComputeMajor, d.ComputeMinor, float64(d.TotalGlobalMem)/(1<<30))
 	}
 	span := t.Span()
 	fmt.Fprintf(w, "span       %s\n", span.Dur())
 	fmt.Fprintf(w, "events     %d\n", t.Events)
 	for _, c := range t.Categories {
-		fmt.Fprintf(w, "  %-22s %8d\n", c.Category, c.Count)
+		fmt.Fprintf(w, "  %-22s %8d\n", san(c.Category), c.Count)
 	}
 	if len(t.Steps) == 1 && t.Steps[0].Synthetic {
 		fmt.Fprintf(w, "steps      none marked (ProfilerStep#N): the whole trace counts as one step\n")
@@ -114,13 +118,16 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	fmt.Fprintf(w, "kernels    %d, %d linked to their launch call\n", kernels, linked)
 	fmt.Fprintf(w, "host       %d API calls, %d ops, %d Python frames, %d annotations, %d threads\n",
 		len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations), len(t.Threads))
+	for _, x := range t.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", san(x))
+	}
 	if len(t.Skipped) == 0 {
 		fmt.Fprintln(w, "skipped    nothing")
 		return
 	}
 	fmt.Fprintln(w, "skipped")
 	for _, s := range t.Skipped {
-		fmt.Fprintf(w, "  %-40s %8d  (first at byte %d)\n", s.Reason, s.Count, s.FirstOffset)
+		fmt.Fprintf(w, "  %-40s %8d  (first at byte %d)\n", san(s.Reason), s.Count, s.FirstOffset)
 	}
 }
 

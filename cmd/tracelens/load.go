@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -24,23 +24,26 @@ func loadTrace(e *env, path string) (*trace.Trace, error) {
 		}
 		return ingest.Read(r, path, ingest.Options{})
 	}
-	var opt ingest.Options
+	opt := ingest.Options{MaxMemory: e.maxMemory}
 	if size := ingest.JSONSize(path); size > bigTrace {
 		// The model of a Chrome trace is about a quarter of its JSON; what
 		// pushes RSS higher is garbage the collector has not yet returned.
 		// A soft limit of 45% of the input keeps peak RSS under half the
-		// file, and switching proportional GC off while reading means the
-		// collector runs only when that budget is near, not every time the
-		// heap doubles from a small start.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		debug.SetMemoryLimit(size * 45 / 100)
+		// file (ingest raises it if the model needs more, and restores
+		// the collector's settings when done).
+		opt.GCLimit = size * 45 / 100
 	}
 	if e.stderrTTY {
 		p := &progressBar{e: e, start: time.Now(), path: path}
 		opt.Progress = p.update
 		defer p.done()
 	}
-	return ingest.ReadFile(path, opt)
+	t, err := ingest.ReadFile(path, opt)
+	var be *ingest.BudgetError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("%w; raise the budget with --max-memory SIZE (default: half of this machine's memory)", err)
+	}
+	return t, err
 }
 
 // bigTrace is the input size above which loadTrace budgets memory.

@@ -26,6 +26,9 @@ type env struct {
 	stderr io.Writer
 	// stderrTTY reports whether stderr is a terminal (progress bars go there).
 	stderrTTY bool
+	// maxMemory caps a trace's model in bytes (--max-memory; 0: ingest's
+	// default, a share of physical memory).
+	maxMemory int64
 }
 
 // command is one subcommand. Each lives in its own file; the table below

@@ -30,7 +30,7 @@ func TestReportCLI(t *testing.T) {
 	})
 
 	t.Run("extension picks the format", func(t *testing.T) {
-		for ext, want := range map[string]string{".md": "# Performance report", ".html": "<!DOCTYPE html>", ".json": "{\n  \"source\""} {
+		for ext, want := range map[string]string{".md": "# Performance report", ".html": "<!DOCTYPE html>", ".json": "{\n  \"schema_version\": 2,\n  \"source\""} {
 			path := filepath.Join(dir, "out"+ext)
 			out, errOut, code := run("report", "-o", path, cublas)
 			if code != 0 || out != "" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -99,7 +100,7 @@ func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat,
 		dev = "unknown device"
 	}
 	fmt.Fprintf(w, "%s\n%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time\n\n",
-		t.Source, dev, launches, len(rows), all)
+		termtext.Sanitize(t.Source), termtext.Sanitize(dev), launches, len(rows), all)
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no GPU kernels in this trace")
 		return

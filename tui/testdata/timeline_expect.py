@@ -3,9 +3,9 @@
 alone (not from tracelens): per lane the busy time (union of intervals, ns)
 of each GPU stream (kernels, memcpy, memset), of each host thread's cpu ops
 and Python frames, and of each thread's user ranges (user_annotation other
-than ProfilerStep#N); and the GPU idle interval (between two busy intervals)
-with the longest part inside a ProfilerStep after the first (warm-up) one:
-the gap the gpu-idle finding lists first.
+than ProfilerStep#N); and the longest part of a GPU idle interval (between two
+busy intervals) inside a ProfilerStep after the first (warm-up) one: the
+gap the gpu-idle finding lists first.
 
 Run: python3 tui/testdata/timeline_expect.py > tui/testdata/timeline_expected.json
 """
@@ -67,11 +67,12 @@ def expect(path):
     # longest part of one inside a step is the longest gap a step shows.
     every_gpu = union([iv for l in gpu.values() for iv in l])
     steady = sorted(steps)[1:] if len(steps) > 1 else steps
-    longest, longest_in = None, 0
+    longest = None
     for (a0, b0), (a1, b1) in zip(every_gpu, every_gpu[1:]):
-        inside = max((min(a1, s1) - max(b0, s0) for s0, s1 in steady), default=0)
-        if inside >= 200_000 and inside > longest_in:
-            longest, longest_in = (b0, a1), inside
+        for s0, s1 in steady:
+            g = (max(b0, s0), min(a1, s1))
+            if g[1] - g[0] >= 200_000 and (longest is None or g[1] - g[0] > longest[1] - longest[0]):
+                longest = g
     sortb = lambda m: sorted(busy(v) for v in m.values())
     return {
         "gpu_busy_ns": sortb(gpu),

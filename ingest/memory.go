@@ -1,0 +1,111 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// BudgetError reports a trace whose model would not fit the memory budget
+// (Options.MaxMemory). Reading stops as soon as the model passes the
+// budget, so a small file that expands to billions of events fails fast
+// instead of exhausting the machine.
+type BudgetError struct {
+	// Budget is the limit the model passed, in bytes.
+	Budget int64
+	// Need estimates the whole model's size in bytes, extrapolated from the
+	// fraction of the input read; 0 when the input's size is unknown.
+	Need int64
+	// Events is the number of events read when reading stopped.
+	Events int
+	// Read is the fraction of the input read (0 when unknown).
+	Read float64
+}
+
+func (e *BudgetError) Error() string {
+	if e.Need <= 0 {
+		return fmt.Sprintf("the trace needs more memory than the budget of %s: its first %d events already take that much",
+			FormatBytes(e.Budget), e.Events)
+	}
+	return fmt.Sprintf("the trace needs about %s of memory for its %s events (estimated after reading %.0f%% of the file), more than the budget of %s",
+		FormatBytes(e.Need), approxCount(float64(e.Events)/e.Read), e.Read*100, FormatBytes(e.Budget))
+}
+
+// approxCount writes a large count the way a person would say it.
+func approxCount(n float64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("~%.1f G", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("~%.1f M", n/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("~%.0f k", n/1e3)
+	}
+	return fmt.Sprintf("~%.0f", n)
+}
+
+// DefaultMaxMemory is the model's memory budget when Options.MaxMemory is
+// 0: half of the memory the process may use (physical RAM, or the cgroup
+// limit of a container when lower). The other half covers read buffers,
+// the collector's headroom and the analysis after reading.
+func DefaultMaxMemory() int64 {
+	avail := physicalMemory()
+	if lim := cgroupLimit(); lim > 0 && (avail <= 0 || lim < avail) {
+		avail = lim
+	}
+	if avail <= 0 {
+		return 4 << 30 // unknown: a budget most machines can honour
+	}
+	return avail / 2
+}
+
+// cgroupLimit reads a cgroup v2 memory limit ("max" or absent: 0).
+func cgroupLimit() int64 {
+	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// ParseByteSize reads a size such as "512MB", "4GiB", "1.5G" or "1048576"
+// (bytes). K, M, G and T are powers of 1024 with or without "iB"/"B": what
+// people mean by memory sizes.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := 1.0
+	if t != "" {
+		if i := strings.IndexByte("KMGT", t[len(t)-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) || v*mult >= math.MaxInt64 {
+		return 0, errors.New("want a size such as 512MB or 8GB")
+	}
+	return int64(v * mult), nil
+}
+
+// FormatBytes writes n bytes as "4.1 GB" (powers of 1024).
+func FormatBytes(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"bytes", "KB", "MB", "GB"} {
+		if f < 1024 {
+			if u == "bytes" {
+				return fmt.Sprintf("%d bytes", n)
+			}
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+		f /= 1024
+	}
+	return fmt.Sprintf("%.1f TB", f)
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package ingest
+
+// physicalMemory is unknown off Linux: DefaultMaxMemory falls back to a
+// fixed budget.
+func physicalMemory() int64 { return 0 }
