@@ -51,10 +51,14 @@ type timelineExpected struct {
 	OpsBusy    []int64  `json:"ops_busy_ns"`
 	PythonBusy []int64  `json:"python_busy_ns"`
 	RangeBusy  []int64  `json:"range_busy_ns"`
+	GPURange   []int64  `json:"gpu_range_busy_ns"`
 	Steps      int      `json:"steps"`
 	LongestGap []int64  `json:"longest_gap_ns"`
 	_          struct{} // keep keyed literals
 }
+
+// laneGPURangeForTest tells GPU-side range lanes from host ones.
+const laneGPURangeForTest laneKind = 100
 
 func readTimelineExpected(t *testing.T) map[string]timelineExpected {
 	t.Helper()
@@ -90,12 +94,16 @@ func TestTimelineLanes(t *testing.T) {
 					steps = l.n
 					continue
 				}
-				got[l.kind] = append(got[l.kind], int64(l.prefix[len(l.prefix)-1]))
+				kind := l.kind
+				if kind == laneRange && strings.HasPrefix(l.what, "ranges on GPU") {
+					kind = laneGPURangeForTest
+				}
+				got[kind] = append(got[kind], int64(l.prefix[len(l.prefix)-1]))
 			}
 			for _, c := range []struct {
 				kind laneKind
 				want []int64
-			}{{laneGPU, want.GPUBusy}, {laneOps, want.OpsBusy}, {lanePy, want.PythonBusy}, {laneRange, want.RangeBusy}} {
+			}{{laneGPU, want.GPUBusy}, {laneOps, want.OpsBusy}, {lanePy, want.PythonBusy}, {laneRange, want.RangeBusy}, {laneGPURangeForTest, want.GPURange}} {
 				slices.Sort(got[c.kind])
 				if !slices.Equal(got[c.kind], c.want) {
 					t.Errorf("lane kind %d busy ns %v, want %v", c.kind, got[c.kind], c.want)

@@ -198,6 +198,15 @@ func buildLanes(t *trace.Trace) []lane {
 		l.index()
 		ls = append(ls, l)
 	}
+	// GPU-side ranges (gpu_user_annotation: the step and the optimizer
+	// as the stream ran them) go right under their stream.
+	type stream struct{ device, stream int32 }
+	gpuRanges := map[stream][]int32{}
+	for i := range t.GPUAnnotations {
+		a := &t.GPUAnnotations[i]
+		k := stream{a.Device, a.Stream}
+		gpuRanges[k] = append(gpuRanges[k], int32(i))
+	}
 	runs(len(t.GPU), func(i, j int) bool {
 		return t.GPU[i].Device == t.GPU[j].Device && t.GPU[i].Stream == t.GPU[j].Stream
 	}, func(from, to int) {
@@ -206,6 +215,9 @@ func buildLanes(t *trace.Trace) []lane {
 			what: fmt.Sprintf("GPU %d stream %d", g[0].Device, g[0].Stream), n: len(g),
 			start: func(i int) trace.Time { return g[i].Start }, end: func(i int) trace.Time { return g[i].End },
 			describe: func(i int) string { return gpuName(&g[i]) }, ref: func(i int) int { return from + i }})
+		if ix := gpuRanges[stream{g[0].Device, g[0].Stream}]; len(ix) > 0 {
+			add(rangeLane(t.GPUAnnotations, ix, fmt.Sprintf("s%d rng", g[0].Stream), fmt.Sprintf("ranges on GPU %d stream %d", g[0].Device, g[0].Stream)))
+		}
 	})
 	// Host lanes are numbered by thread in trace order; the readout names
 	// the thread as the trace does.
@@ -266,12 +278,8 @@ func buildLanes(t *trace.Trace) []lane {
 		if len(idx) == 0 {
 			return
 		}
-		ix := idx
-		n, name := threadLabel(t.Annotations[ix[0]].Thread)
-		add(lane{kind: laneRange, label: fmt.Sprintf("cpu%d rng", n), what: "ranges on " + name, n: len(ix),
-			start:    func(i int) trace.Time { return t.Annotations[ix[i]].Start },
-			end:      func(i int) trace.Time { return t.Annotations[ix[i]].End },
-			describe: func(i int) string { return sanitize(t.Annotations[ix[i]].Name) }, ref: func(int) int { return -1 }})
+		n, name := threadLabel(t.Annotations[idx[0]].Thread)
+		add(rangeLane(t.Annotations, idx, fmt.Sprintf("cpu%d rng", n), "ranges on "+name))
 		idx = nil
 	}
 	for i := range t.Annotations {
@@ -294,6 +302,14 @@ func localParent(p trace.Index, from, n int) int {
 		return q
 	}
 	return -1
+}
+
+// rangeLane is a lane of the annotations ix of as (sorted by start).
+func rangeLane(as []trace.Annotation, ix []int32, label, what string) lane {
+	return lane{kind: laneRange, label: label, what: what, n: len(ix),
+		start:    func(i int) trace.Time { return as[ix[i]].Start },
+		end:      func(i int) trace.Time { return as[ix[i]].End },
+		describe: func(i int) string { return sanitize(as[ix[i]].Name) }, ref: func(int) int { return -1 }}
 }
 
 // gpuName names a GPU activity: a kernel's short name, or the copy kind.

@@ -459,7 +459,7 @@ func (s *timelineScreen) ruler(origin trace.Time) string {
 }
 
 func (s *timelineScreen) hint() string {
-	return itoa(len(s.shown)) + " lanes  ←→/hl cursor  <> pan  +/- zoom  [ ] step  a all  ↑↓ lane  Enter opens"
+	return itoa(len(s.shown)) + " lanes  ←→hl cursor  <> pan  +- zoom  [] step  a all  ↑↓ lane  ⏎ opens"
 }
 
 // setFilter keeps the lanes whose label or name contains f ("gpu", "py",

@@ -2,8 +2,9 @@
 """Expected timeline figures for tui's tests, computed from the trace JSON
 alone (not from tracelens): per lane the busy time (union of intervals, ns)
 of each GPU stream (kernels, memcpy, memset), of each host thread's cpu ops
-and Python frames, and of each thread's user ranges (user_annotation other
-than ProfilerStep#N); and the longest part of a GPU idle interval (between two
+and Python frames, of each thread's user ranges (user_annotation other
+than ProfilerStep#N) and of each stream's GPU-side ranges
+(gpu_user_annotation, steps included); and the longest part of a GPU idle interval (between two
 busy intervals) inside a ProfilerStep after the first (warm-up) one: the
 gap the gpu-idle finding lists first.
 
@@ -43,7 +44,7 @@ def busy(iv):
 def expect(path):
     with gzip.open(path, "rt") as f:
         ev = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
-    gpu, ops, py, rng = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+    gpu, ops, py, rng, grng = (defaultdict(list) for _ in range(5))
     steps = []
     for e in ev:
         if e.get("ph") != "X" or "dur" not in e:
@@ -58,6 +59,8 @@ def expect(path):
             ops[key].append(iv)
         elif cat == "python_function":
             py[key].append(iv)
+        elif cat == "gpu_user_annotation":
+            grng[key].append(iv)
         elif cat == "user_annotation":
             if e["name"].startswith("ProfilerStep#"):
                 steps.append(iv)
@@ -79,6 +82,7 @@ def expect(path):
         "ops_busy_ns": sortb(ops),
         "python_busy_ns": sortb(py),
         "range_busy_ns": sortb(rng),
+        "gpu_range_busy_ns": sortb(grng),
         "steps": len(steps),
         "longest_gap_ns": list(longest) if longest else None,
     }
