@@ -95,7 +95,10 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"capture/elementwise-chain-fused.json.gz", nil},
 		{"capture/lowrank-noise-unfused.json.gz", []string{"fusion-candidate"}},
 		{"capture/lowrank-noise-fused.json.gz", nil},
-		{"capture/launch-overhead.json.gz", nil},
+		// 200 empty kernels back to back: launch-bound by design. Timed by
+		// CUPTI (issue 17) the kernels take 0.86 µs and the GPU idles 88%
+		// of the step; CUDA events made them read ~6 µs and hid it.
+		{"capture/launch-overhead.json.gz", []string{"launch-bound"}},
 		{"capture/memcpy-pageable.json.gz", []string{"host-sync", "pageable-memcpy"}},
 		{"recorded/train_pinned_async.json.gz", []string{"gpu-idle", "tf32-disabled"}},
 		{"recorded/fp64_simulation.json.gz", []string{"fp64-compute", "fusion-candidate"}},

@@ -30,7 +30,8 @@ var UnfusedAttention = &Analyzer{
 		"matmuls (scale, mask, casts, softmax) per step, which a fused attention kernel (FlashAttention via "+
 		"scaled_dot_product_attention) does not run.",
 		AttentionWindow, AttentionMinShare*100),
-	Run: runUnfusedAttention,
+	Requires: []*Analyzer{KernelCategories, Attribution},
+	Run:      runUnfusedAttention,
 }
 
 // opPathHas reports whether op i or one of its parents is named one of

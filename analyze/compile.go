@@ -23,7 +23,8 @@ var CompileOverhead = &Analyzer{
 		"replay (cudaGraphLaunch), and cold vs warm time of record_function ranges repeated under one name (trailing digits ignored). "+
 		"Reported when compilation takes at least %.0f%% of the traced time. Saving model: the compile time per step, which a warm "+
 		"start (persistent caches, warm-up before the measured/served work) does not pay.", CompileMinShare*100),
-	Run: runCompileOverhead,
+	Requires: []*Analyzer{CompileRegions},
+	Run:      runCompileOverhead,
 }
 
 // compileEvent reports whether a range is torch.compile's own work.
@@ -71,19 +72,9 @@ func compileIDs(t *trace.Trace) (ids []string, recompiles int) {
 // mergeSpans returns the total length of the union of spans (sorted in
 // place).
 func mergeSpans(spans []trace.Span) trace.Duration {
-	slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
 	var total trace.Duration
-	var cur trace.Span
-	for i, s := range spans {
-		if i == 0 || s.Start > cur.End {
-			total += cur.Dur()
-			cur = s
-			continue
-		}
-		cur.End = max(cur.End, s.End)
-	}
-	if len(spans) > 0 {
-		total += cur.Dur()
+	for _, s := range unionSpans(spans) {
+		total += s.Dur()
 	}
 	return total
 }

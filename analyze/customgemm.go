@@ -36,7 +36,8 @@ var CustomGEMM = &Analyzer{
 		"takes at least %.0f%% of GPU kernel time. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
 		"(when the trace also measures a library GEMM of the same shape, that kernel's time is used instead).",
 		CustomGEMMDominantShare*100, CustomGEMMMinMeanUs, CustomGEMMMinShare*100, CustomGEMMSpeedup),
-	Run: runCustomGEMM,
+	Requires: []*Analyzer{Attribution},
+	Run:      runCustomGEMM,
 }
 
 func runCustomGEMM(p *Pass) ([]Finding, error) {

@@ -1,21 +1,67 @@
 // Package analyze computes metrics over a trace model and runs analyzers
 // that turn them into findings, in the manner of
-// golang.org/x/tools/go/analysis: each concern is one Analyzer with a Name,
-// a Doc and a Run that returns findings with evidence.
+// golang.org/x/tools/go/analysis.
 //
-// Run computes, once, the metrics every analyzer and every consumer
-// (report, tui, diff) shares: kernels by name and category with the ops and
-// Python lines that launched them, steps (wall, GPU busy as the union of
-// kernel, memcpy and memset intervals, idle split into short launch gaps
-// and long host waits, launches, launch API time), launch statistics in
-// HTA's terms, a key_averages()-like op table, time per record_function
-// range and nn.Module, and a roofline of GEMM-like ops against a table of
-// device peaks. Analyzers then read those metrics through a Pass; All lists
-// them and their Doc states what each detects, its thresholds (named
-// constants) and the model behind its estimated saving.
+// # Facts, metrics, findings
 //
-// Every metric is O(n log n) in events or better: indexes are built once
-// per Run (per-activity category, launching op and frame; merged busy
-// intervals per device; per-name kernel facts) and intervals are queried by
-// binary search, never by scanning all events per kernel.
+// Run first runs the fact analyzers (Facts): each computes, once, one
+// thing several others need and returns it as its result — which step
+// each launch belongs to (Steps), each GPU activity's one kernel category
+// (KernelCategories), the op and Python line behind each launch
+// (Attribution), which API calls launch or block (Launches), the merged
+// GPU busy intervals and the idle gaps between them (IdleGaps), GEMM
+// shapes (Shapes), torch.compile's own work (CompileRegions).
+//
+// From the facts it computes the metrics every analyzer and every face
+// (report, tui, diff) shares, in Result: kernels by name and category with
+// the ops and Python lines that launched them and their time per step,
+// steps (wall, GPU busy as the union of kernel, memcpy and memset
+// intervals, idle split into short launch gaps and long host waits,
+// launches), the steady state (the steps after the first: StepStats'
+// Steady* medians are "the step", "GPU busy" and "per step" everywhere),
+// launch statistics in HTA's terms, a key_averages()-like op table, time
+// per record_function range and nn.Module, and a roofline of GEMM-like
+// ops against a table of device peaks.
+//
+// Then the finding analyzers (All) run. Each reads the trace, the metrics
+// and the results of the analyzers in its Requires through its Pass — and
+// nothing else: a fact it does not require is absent, and it sees another
+// analyzer's findings only by requiring that analyzer. Run completes each
+// finding (its saving in ns and as a share of the steady-state step,
+// capped at the step), ranks them by saving, and estimates what fixing
+// them all saves when several draw on the same time (Overlaps,
+// Summary.CombinedSavingUs). Findings are typed: measures and evidence
+// tables carry values of a Kind (duration, count, bytes, rate, percent,
+// name, source location), so faces only format them and JSON carries
+// numbers (docs/json-schema.md).
+//
+// # Adding an analyzer
+//
+// A new analyzer is one file and its test:
+//
+//  1. In analyze/NAME.go declare `var MyCheck = &Analyzer{Name: "my-check",
+//     Doc: ..., Requires: []*Analyzer{Steps, Attribution}, Run: runMyCheck}`
+//     with its thresholds as named constants the Doc states, and the model
+//     behind its saving.
+//  2. runMyCheck(p *Pass) ([]Finding, error) reads p.Result (metrics),
+//     p.Trace and the facts it requires, and returns findings with a Title
+//     of at most MaxTitle characters, a Subject, SavingUs per step and the
+//     part of the step it comes out of (SavingFrom), Measures, Evidence
+//     (text and typed tables built with NewTable and Add) stating the saving
+//     model, a Fix, Severity and Confidence.
+//  3. Add it to All, in the order findings of equal saving should list.
+//  4. In analyze/NAME_test.go assert its diagnosis and figure on a real
+//     trace in fixtures, the expected value computed independently of
+//     tracelens (a short script over the trace JSON, kept next to the
+//     test). TestFindingsPerFixture and the invariant tests then check it
+//     on every fixture.
+//
+// Report goldens do not list analyzer docs, so a new analyzer changes only
+// the goldens of traces it fires on.
+//
+// # Cost
+//
+// Every metric is O(n log n) in events or better: facts are computed once
+// per Run and intervals are queried by binary search, never by scanning
+// all events per kernel.
 package analyze

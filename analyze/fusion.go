@@ -40,7 +40,8 @@ var FusionCandidate = &Analyzer{
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, capped at the chain's GPU time minus its longest kernel. "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Run: runFusionCandidate,
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution},
+	Run:      runFusionCandidate,
 }
 
 // chainGroup is every occurrence of one sequence of kernel names.

@@ -22,7 +22,8 @@ var HookOverhead = &Analyzer{
 		"Needs Python stacks (with_stack=True). Saving model: hook Python overhead plus dispatch overhead per step, bounded by the GPU "+
 		"idle time during the hooked calls (CPU time the GPU does not wait for costs nothing). Reported when at least %.0f%% of the median step.",
 		HookMinShare*100),
-	Run: runHookOverhead,
+	Requires: []*Analyzer{IdleGaps},
+	Run:      runHookOverhead,
 }
 
 // hookDispatcher reports whether a frame is torch.nn.Module's call path

@@ -28,7 +28,8 @@ var GPUIdle = &Analyzer{
 		"record_function ranges, ops or sync calls that overlap the gap most. Saving model: the long-gap idle time "+
 		"per step, which overlapping that host work with GPU work (a DataLoader with workers, prefetching, moving Python work "+
 		"out of the loop) hides.", LaunchGap, GPUIdleMinShare*100),
-	Run: runGPUIdle,
+	Requires: []*Analyzer{IdleGaps, CompileRegions},
+	Run:      runGPUIdle,
 }
 
 type idleGap struct {
@@ -144,47 +145,11 @@ func coveredBy(g trace.Span, merged []trace.Span) bool {
 }
 
 // mergedSpans returns the union of spans as sorted disjoint spans.
-func mergedSpans(spans []trace.Span) []trace.Span {
-	s := slices.Clone(spans)
-	slices.SortFunc(s, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-	out := s[:0]
-	for _, x := range s {
-		if n := len(out); n > 0 && x.Start <= out[n-1].End {
-			out[n-1].End = max(out[n-1].End, x.End)
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
+func mergedSpans(spans []trace.Span) []trace.Span { return unionSpans(slices.Clone(spans)) }
 
-// compileSpans returns the torch.compile ranges of the trace.
-func (p *Pass) compileSpans() []trace.Span {
-	if p.compile != nil {
-		return *p.compile
-	}
-	t := p.Trace
-	var spans []trace.Span
-	isCompile := map[string]bool{}
-	for i := range t.Ops {
-		name := t.Ops[i].Name
-		c, ok := isCompile[name]
-		if !ok {
-			c = compileEvent(name)
-			isCompile[name] = c
-		}
-		if c {
-			spans = append(spans, t.Ops[i].Span)
-		}
-	}
-	for i := range t.Annotations {
-		if compileEvent(t.Annotations[i].Name) {
-			spans = append(spans, t.Annotations[i].Span)
-		}
-	}
-	p.compile = &spans
-	return spans
-}
+// compileSpans returns the torch.compile ranges of the trace (the
+// CompileRegions fact).
+func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }
 
 // clashes reports whether s overlaps a picked candidate by more than half
 // of s.

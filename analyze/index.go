@@ -8,122 +8,42 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// index holds what several metrics and analyzers derive from the trace,
-// computed once per Run in O(n log n).
+// index is an analyzer's view of the facts it requires (see facts.go):
+// each embedded fact is nil unless the analyzer lists it in Requires, so
+// reading one it does not require fails its run instead of quietly
+// depending on it. The metrics see every fact.
 type index struct {
 	t *trace.Trace
-	// cat, op and frame are per GPU activity: its category, the cpu op
-	// that launched it and the innermost Python frame around the launch.
-	cat   []string
-	op    []trace.Index
-	frame []trace.Index
-	// busy holds, per device, the merged intervals where any kernel,
-	// memcpy or memset ran.
-	busy map[int32][]trace.Span
-	// devices lists the device ids with GPU activity, ascending.
-	devices []int32
-	// userFrame memoises userFrameOf (-2 = not computed yet).
-	userFrame []trace.Index
-	// kernelRow maps a kernel name to its row in Result.Kernels.
+	*StepFacts
+	*CategoryFacts
+	*AttributionFacts
+	*LaunchFacts
+	*BusyFacts
+	*ShapeFacts
+	*CompileFacts
+	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
+	// only).
 	kernelRow map[string]int
-	// step of each GPU activity (by launch time, else start) and of each
-	// API call (by start), -1 when outside every step.
-	gpuStep []int32
-	apiStep []int32
-	// nameOf is each GPU activity's kernel name id, names what the name
-	// alone says (string work done once per distinct name).
-	nameOf []int32
-	names  []nameInfo
 }
 
-// nameInfo is what a kernel's name alone tells.
-type nameInfo struct {
-	cat                              string
-	library, gemmLike, compilerFused bool
-}
-
-// info returns what GPU activity g's name tells.
-func (ix *index) info(g int) *nameInfo { return &ix.names[ix.nameOf[g]] }
-
-func newIndex(t *trace.Trace) *index {
-	ix := &index{t: t, busy: map[int32][]trace.Span{}}
-	n := len(t.GPU)
-	ix.cat = make([]string, n)
-	ix.op = make([]trace.Index, n)
-	ix.frame = make([]trace.Index, n)
-	ix.gpuStep = make([]int32, n)
-	byName := map[string]int32{}
-	ix.nameOf = make([]int32, n)
-	for i := range t.GPU {
-		g := &t.GPU[i]
-		id, ok := byName[g.Name]
-		if !ok {
-			id = int32(len(ix.names))
-			byName[g.Name] = id
-			ix.names = append(ix.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
-				gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
-		}
-		ix.nameOf[i] = id
-		ix.cat[i] = categoryOf(t, i, ix.names[id].cat)
-		ix.op[i] = t.LaunchOp(trace.Index(i))
-		ix.frame[i] = t.LaunchFrame(trace.Index(i))
-		at := g.Start
-		if g.Launch != trace.None {
-			at = t.APICalls[g.Launch].Start
-		}
-		ix.gpuStep[i] = int32(t.StepOf(at))
-	}
-	ix.apiStep = make([]int32, len(t.APICalls))
-	for i := range t.APICalls {
-		ix.apiStep[i] = int32(t.StepOf(t.APICalls[i].Start))
-	}
-	ix.userFrame = make([]trace.Index, len(t.Frames))
-	for i := range ix.userFrame {
-		ix.userFrame[i] = -2
-	}
-	ix.buildBusy()
+// newIndex returns the view of the facts in results.
+func newIndex(t *trace.Trace, results map[*Analyzer]any) *index {
+	ix := &index{t: t}
+	ix.StepFacts, _ = results[Steps].(*StepFacts)
+	ix.CategoryFacts, _ = results[KernelCategories].(*CategoryFacts)
+	ix.AttributionFacts, _ = results[Attribution].(*AttributionFacts)
+	ix.LaunchFacts, _ = results[Launches].(*LaunchFacts)
+	ix.BusyFacts, _ = results[IdleGaps].(*BusyFacts)
+	ix.ShapeFacts, _ = results[Shapes].(*ShapeFacts)
+	ix.CompileFacts, _ = results[CompileRegions].(*CompileFacts)
 	return ix
 }
 
-// buildBusy merges GPU intervals per device. GPU is sorted by (device,
-// stream, start), so each device's activities are one contiguous run.
-func (ix *index) buildBusy() {
-	t := ix.t
-	for lo := 0; lo < len(t.GPU); {
-		dev := t.GPU[lo].Device
-		hi := lo
-		for hi < len(t.GPU) && t.GPU[hi].Device == dev {
-			hi++
-		}
-		spans := make([]trace.Span, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
-		}
-		ix.busy[dev] = append(ix.busy[dev], spans...)
-		ix.devices = append(ix.devices, dev)
-		lo = hi
-	}
-	slices.Sort(ix.devices)
-	ix.devices = slices.Compact(ix.devices)
-	for dev, spans := range ix.busy {
-		slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-		merged := spans[:0]
-		for _, s := range spans {
-			if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
-				merged[n-1].End = max(merged[n-1].End, s.End)
-				continue
-			}
-			merged = append(merged, s)
-		}
-		ix.busy[dev] = merged
-	}
-}
-
 // busyIn returns the GPU busy time of all devices inside [from, to).
-func (ix *index) busyIn(from, to trace.Time) trace.Duration {
+func (b *BusyFacts) busyIn(from, to trace.Time) trace.Duration {
 	var total trace.Duration
-	for _, dev := range ix.devices {
-		spans := ix.busy[dev]
+	for _, dev := range b.devices {
+		spans := b.busy[dev]
 		i, _ := slices.BinarySearchFunc(spans, from, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
 		for ; i < len(spans) && spans[i].Start < to; i++ {
 			s, e := max(spans[i].Start, from), min(spans[i].End, to)
@@ -137,8 +57,8 @@ func (ix *index) busyIn(from, to trace.Time) trace.Duration {
 
 // idleGaps returns the intervals inside [from, to) where device dev runs
 // nothing, the leading and trailing ones included.
-func (ix *index) idleGaps(dev int32, from, to trace.Time) []trace.Span {
-	spans := ix.busy[dev]
+func (b *BusyFacts) idleGaps(dev int32, from, to trace.Time) []trace.Span {
+	spans := b.busy[dev]
 	i, _ := slices.BinarySearchFunc(spans, from, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
 	var gaps []trace.Span
 	cur := from
@@ -175,7 +95,7 @@ func libraryFile(file string) bool {
 
 // userFrameOf returns the innermost frame at or above f that lies in the
 // user's code, else the innermost frame with a source location, else None.
-func (ix *index) userFrameOf(f trace.Index) trace.Index {
+func (ix *AttributionFacts) userFrameOf(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
 	}
@@ -217,14 +137,14 @@ func (ix *index) userFrameOf(f trace.Index) trace.Index {
 	return res
 }
 
-func (ix *index) isUserFrame(f trace.Index) bool {
+func (ix *AttributionFacts) isUserFrame(f trace.Index) bool {
 	file, _, _, ok := ix.t.Frames[f].Source()
 	return ok && !libraryFile(file)
 }
 
 // userLine returns the user-code source line ("model.py(42): forward")
 // around GPU activity g's launch, or "".
-func (ix *index) userLine(g int) string {
+func (ix *AttributionFacts) userLine(g int) string {
 	f := ix.userFrameOf(ix.frame[g])
 	if f == trace.None {
 		return ""

@@ -27,7 +27,8 @@ var LaunchBound = &Analyzer{
 		"cudaLaunchKernel) more than it runs on the GPU. Saving model: the idle time in those short gaps, which replaying the step's "+
 		"launches as one CUDA graph (or fusing them into fewer kernels) removes.",
 		LaunchBoundMaxBusy*100, LaunchBoundMinGapShare*100, LaunchGap, LaunchBoundMinLaunches),
-	Run: runLaunchBound,
+	Requires: []*Analyzer{IdleGaps},
+	Run:      runLaunchBound,
 }
 
 // steadySteps returns the steps after the first (the first carries warm-up),

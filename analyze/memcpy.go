@@ -36,7 +36,8 @@ var HostSync = &Analyzer{
 		"end of a step, for timing, costs nothing) and never in traces without step markers; syncs inside torch.compile regions are "+
 		"left to compile-overhead. Reported when at least %d such sync per step. Saving model: the time the host is "+
 		"blocked in them per step (with no sync the host runs ahead and keeps the GPU's queue full).", HostSyncMinPerStep),
-	Run: runHostSync,
+	Requires: []*Analyzer{Steps, Launches, Attribution},
+	Run:      runHostSync,
 }
 
 // PageableMemcpy finds host↔device copies from pageable memory.
@@ -46,7 +47,8 @@ var PageableMemcpy = &Analyzer{
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
 		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
-	Run: runPageableMemcpy,
+	Requires: []*Analyzer{Steps, Launches, Attribution},
+	Run:      runPageableMemcpy,
 }
 
 // SmallMemcpy finds many tiny host↔device copies.
@@ -55,7 +57,8 @@ var SmallMemcpy = &Analyzer{
 	Doc: fmt.Sprintf("Finds host↔device memcpys under %s, reported when a step makes at least %d (traces without ProfilerStep markers are skipped: a count per step needs steps): each costs an API call (and often a "+
 		"sync) for a few bytes. Saving model: all but one copy's API and sync time per step, as if the values were batched into one "+
 		"tensor (or kept on the device).", FormatBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
-	Run: runSmallMemcpy,
+	Requires: []*Analyzer{Steps, Launches, Attribution},
+	Run:      runSmallMemcpy,
 }
 
 // compiledRegion reports whether an op is torch.compile's runtime wrapper
@@ -69,18 +72,6 @@ type syncSite struct {
 	op, line string
 	calls    int
 	time     trace.Duration
-}
-
-// syncByOp returns the time of blocking sync calls per enclosing op.
-func (ix *index) syncByOp() map[trace.Index]trace.Duration {
-	m := map[trace.Index]trace.Duration{}
-	for i := range ix.t.APICalls {
-		c := &ix.t.APICalls[i]
-		if c.Op != trace.None && isSyncCall(c.Name) {
-			m[c.Op] += c.Dur()
-		}
-	}
-	return m
 }
 
 // outerOp returns the outermost op around op i.

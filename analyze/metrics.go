@@ -21,7 +21,7 @@ func us(d trace.Duration) float64 { return d.Micros() }
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
 	t := ix.t
-	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework}
+	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
 	ix.kernels(r)
 	ix.categories(r)
 	ix.summary(r)
@@ -39,10 +39,17 @@ func (ix *index) kernels(r *Result) {
 	r.Kernels = make([]Kernel, 0, len(rows))
 	ix.kernelRow = make(map[string]int, len(rows))
 	for _, row := range rows {
-		k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{}}
+		k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
+			PerStep: make([]StepShare, len(t.Steps))}
 		ops := map[string]int{}
 		lines := map[string]int{}
 		for _, g := range row.Launches {
+			if st := ix.gpuStep[g]; st >= 0 {
+				k.PerStep[st].Count++
+				k.PerStep[st].Us += us(t.GPU[g].Dur())
+			} else {
+				k.OutsideSteps++
+			}
 			if k.Category == "" || k.Category == CategoryCustom {
 				k.Category = ix.cat[g]
 			}
@@ -86,8 +93,12 @@ func (ix *index) categories(r *Result) {
 		c := ix.cat[i]
 		ct := byCat[c]
 		if ct == nil {
-			ct = &CategoryTime{Category: c}
+			ct = &CategoryTime{Category: c, PerStep: make([]StepShare, len(t.Steps))}
 			byCat[c] = ct
+		}
+		if st := ix.gpuStep[i]; st >= 0 {
+			ct.PerStep[st].Count++
+			ct.PerStep[st].Us += us(t.GPU[i].Dur())
 		}
 		ct.Count++
 		ct.TotalUs += us(t.GPU[i].Dur())
@@ -177,6 +188,15 @@ func (ix *index) steps(r *Result) {
 			r.Steps[st].KernelUs += us(t.GPU[i].Dur())
 		case trace.Memcpy:
 			r.Steps[st].Memcpys++
+		}
+	}
+	for i := range t.Ops {
+		op := &t.Ops[i]
+		if op.Parent != trace.None {
+			continue // nested time is already inside its top-level op
+		}
+		if st := t.StepOf(op.Start); st >= 0 {
+			r.Steps[st].CPUOpUs += us(op.Dur())
 		}
 	}
 	for i := range t.APICalls {

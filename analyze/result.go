@@ -38,6 +38,10 @@ type Result struct {
 	Overlaps []Overlap `json:"overlaps"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
+	// Corrections says what Run removed or bounded because it could not
+	// be true (a roofline row above the device's peak, a share outside
+	// 0–100 %, a saving above the step): each is a bug to report.
+	Corrections []string `json:"corrections"`
 }
 
 // Summary extends `top --format json`'s summary (its first five fields are
@@ -117,6 +121,17 @@ type Kernel struct {
 	// Python are the user-code source lines ("model.py(42): forward")
 	// whose calls launched it, most launches first, at most MaxAttribution.
 	Python []string `json:"python"`
+	// PerStep has one entry per element of Result.Steps: the launches
+	// and GPU time of this kernel in that step (by launch time, as
+	// Step.Kernels counts them). OutsideSteps counts launches in no step.
+	PerStep      []StepShare `json:"per_step"`
+	OutsideSteps int         `json:"outside_steps"`
+}
+
+// StepShare is what one kernel or category took in one step.
+type StepShare struct {
+	Count int     `json:"count"`
+	Us    float64 `json:"us"`
 }
 
 // MaxAttribution bounds the ops and Python lines listed per kernel.
@@ -129,6 +144,8 @@ type CategoryTime struct {
 	TotalUs  float64 `json:"total_us"`
 	// Share is TotalUs over all GPU activity time (kernels, memcpy, memset).
 	Share float64 `json:"share"`
+	// PerStep has one entry per element of Result.Steps (see Kernel).
+	PerStep []StepShare `json:"per_step"`
 }
 
 // Step is one iteration's figures. GPU work is clipped to the step's wall
@@ -160,6 +177,9 @@ type Step struct {
 	LaunchAPIUs float64 `json:"launch_api_us"`
 	// SyncUs is time in blocking synchronisation calls (see host-sync).
 	SyncUs float64 `json:"sync_us"`
+	// CPUOpUs is the time of top-level framework ops that started in the
+	// step (nested ops are inside them).
+	CPUOpUs float64 `json:"cpu_op_us"`
 }
 
 // StepStats are medians over steps, with and without the first step (which

@@ -138,29 +138,13 @@ func (ix *index) roofline() []RooflineRow {
 	// shapesInStep remembers the GEMM shapes measured per step, to place
 	// op-less GEMM kernels.
 	shapesInStep := map[int32]map[string]RooflineRow{}
-	// Shapes repeat (every layer, every step): parse each once.
-	type parsed struct {
-		dtype        string
-		flops, bytes float64
-		shape        string
-	}
-	seen := map[[3]string]parsed{}
 	for op, c := range calls {
 		o := &t.Ops[op]
-		pk := [3]string{o.Name, o.InputDims, o.InputTypes}
-		pr, ok := seen[pk]
-		if !ok {
-			for _, ty := range parseTypes(o.InputTypes) {
-				if elemSize(ty) > 0 {
-					pr.dtype = ty
-					break
-				}
-			}
-			pr.flops, pr.bytes, pr.shape = gemmFLOPs(o.Name, o.InputDims, elemSize(pr.dtype))
-			seen[pk] = pr
-		}
-		dtype, elem := pr.dtype, elemSize(pr.dtype)
-		flops, bytes, shape := pr.flops, pr.bytes, pr.shape
+		// Shapes repeat (every layer, every step): the Shapes fact parses
+		// each once.
+		pr := ix.GEMM(o)
+		dtype, elem := pr.DType, elemSize(pr.DType)
+		flops, bytes, shape := pr.FLOPs, pr.Bytes, pr.Shape
 		src := "input dims"
 		if o.Flops > 0 {
 			flops, src = o.Flops, "profiler"

@@ -9,26 +9,40 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// Analyzer detects one kind of performance problem. Its Name is the id of
-// the findings it returns (part of the JSON contract); Doc says in one
-// paragraph what it detects, how, and with which thresholds.
+// Analyzer is one unit of analysis, in the manner of go/analysis: a
+// finding analyzer detects one kind of performance problem (Run); a fact
+// analyzer computes something several others read (Fact). Its Name is
+// the id of the findings it returns (part of the JSON contract); Doc says
+// in one paragraph what it detects or computes, how, and with which
+// thresholds.
 type Analyzer struct {
 	Name string
 	Doc  string
-	// Run reads the shared metrics in the pass and returns findings; none
-	// is a valid answer.
+	// Requires lists the analyzers whose results this one reads through
+	// its Pass: facts (Steps, KernelCategories, Attribution, Launches,
+	// IdleGaps, Shapes, CompileRegions) and, to build on another finding
+	// analyzer, that analyzer (its result is its []Finding). Nothing else
+	// is visible: an analyzer sees another's findings only by requiring it.
+	Requires []*Analyzer
+	// Run reads the pass and returns findings; none is a valid answer.
 	Run func(*Pass) ([]Finding, error)
+	// Fact computes a fact analyzer's result; it reports no findings.
+	Fact func(*Pass) (any, error)
 }
 
-// Pass is what an analyzer reads: the trace, the metrics computed once for
-// all analyzers, and indexes over the trace.
+// Pass is what an analyzer reads: the trace, the metrics every analyzer
+// shares, and the results of the analyzers it requires.
 type Pass struct {
-	Trace *trace.Trace
+	// Analyzer is the analyzer this pass runs.
+	Analyzer *Analyzer
+	Trace    *trace.Trace
 	// Result holds every metric; its Findings are not filled in yet.
+	// Facts do not see it (they run before the metrics).
 	Result *Result
-	ix     *index
-	// compile caches compileSpans (two analyzers need it).
-	compile *[]trace.Span
+	// ResultOf holds the result of each analyzer in Analyzer.Requires.
+	ResultOf map[*Analyzer]any
+	// ix is the view of the required facts the analyzers' code reads.
+	ix *index
 }
 
 // Config selects analyzers by name. An empty Enable means all of them;
@@ -38,31 +52,54 @@ type Config struct {
 	Disable []string
 }
 
-// Run computes every metric over t and runs the selected analyzers. Its
-// findings are ranked by saving, largest first. It returns an error for an
-// unknown analyzer name or when an analyzer fails.
+// Run computes every fact and metric over t and runs the selected
+// analyzers (and the finding analyzers they require, whose findings are
+// reported only when selected themselves). Its findings are ranked by
+// saving, largest first. It returns an error for an unknown analyzer name
+// or when an analyzer fails.
 func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	as, err := Select(cfg.Enable, cfg.Disable)
 	if err != nil {
 		return nil, err
 	}
-	ix := newIndex(t)
-	r := ix.metrics()
-	p := &Pass{Trace: t, Result: r, ix: ix}
+	return runAnalyzers(t, as)
+}
+
+// runAnalyzers is Run with the analyzers chosen.
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
+	results := map[*Analyzer]any{}
+	// The metrics read every fact, so every fact runs.
+	for _, f := range order(Facts()) {
+		v, err := runFact(f, newPass(f, t, nil, results))
+		if err != nil {
+			return nil, err
+		}
+		results[f] = v
+	}
+	all := newIndex(t, results)
+	all.kernelRow = map[string]int{}
+	r := all.metrics()
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
-	for _, a := range as {
-		fs, err := a.Run(p)
+	for _, a := range order(as) {
+		if a.Fact != nil {
+			continue
+		}
+		p := newPass(a, t, r, results)
+		fs, err := runFindings(a, p)
 		if err != nil {
-			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
+			return nil, err
 		}
 		for i := range fs {
 			if err := p.finish(&fs[i], a.Name); err != nil {
 				return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 			}
 		}
-		r.Findings = append(r.Findings, fs...)
-		r.Analyzers = append(r.Analyzers, a.Name)
+		results[a] = fs
+		if slices.Contains(as, a) {
+			r.Findings = append(r.Findings, fs...)
+			r.Analyzers = append(r.Analyzers, a.Name)
+		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
 		if c := cmp.Compare(b.SavingUs, a.SavingUs); c != 0 {
@@ -71,7 +108,70 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	combineSavings(r)
+	enforceInvariants(r, len(t.GPU))
 	return r, nil
+}
+
+// newPass is a's pass: only the results of what a requires are visible.
+func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) *Pass {
+	of := make(map[*Analyzer]any, len(a.Requires))
+	for _, req := range a.Requires {
+		if v, ok := results[req]; ok {
+			of[req] = v
+		}
+	}
+	return &Pass{Analyzer: a, Trace: t, Result: r, ResultOf: of, ix: newIndex(t, of)}
+}
+
+// runFact runs a fact analyzer, turning a panic (a bug, or a fact it
+// reads without requiring it) into an error that names it.
+func runFact(a *Analyzer, p *Pass) (v any, err error) {
+	defer recoverAs(a, &err)
+	v, err = a.Fact(p)
+	if err != nil {
+		return nil, fmt.Errorf("fact %s: %w", a.Name, err)
+	}
+	return v, nil
+}
+
+// runFindings runs a finding analyzer the same way.
+func runFindings(a *Analyzer, p *Pass) (fs []Finding, err error) {
+	defer recoverAs(a, &err)
+	fs, err = a.Run(p)
+	if err != nil {
+		return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
+	}
+	return fs, nil
+}
+
+// recoverAs turns a panic in analyzer a into *err: one analyzer's bug on
+// an unusual trace must not crash the tool.
+func recoverAs(a *Analyzer, err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("analyzer %s failed (a bug; does it read a fact missing from its Requires?): %v", a.Name, v)
+	}
+}
+
+// order returns as and everything they require, transitively, each after
+// its requirements; otherwise in as's order.
+func order(as []*Analyzer) []*Analyzer {
+	var out []*Analyzer
+	seen := map[*Analyzer]bool{}
+	var visit func(a *Analyzer)
+	visit = func(a *Analyzer) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		for _, req := range a.Requires {
+			visit(req)
+		}
+		out = append(out, a)
+	}
+	for _, a := range as {
+		visit(a)
+	}
+	return out
 }
 
 // shareOfStep returns us over the steady-state step (0 when unknown),

@@ -12,16 +12,31 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/trace"
 )
 
 func fakeRun(t *testing.T, opt Options, setup func(*fakeDriver)) (*Result, *fakeDriver, error) {
 	t.Helper()
+	return fakeRunTimed(t, opt, setup, false)
+}
+
+// fakeRunTimed runs a workload on the fake driver, with a fake CUPTI when
+// cupti is set.
+func fakeRunTimed(t *testing.T, opt Options, setup func(*fakeDriver), cupti bool) (*Result, *fakeDriver, error) {
+	t.Helper()
 	clk := &fakeClock{now: 1_700_000_000_000_000_000, tick: 50}
 	d := newFakeDriver(clk)
+	var src ActivitySource
+	if cupti {
+		d.act = newFakeCUPTI(clk)
+		src = d.act
+	}
 	if setup != nil {
 		setup(d)
 	}
-	res, err := Run(d, clk, opt)
+	res, err := Run(d, src, clk, opt)
 	return res, d, err
 }
 
@@ -221,53 +236,78 @@ func TestWholeStepMode(t *testing.T) {
 	}
 }
 
+// TestAllWorkloadsOnFake runs every workload in event and CUPTI mode: no
+// leaks, GPU records and notes, and tracelens's own reader links every GPU
+// record to its launch.
 func TestAllWorkloadsOnFake(t *testing.T) {
-	small := map[string]string{"gemm-naive": "8x8x8", "gemm-tiled": "8x8x8", "gemm-library": "8x8x8",
-		"lowrank-noise-unfused": "4", "lowrank-noise-fused": "4", "elementwise-chain-unfused": "64",
-		"elementwise-chain-fused": "64", "launch-overhead": "3", "memcpy-pageable": "1K:16K", "memcpy-pinned": "1K:16K"}
-	for _, w := range Workloads() {
-		opt := DefaultOptions(w.Name)
-		opt.Size, opt.Steps = small[w.Name], 2
-		res, d, err := fakeRun(t, opt, nil)
-		if err != nil {
-			t.Errorf("%s: %v", w.Name, err)
-			continue
-		}
-		if len(d.mem) != 0 || d.pinned != 0 || len(d.events) != 0 {
-			t.Errorf("%s leaked: %d buffers, %d pinned, %d events", w.Name, len(d.mem), d.pinned, len(d.events))
-		}
-		jt, _ := decode(t, res.Trace)
-		gpu := 0
-		for _, e := range jt.TraceEvents {
-			if e.Cat == "kernel" || e.Cat == "gpu_memcpy" {
-				gpu++
+	small := smallSizes()
+	for _, cupti := range []bool{false, true} {
+		for _, w := range Workloads() {
+			opt := DefaultOptions(w.Name)
+			opt.Size, opt.Steps = small[w.Name], 2
+			res, d, err := fakeRunTimed(t, opt, nil, cupti)
+			if err != nil {
+				t.Errorf("%s (CUPTI %v): %v", w.Name, cupti, err)
+				continue
 			}
-		}
-		if gpu == 0 || len(res.Session.Notes) == 0 {
-			t.Errorf("%s: %d GPU records, notes %q", w.Name, gpu, res.Session.Notes)
+			if len(d.mem) != 0 || d.pinned != 0 || len(d.events) != 0 {
+				t.Errorf("%s leaked: %d buffers, %d pinned, %d events", w.Name, len(d.mem), d.pinned, len(d.events))
+			}
+			var buf bytes.Buffer
+			if err := res.Trace.WriteJSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := ingest.Read(&buf, w.Name, ingest.Options{})
+			if err != nil {
+				t.Fatalf("%s (CUPTI %v): %v", w.Name, cupti, err)
+			}
+			for i := range tr.GPU {
+				if tr.GPU[i].Launch == trace.None {
+					t.Errorf("%s (CUPTI %v): GPU record %d not linked to a launch", w.Name, cupti, i)
+				}
+			}
+			if len(tr.GPU) == 0 || len(res.Session.Notes) == 0 {
+				t.Errorf("%s (CUPTI %v): %d GPU records, notes %q", w.Name, cupti, len(tr.GPU), res.Session.Notes)
+			}
 		}
 	}
 }
 
+// TestMemcpyRecords: copies become gpu_memcpy events named after their
+// memory kinds, with bytes and bandwidth; CUPTI's durations are exact (the
+// fake copies at 10 GB/s), events' carry cuEventElapsedTime's rounding.
 func TestMemcpyRecords(t *testing.T) {
-	opt := DefaultOptions("memcpy-pinned")
-	opt.Size, opt.Steps = "64K:1M", 2
-	res, _, err := fakeRun(t, opt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jt, _ := decode(t, res.Trace)
-	n := 0
-	for _, e := range jt.TraceEvents {
-		if e.Cat == "gpu_memcpy" {
-			n++
-			if e.Name != "Memcpy HtoD (Pinned -> Device)" || e.Args["bytes"] == nil || e.Args["memory bandwidth (GB/s)"] == nil {
-				t.Errorf("memcpy event %s %v", e.Name, e.Args)
+	for _, cupti := range []bool{false, true} {
+		for _, pinned := range []bool{false, true} {
+			w, kind := "memcpy-pageable", "Pageable"
+			if pinned {
+				w, kind = "memcpy-pinned", "Pinned"
+			}
+			opt := DefaultOptions(w)
+			opt.Size, opt.Steps = "64K:1M", 2
+			res, _, err := fakeRunTimed(t, opt, nil, cupti)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jt, _ := decode(t, res.Trace)
+			n := 0
+			for _, e := range jt.TraceEvents {
+				if e.Cat != "gpu_memcpy" {
+					continue
+				}
+				n++
+				b, _ := e.Args["bytes"].(float64)
+				if e.Name != "Memcpy HtoD ("+kind+" -> Device)" || b == 0 || e.Args["memory bandwidth (GB/s)"] == nil {
+					t.Errorf("%s (CUPTI %v): memcpy event %s %v", w, cupti, e.Name, e.Args)
+				}
+				if want := float64(int64(b)/10) / 1000; cupti && math.Abs(e.Dur-want) > 1e-9 {
+					t.Errorf("%s: memcpy of %v bytes lasts %.3f us, want %.3f", w, b, e.Dur, want)
+				}
+			}
+			if n != 2*3 {
+				t.Fatalf("%s (CUPTI %v): %d memcpy records, want 6 (3 sizes x 2 steps)", w, cupti, n)
 			}
 		}
-	}
-	if n != 2*3 {
-		t.Fatalf("%d memcpy records, want 6 (3 sizes x 2 steps)", n)
 	}
 }
 
@@ -412,4 +452,11 @@ func TestLookupAndList(t *testing.T) {
 	if len(KernelsPTX()) == 0 || !strings.Contains(KernelsPTX(), ".entry gemm_naive") {
 		t.Fatal("embedded PTX missing")
 	}
+}
+
+// smallSizes are sizes of every workload small enough for the fake driver.
+func smallSizes() map[string]string {
+	return map[string]string{"gemm-naive": "8x8x8", "gemm-tiled": "8x8x8", "gemm-library": "8x8x8",
+		"lowrank-noise-unfused": "4", "lowrank-noise-fused": "4", "elementwise-chain-unfused": "64",
+		"elementwise-chain-fused": "64", "launch-overhead": "3", "memcpy-pageable": "1K:16K", "memcpy-pinned": "1K:16K"}
 }

@@ -2,26 +2,33 @@
 // writes what happened as a Kineto-compatible Chrome trace, so the rest of
 // tracelens (report, top, diff, tui) reads it like any torch.profiler trace.
 //
-// Timing works like CUPTI's activity records, with CUDA events instead of
-// hardware callbacks: every launch and copy is bracketed by two events on
-// its stream, the event clock is calibrated against the host monotonic
-// clock at the start of every step, and each GPU record is linked to the
-// host-side API call that issued it by a correlation id. Launches are grouped
-// under ProfilerStep#N and named annotations. A whole-step mode records only
-// one pair of events per step, for launch-overhead work.
+// GPU work is timed one of three ways, named in the trace's
+// tracelens_capture.timing_mode:
 //
-// Measured on an H100 (driver 580): the two event records cost about 3.5 µs
-// of host time per launch, and kernel times agree with Nsight Compute's
-// gpu__time_duration within about 3% (events add about 1.5 µs) for kernels
-// of 50 µs and more. When the GPU waits on the host (launch-bound chains of
-// few-µs kernels), a start event fires as soon as the stream reaches it,
-// before the kernel's launch arrives, so such kernels read longer than they
-// run; CUPTI timestamps the kernel itself. A short GPU-side lead at each
-// step's start (--lead-us) keeps the first launches of a GPU-bound step
-// exact.
+//   - cupti (the default when libcupti loads): CUPTI's Activity API, the
+//     source Kineto uses, records every kernel, memcpy, memset and driver or
+//     runtime API call with GPU timestamps and correlation ids. CUPTI is
+//     loaded at run time (dlopen by soname, CUPTI_PATH overrides); its
+//     records are decoded in pure Go, so the conversion is tested on
+//     recorded buffers without a GPU. CUPTI's clock is aligned with the host
+//     monotonic clock at every step, and each API record is matched to the
+//     launch that made it by time, to carry its annotations.
+//   - events (without CUPTI): every launch and copy is bracketed by two CUDA
+//     events, the event clock calibrated against the host clock every step.
+//     Events add 1-2.5 µs to each kernel and, when the GPU waits on the
+//     host, a start event fires before the launch arrives, so short kernels
+//     read long; a short GPU-side lead at each step's start (--lead-us)
+//     keeps a GPU-bound step's first launches exact.
+//   - steps (--no-per-launch-timing): one pair of events per step, for
+//     launch-overhead work.
 //
-// The CUDA driver sits behind the Driver interface. The real implementation
-// (gorgonia.org/cu plus a little cgo for pinned memory, error names and a
-// cuBLAS found at run time with dlopen) is built only with the build tag
-// "cuda"; everything else, and all the tests, build without it.
+// Launches are grouped under ProfilerStep#N and named annotations, as
+// torch.profiler does. fixtures/capture/README.md has what each mode
+// measured against Nsight Compute, and its cost per launch.
+//
+// The CUDA driver sits behind the Driver interface and CUPTI behind
+// ActivitySource. The real implementations (gorgonia.org/cu plus a little
+// cgo for pinned memory, error names, and cuBLAS and CUPTI found at run time
+// with dlopen) are built only with the build tag "cuda" (capture/BUILD.md);
+// everything else, and all the tests, build without it.
 package capture

@@ -110,4 +110,4 @@ func (e *CUDAError) Error() string {
 
 // ErrNoCUDA is returned by Open in a build without the "cuda" tag.
 var ErrNoCUDA = errors.New("this tracelens was built without CUDA support; rebuild with CGO_ENABLED=1 and -tags cuda " +
-	"(cuda.h and libcuda.so needed at build time, e.g. CGO_CFLAGS=-I/usr/local/cuda/include CGO_LDFLAGS=-L/usr/local/cuda/lib64/stubs go build -tags cuda ./cmd/tracelens)")
+	"(cuda.h, the CUPTI headers and libcuda.so needed at build time: go tool task build-cuda, see capture/BUILD.md)")

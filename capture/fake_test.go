@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -35,6 +36,10 @@ type fakeDriver struct {
 	failAt  int
 	closed  bool
 	library string
+	// act, when set, records what a real CUPTI would.
+	act *fakeCUPTI
+	// pinnedAt are the first bytes of AllocHost's buffers.
+	pinnedAt []*byte
 }
 
 func newFakeDriver(clk *fakeClock) *fakeDriver {
@@ -91,7 +96,11 @@ func (f *fakeDriver) AllocHost(n int64) ([]byte, error) {
 		return nil, err
 	}
 	f.pinned++
-	return make([]byte, n), nil
+	b := make([]byte, n)
+	if n > 0 {
+		f.pinnedAt = append(f.pinnedAt, &b[0])
+	}
+	return b, nil
 }
 
 func (f *fakeDriver) FreeHost([]byte) error { f.pinned--; return f.call("FreeHost") }
@@ -110,7 +119,13 @@ func (f *fakeDriver) CopyHtoD(dst DevicePtr, src []byte) error {
 		return err
 	}
 	copy(f.buf(dst), src)
-	_, end := f.issue(int64(len(src)) / 10) // 10 GB/s
+	corr := f.act.api(ActDriver, 276)
+	start, end := f.issue(int64(len(src)) / 10) // 10 GB/s
+	srcKind := uint8(1)                         // pageable
+	if len(src) > 0 && slices.Contains(f.pinnedAt, &src[0]) {
+		srcKind = 2
+	}
+	f.act.memcpy(1, srcKind, 3, int64(len(src)), start, end, corr)
 	f.clk.now = max(f.clk.now, end)
 	return nil
 }
@@ -138,7 +153,9 @@ func (f *fakeDriver) Launch(k *Kernel, grid, block Dim3, shared int, args ...any
 	if d == 0 {
 		d = 1000
 	}
-	f.issue(d)
+	corr := f.act.api(ActDriver, 307)
+	start, end := f.issue(d)
+	f.act.kernel(k.Name, start, end, corr, grid, block)
 	// A few kernels run for real, for the --check tests.
 	ptr := func(i int) []float32 { return fl(f.buf(args[i].(DevicePtr))) }
 	switch k.Name {
@@ -169,7 +186,10 @@ func (f *fakeDriver) LibrarySgemm(ta, tb bool, m, n, k int, a DevicePtr, lda int
 	if err := f.call("LibrarySgemm"); err != nil {
 		return err
 	}
-	f.issue(5000)
+	// Like cuBLAS, launch through the runtime API.
+	corr := f.act.api(ActRuntime, 211)
+	start, end := f.issue(5000)
+	f.act.kernel("sm90_xmma_gemm_f32f32_fake", start, end, corr, Dim3{8, 8, 1}, Dim3{128, 1, 1})
 	return nil
 }
 
@@ -228,6 +248,7 @@ func (f *fakeDriver) Synchronize() error {
 	if err := f.call("Synchronize"); err != nil {
 		return err
 	}
+	f.act.api(ActDriver, 17)
 	f.clk.now = max(f.clk.now, f.gpu)
 	return nil
 }

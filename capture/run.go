@@ -29,6 +29,9 @@ type Options struct {
 	LeadNs int64
 	// Pid is the host process id written as the CPU events' pid and tid.
 	Pid int
+	// KeepActivity keeps the recorded steps' CUPTI buffers in the
+	// session (for --dump-activity).
+	KeepActivity bool
 }
 
 // DefaultOptions are the command's defaults.
@@ -48,9 +51,14 @@ type Result struct {
 }
 
 // Run opens nothing itself: it runs the workload on d, which the caller
-// opened and closes (Close destroys the context, also after an error). Every
-// error names the workload and the phase or step it happened in.
-func Run(d Driver, clk Clock, opt Options) (*Result, error) {
+// opened and closes (Close destroys the context, also after an error). With
+// per-launch timing and a CUPTI source (src not nil), GPU work is timed by
+// CUPTI's activity records; without one, by CUDA events around each launch.
+// Every error names the workload and the phase or step it happened in.
+func Run(d Driver, src ActivitySource, clk Clock, opt Options) (*Result, error) {
+	if !opt.PerLaunchTiming {
+		src = nil
+	}
 	w, ok := Lookup(opt.Workload)
 	if !ok {
 		return nil, fmt.Errorf("unknown workload %q (see --list)", opt.Workload)
@@ -73,7 +81,7 @@ func Run(d Driver, clk Clock, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: check size: %w", w.Name, err)
 		}
-		cs := newSession(d, clk, opt, opt.Pid)
+		cs := newSession(d, nil, clk, opt, opt.Pid)
 		err = func() error {
 			if err := cw.setup(cs, rng); err != nil {
 				return fmt.Errorf("check setup: %w", err)
@@ -94,7 +102,7 @@ func Run(d Driver, clk Clock, opt Options) (*Result, error) {
 		}
 		res.Checked = true
 	}
-	s := newSession(d, clk, opt, opt.Pid)
+	s := newSession(d, src, clk, opt, opt.Pid)
 	err = runSteps(s, wl, rng, opt)
 	if rerr := s.release(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("cleanup: %w", rerr))
@@ -113,7 +121,10 @@ func runSteps(s *Session, wl workload, rng *rand.Rand, opt Options) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	var lead *Kernel
-	if opt.PerLaunchTiming && opt.LeadNs > 0 {
+	// The lead kernel holds the GPU at each step's start in event mode; in
+	// CUPTI mode it primes CUPTI's buffers before the first step (see
+	// primeCUPTI).
+	if opt.PerLaunchTiming && (opt.LeadNs > 0 || s.src != nil) {
 		var err error
 		if lead, err = s.Kernel("capture_lead"); err != nil {
 			return fmt.Errorf("setup: %w", err)
@@ -127,10 +138,20 @@ func runSteps(s *Session, wl workload, rng *rand.Rand, opt Options) error {
 	if err := s.Sync(); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
+	if s.src != nil {
+		if err := s.primeCUPTI(lead); err != nil {
+			return fmt.Errorf("before ProfilerStep#%d: %w", opt.Warmup, err)
+		}
+	}
 	for i := 0; i < opt.Steps; i++ {
 		n := opt.Warmup + i
 		if err := s.runStep(n, lead, func() error { return wl.step(s) }); err != nil {
 			return fmt.Errorf("ProfilerStep#%d: %w", n, err)
+		}
+	}
+	if s.src != nil {
+		if err := s.finishCUPTI(); err != nil {
+			return fmt.Errorf("CUPTI records: %w", err)
 		}
 	}
 	return nil
@@ -154,7 +175,19 @@ func (s *Session) trace(w Workload, size string) *Trace {
 	meta(s.hostPid, s.hostTid, "thread_name", []Arg{{"name", "thread " + fmt.Sprint(s.hostTid) + " (tracelens-capture)"}})
 	meta(s.dev.ID, 0, "process_name", []Arg{{"name", "tracelens-capture"}})
 	meta(s.dev.ID, 0, "process_labels", []Arg{{"labels", fmt.Sprintf("GPU %d", s.dev.ID)}})
-	meta(s.dev.ID, traceStream, "thread_name", []Arg{{"name", fmt.Sprintf("stream %d ", traceStream)}})
+	streams := make([]streamKey, 0, len(s.streams))
+	for k := range s.streams {
+		streams = append(streams, k)
+	}
+	if len(streams) == 0 {
+		streams = append(streams, streamKey{s.dev.ID, traceStream})
+	}
+	sort.Slice(streams, func(i, j int) bool {
+		return streams[i].dev < streams[j].dev || streams[i].dev == streams[j].dev && streams[i].stream < streams[j].stream
+	})
+	for _, k := range streams {
+		meta(k.dev, k.stream, "thread_name", []Arg{{"name", fmt.Sprintf("stream %d ", k.stream)}})
+	}
 	body := append([]TraceEvent(nil), s.events...)
 	sort.SliceStable(body, func(i, j int) bool {
 		if body[i].TsNs != body[j].TsNs {
@@ -171,12 +204,19 @@ func (s *Session) trace(w Workload, size string) *Trace {
 	if s.TimedLaunches > 0 {
 		overhead = s.TimingOverheadNs / s.TimedLaunches
 	}
-	extra := []Arg{{"trace_id", fmt.Sprintf("tracelens-capture-%s-%d", w.Name, t0)}, {"tracelens_capture", []Arg{
-		{"workload", w.Name}, {"size", size}, {"steps", len(s.Steps)}, {"per_launch_timing", s.opt.PerLaunchTiming},
-		{"library", s.d.LibraryName()},
-		{"clock_alignment_error_ns", calErr}, {"timing_overhead_per_launch_ns", overhead},
-		{"timing", "CUDA events around each launch, event clock calibrated to the host monotonic clock every step"},
-	}}}
+	info := []Arg{{"workload", w.Name}, {"size", size}, {"steps", len(s.Steps)}, {"per_launch_timing", s.opt.PerLaunchTiming},
+		{"library", s.d.LibraryName()}, {"timing_mode", s.timingMode()}}
+	switch s.timingMode() {
+	case TimingCUPTI:
+		info = append(info, Arg{"cupti_library", s.src.Library()}, Arg{"clock_alignment_error_ns", calErr},
+			Arg{"timing", "CUPTI activity records (kernel, memcpy, memset, driver and runtime API), CUPTI clock aligned to the host monotonic clock every step"})
+	case TimingEvents:
+		info = append(info, Arg{"clock_alignment_error_ns", calErr}, Arg{"timing_overhead_per_launch_ns", overhead},
+			Arg{"timing", "CUDA events around each launch, event clock calibrated to the host monotonic clock every step"})
+	default:
+		info = append(info, Arg{"timing", "CUDA events around each step only: no per-launch records"})
+	}
+	extra := []Arg{{"trace_id", fmt.Sprintf("tracelens-capture-%s-%d", w.Name, t0)}, {"tracelens_capture", info}}
 	return &Trace{Device: s.dev, Extra: extra, Events: ev}
 }
 
@@ -189,7 +229,14 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, ", check passed at size %s", r.Workload.CheckSize)
 	}
 	b.WriteString("\n")
-	if s.opt.PerLaunchTiming {
+	switch s.timingMode() {
+	case TimingCUPTI:
+		var calErr int64
+		for _, st := range s.Steps {
+			calErr = max(calErr, st.CalibrationErrNs)
+		}
+		fmt.Fprintf(&b, "timing: CUPTI activity records (%s); clocks aligned within +-%s us\n", s.src.Library(), us(calErr))
+	case TimingEvents:
 		var calErr int64
 		for _, st := range s.Steps {
 			calErr = max(calErr, st.CalibrationErrNs)
@@ -199,7 +246,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			over = s.TimingOverheadNs / s.TimedLaunches
 		}
 		fmt.Fprintf(&b, "timing: 2 events per launch, %s us host overhead per launch; clocks aligned within +-%s us\n", us(over), us(calErr))
-	} else {
+	default:
 		b.WriteString("timing: whole steps only (--no-per-launch-timing): no per-kernel records\n")
 	}
 	for _, n := range s.Notes {
@@ -207,4 +254,16 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// timingMode names how the session timed GPU work (TimingCUPTI,
+// TimingEvents or TimingSteps).
+func (s *Session) timingMode() string {
+	switch {
+	case !s.opt.PerLaunchTiming:
+		return TimingSteps
+	case s.src != nil:
+		return TimingCUPTI
+	}
+	return TimingEvents
 }

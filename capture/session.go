@@ -57,6 +57,19 @@ type annotation struct {
 	gpuStart int64
 	gpuEnd   int64
 	hasGPU   bool
+	// parent is the enclosing annotation's index, -1 at the top.
+	parent int
+}
+
+// widen extends the annotation's GPU span over [start, end].
+func (a *annotation) widen(start, end int64) {
+	if !a.hasGPU || start < a.gpuStart {
+		a.gpuStart = start
+	}
+	if !a.hasGPU || end > a.gpuEnd {
+		a.gpuEnd = end
+	}
+	a.hasGPU = true
 }
 
 type pendingOp struct {
@@ -92,6 +105,18 @@ type Session struct {
 	pend      []pendingOp
 	cur       StepStat
 
+	// CUPTI mode (src != nil): the step's host calls, where its GPU work
+	// ran, and the streams seen.
+	src      ActivitySource
+	calls    []hostCall
+	gpuFirst int64
+	gpuLast  int64
+	streams  map[streamKey]bool
+	// gpuStream is the stream the step's GPU records ran on.
+	gpuStream int
+	// cuptiSteps wait for their records until the last step is done.
+	cuptiSteps []cuptiStep
+
 	kernels    map[string]*Kernel
 	allocs     map[DevicePtr]int64
 	hostAllocs [][]byte
@@ -105,11 +130,16 @@ type Session struct {
 	TimedLaunches    int64
 	// Notes are workload-specific result lines for the summary.
 	Notes []string
+	// Activity holds the CUPTI buffers of the recorded steps when
+	// Options.KeepActivity is set, and the steps' windows in CUPTI's
+	// clock.
+	Activity      []ActivityBuffer
+	ActivitySteps []ActivityStep
 }
 
-func newSession(d Driver, clk Clock, opt Options, pid int) *Session {
+func newSession(d Driver, src ActivitySource, clk Clock, opt Options, pid int) *Session {
 	return &Session{
-		d: d, clk: clk, opt: opt, dev: d.Device(),
+		d: d, src: src, clk: clk, opt: opt, dev: d.Device(), streams: map[streamKey]bool{},
 		pool:    eventPool{d: d},
 		hostPid: pid, hostTid: pid,
 		nextCorr: 1, nextExt: 1,
@@ -219,7 +249,7 @@ func (s *Session) region(cat, name string, fn func() error) error {
 		return fn()
 	}
 	i := len(s.anns)
-	s.anns = append(s.anns, annotation{name: name, cat: cat, ext: s.nextExt, start: s.clk.Now()})
+	s.anns = append(s.anns, annotation{name: name, cat: cat, ext: s.nextExt, start: s.clk.Now(), parent: s.inner()})
 	s.nextExt++
 	s.open = append(s.open, i)
 	err := fn()
@@ -237,6 +267,14 @@ func (s *Session) Annotate(name string, fn func() error) error {
 // Op runs fn as a host-level operator (a cpu_op, like aten::addmm).
 func (s *Session) Op(name string, fn func() error) error { return s.region("cpu_op", name, fn) }
 
+// inner is the index of the innermost open annotation, -1 if none.
+func (s *Session) inner() int {
+	if n := len(s.open); n > 0 {
+		return s.open[n-1]
+	}
+	return -1
+}
+
 // currentExt is the External id of the innermost open region, 0 if none.
 func (s *Session) currentExt() int64 {
 	if n := len(s.open); n > 0 {
@@ -248,9 +286,21 @@ func (s *Session) currentExt() int64 {
 // timed issues one GPU operation (call) and records it: the host call as a
 // cuda_driver event and, with per-launch timing, the GPU side between two
 // events as a pending record resolved at the end of the step.
-func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes int64, gpuArgs []Arg, call func() error) error {
+// libArgs are a library call's args, which CUPTI mode adds to the library's
+// own kernels.
+func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes int64, gpuArgs, libArgs []Arg, call func() error) error {
 	if !s.recording {
 		return call()
+	}
+	if s.src != nil {
+		// CUPTI records the call and its GPU work; only the host bracket
+		// is kept, to find the call's records and annotations later.
+		t0, t1, err := s.issue(call)
+		if err != nil {
+			return err
+		}
+		s.calls = append(s.calls, hostCall{start: t0, end: t1, ext: s.currentExt(), inner: s.inner(), args: libArgs})
+		return nil
 	}
 	corr := s.nextCorr
 	s.nextCorr++
@@ -270,14 +320,10 @@ func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes in
 		}
 		s.TimingOverheadNs += s.clk.Now() - t
 	}
-	t0 := s.clk.Now()
-	err := call()
-	t1 := s.clk.Now()
+	t0, t1, err := s.issue(call)
 	if err != nil {
 		return err
 	}
-	s.cur.Launches++
-	s.cur.LaunchCallNs += t1 - t0
 	s.hostEvent("cuda_driver", hostName, t0, t1-t0, []Arg{{"External id", ext}, {"cbid", cbid}, {"correlation", corr}})
 	s.events = append(s.events, TraceEvent{Ph: "s", Cat: "ac2g", Name: "ac2g", Pid: s.hostPid, Tid: s.hostTid, TsNs: t0, ID: corr})
 	if s.opt.PerLaunchTiming {
@@ -293,6 +339,19 @@ func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes in
 	return nil
 }
 
+// issue makes one launch or copy call, counts it in the step's stats and
+// returns the host clock before and after it.
+func (s *Session) issue(call func() error) (t0, t1 int64, err error) {
+	t0 = s.clk.Now()
+	err = call()
+	t1 = s.clk.Now()
+	if err == nil {
+		s.cur.Launches++
+		s.cur.LaunchCallNs += t1 - t0
+	}
+	return t0, t1, err
+}
+
 // Launch launches a kernel (cuLaunchKernel), recorded like CUPTI records it.
 func (s *Session) Launch(k *Kernel, grid, block Dim3, sharedBytes int, args ...any) error {
 	call := func() error {
@@ -301,8 +360,8 @@ func (s *Session) Launch(k *Kernel, grid, block Dim3, sharedBytes int, args ...a
 		}
 		return nil
 	}
-	if !s.recording {
-		return call()
+	if !s.recording || s.src != nil {
+		return s.timed("cuLaunchKernel", cbidLaunchKernel, "kernel", k.Name, 0, nil, nil, call)
 	}
 	sms := float64(max(s.dev.NumSms, 1))
 	blocks := float64(grid.count())
@@ -315,7 +374,7 @@ func (s *Session) Launch(k *Kernel, grid, block Dim3, sharedBytes int, args ...a
 		{"grid", []int{grid.X, grid.Y, grid.Z}},
 		{"block", []int{block.X, block.Y, block.Z}},
 	}
-	return s.timed("cuLaunchKernel", cbidLaunchKernel, "kernel", k.Name, 0, gpuArgs, call)
+	return s.timed("cuLaunchKernel", cbidLaunchKernel, "kernel", k.Name, 0, gpuArgs, nil, call)
 }
 
 // LibrarySgemm runs the library GEMM (see Driver.LibrarySgemm). Without
@@ -328,8 +387,8 @@ func (s *Session) LibrarySgemm(transA, transB bool, m, n, k int, a DevicePtr, ld
 		}
 		return nil
 	}
-	return s.timed("cublasSgemm_v2", cbidLaunchKernel, "kernel", "cublasSgemm_v2", 0,
-		[]Arg{{"library", s.d.LibraryName()}, {"m", m}, {"n", n}, {"k", k}}, call)
+	lib := []Arg{{"library", s.d.LibraryName()}, {"m", m}, {"n", n}, {"k", k}}
+	return s.timed("cublasSgemm_v2", cbidLaunchKernel, "kernel", "cublasSgemm_v2", 0, lib, lib, call)
 }
 
 // CopyHtoD copies host memory to the device (cuMemcpyHtoD), recorded as a
@@ -345,134 +404,5 @@ func (s *Session) CopyHtoD(dst DevicePtr, src []byte, pinned bool) error {
 		}
 		return nil
 	}
-	return s.timed("cuMemcpyHtoD_v2", cbidMemcpyHtoD, "gpu_memcpy", "Memcpy HtoD ("+kind+" -> Device)", int64(len(src)), nil, call)
-}
-
-// runStep runs one recorded step: calibrate the event clock, open
-// ProfilerStep#n, run fn, then resolve every GPU record of the step.
-func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
-	cal, err := calibrate(s.d, s.clk, &s.pool)
-	if err != nil {
-		return err
-	}
-	s.cal = cal
-	s.step = n
-	s.recording = true
-	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
-	defer func() { s.recording = false }()
-	gStart, err := s.pool.get()
-	if err != nil {
-		return err
-	}
-	gEnd, err := s.pool.get()
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("ProfilerStep#%d", n)
-	hStart := s.clk.Now()
-	if lead != nil && s.opt.PerLaunchTiming && s.opt.LeadNs > 0 {
-		// Keep the GPU busy briefly so the host queues the step's first
-		// launches before the GPU reaches them: otherwise a start event
-		// fires as soon as it is recorded, and the first kernel's time
-		// would include the launch latency.
-		if err := s.d.Launch(lead, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, uint64(s.opt.LeadNs)); err != nil {
-			return fmt.Errorf("launch %s: %w", lead.Name, err)
-		}
-	}
-	if err := s.d.Record(gStart); err != nil {
-		return fmt.Errorf("record step start event: %w", err)
-	}
-	// The step annotation is opened by hand: like a training loop that
-	// reads its loss, the step ends only after waiting for the GPU.
-	stepAnn := len(s.anns)
-	stepExt := s.nextExt
-	s.anns = append(s.anns, annotation{name: name, cat: "user_annotation", ext: stepExt, start: hStart})
-	s.nextExt++
-	s.open = append(s.open, stepAnn)
-	err = fn()
-	s.open = s.open[:len(s.open)-1]
-	if err != nil {
-		return err
-	}
-	if err := s.d.Record(gEnd); err != nil {
-		return fmt.Errorf("record step end event: %w", err)
-	}
-	hEnd := s.clk.Now()
-	if err := s.d.SyncEvent(gEnd); err != nil {
-		return fmt.Errorf("wait for step end: %w", err)
-	}
-	hDone := s.clk.Now()
-	s.hostEvent("cuda_driver", "cuEventSynchronize", hEnd, hDone-hEnd, []Arg{{"External id", stepExt}, {"cbid", cbidEventSynchronize}})
-	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
-	s.cur.HostNs = hEnd - hStart
-	s.cur.WallNs = hDone - hStart
-	if s.cur.GPUNs, err = s.d.ElapsedNs(gStart, gEnd); err != nil {
-		return fmt.Errorf("step GPU time: %w", err)
-	}
-	if err := s.resolve(); err != nil {
-		return err
-	}
-	// The step's GPU annotation: from its GPU records when timed per
-	// launch (as Kineto derives it), else from the whole-step events.
-	if !s.opt.PerLaunchTiming {
-		ts, err := s.cal.hostTime(s.d, gStart)
-		if err != nil {
-			return err
-		}
-		s.anns[stepAnn].gpuStart, s.anns[stepAnn].gpuEnd, s.anns[stepAnn].hasGPU = ts, ts+s.cur.GPUNs, true
-	}
-	for _, a := range s.anns {
-		if a.hasGPU {
-			s.events = append(s.events, TraceEvent{Ph: "X", Cat: "gpu_user_annotation", Name: a.name, Pid: s.dev.ID, Tid: traceStream,
-				TsNs: a.gpuStart, DurNs: a.gpuEnd - a.gpuStart, Args: []Arg{{"External id", a.ext}}})
-		}
-	}
-	s.anns = s.anns[:0]
-	s.pool.put(gStart)
-	s.pool.put(gEnd)
-	s.pool.put(cal.Ref)
-	s.Steps = append(s.Steps, s.cur)
-	return nil
-}
-
-// resolve turns the step's pending GPU records into trace events.
-func (s *Session) resolve() error {
-	for _, p := range s.pend {
-		ts, err := s.cal.hostTime(s.d, p.start)
-		if err != nil {
-			return fmt.Errorf("time of %s: %w", p.name, err)
-		}
-		dur, err := s.d.ElapsedNs(p.start, p.end)
-		if err != nil {
-			return fmt.Errorf("duration of %s: %w", p.name, err)
-		}
-		args := []Arg{{"External id", p.ext}, {"queued", 0}, {"device", s.dev.ID}, {"context", traceCtx},
-			{"stream", traceStream}, {"correlation", p.corr}}
-		if p.cat == "gpu_memcpy" {
-			gbps := 0.0
-			if dur > 0 {
-				gbps = float64(p.bytes) / float64(dur) // bytes/ns = GB/s
-			}
-			args = append(args, Arg{"bytes", p.bytes}, Arg{"memory bandwidth (GB/s)", gbps})
-		}
-		args = append(args, p.args...)
-		s.events = append(s.events,
-			TraceEvent{Ph: "X", Cat: p.cat, Name: p.name, Pid: s.dev.ID, Tid: traceStream, TsNs: ts, DurNs: dur, Args: args},
-			TraceEvent{Ph: "f", Cat: "ac2g", Name: "ac2g", Pid: s.dev.ID, Tid: traceStream, TsNs: ts, ID: p.corr})
-		for _, i := range p.open {
-			a := &s.anns[i]
-			if !a.hasGPU || ts < a.gpuStart {
-				a.gpuStart = ts
-			}
-			if !a.hasGPU || ts+dur > a.gpuEnd {
-				a.gpuEnd = ts + dur
-			}
-			a.hasGPU = true
-		}
-		s.Ops = append(s.Ops, OpStat{Name: p.name, Cat: p.cat, Step: s.step, DurNs: dur, Bytes: p.bytes})
-		s.pool.put(p.start)
-		s.pool.put(p.end)
-	}
-	s.pend = s.pend[:0]
-	return nil
+	return s.timed("cuMemcpyHtoD_v2", cbidMemcpyHtoD, "gpu_memcpy", "Memcpy HtoD ("+kind+" -> Device)", int64(len(src)), nil, nil, call)
 }

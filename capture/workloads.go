@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,10 +238,22 @@ func (g *gemmWork) notes(s *Session) []string {
 	flop := 2 * float64(g.B) * float64(g.K) * float64(g.O)
 	var total int64
 	var out []string
-	for _, name := range []string{"gemm_naive", "gemm_tiled", "cublasSgemm_v2", "bias_relu"} {
+	// The library's kernels: one record named after the call in event
+	// mode, cuBLAS's own kernels under CUPTI.
+	names := []string{"gemm_naive", "gemm_tiled"}
+	for _, o := range s.Ops {
+		if o.Cat == "kernel" && o.Name != "bias_relu" && !slices.Contains(names, o.Name) {
+			names = append(names, o.Name)
+		}
+	}
+	for _, name := range append(names, "bias_relu") {
 		if m, n, ok := medianOp(s, name); ok {
 			total += m
-			line := fmt.Sprintf("%-34s median %10s us over %d", name, us(m), n)
+			short := name
+			if len(short) > 34 {
+				short = short[:33] + "…"
+			}
+			line := fmt.Sprintf("%-34s median %10s us over %d", short, us(m), n)
 			if name != "bias_relu" {
 				line += fmt.Sprintf(", %.0f GFLOP/s", flop/float64(m))
 			}
@@ -546,7 +559,7 @@ func (l *launchWork) notes(s *Session) []string {
 	out := []string{fmt.Sprintf("per launch (median over steps): host step time %s us, inside cuLaunchKernel %s us, GPU time %s us",
 		us(medianI64(host)), us(medianI64(call)), us(medianI64(gpu)))}
 	if m, c, ok := medianOp(s, "empty"); ok {
-		out = append(out, fmt.Sprintf("empty kernel as timed by its events: median %s us over %d", us(m), c))
+		out = append(out, fmt.Sprintf("empty kernel as timed on the GPU: median %s us over %d", us(m), c))
 	}
 	return out
 }

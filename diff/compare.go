@@ -11,15 +11,6 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// Run is one side of a comparison: a trace and what analyze.Run computed
-// from it. Per-step metrics and findings come from the analysis (one
-// definition of "GPU busy" in the project); per-step kernel times come from
-// the trace, which the analysis only totals.
-type Run struct {
-	Trace    *trace.Trace
-	Analysis *analyze.Result
-}
-
 // Options tune a comparison. The zero value is benchstat's default:
 // α = 0.05, first step dropped.
 type Options struct {
@@ -118,15 +109,20 @@ type TotalRow struct {
 	Pct float64
 }
 
-// FindingChange is one finding id and what became of it.
+// FindingChange is one finding (analyzer and subject) and what became of
+// it.
 type FindingChange struct {
-	ID    string
-	Title string
+	ID string
+	// Subject is what the finding is about (analyze.Finding.Subject): the
+	// same analyzer's findings about different subjects (two fusion
+	// chains) are different findings.
+	Subject string
+	Title   string
 	// Severity is the finding's severity in the run that has it (the new
 	// run's when both do).
 	Severity string
 	// BaseSavingUs and NewSavingUs sum the estimated saving per step of the
-	// id's findings in each run.
+	// findings with this analyzer and subject in each run.
 	BaseSavingUs, NewSavingUs float64
 }
 
@@ -200,15 +196,17 @@ func CompareTraces(baseTrace, newTrace *trace.Trace, opt Options) (*Result, erro
 	if err != nil {
 		return nil, fmt.Errorf("analyzing new %s: %w", newTrace.Source, err)
 	}
-	return Compare(Run{baseTrace, ba}, Run{newTrace, na}, opt)
+	return Compare(ba, na, opt)
 }
 
-// Compare compares two runs: summary metrics and kernel and category times
-// per step with a U test each, ops and annotations by total, findings by
-// id. It fails only on missing inputs or an invalid α.
-func Compare(baseRun, newRun Run, opt Options) (*Result, error) {
-	if baseRun.Trace == nil || baseRun.Analysis == nil || newRun.Trace == nil || newRun.Analysis == nil {
-		return nil, errors.New("diff: both runs need a trace and its analysis")
+// Compare compares the analyses of two runs: summary metrics and kernel
+// and category times per step with a U test each, ops and annotations by
+// total, findings by analyzer and subject. It reads only the two Results
+// (every per-step figure is analyze's), and fails only on missing inputs
+// or an invalid α.
+func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
+	if base == nil || next == nil {
+		return nil, errors.New("diff: both runs need an analysis")
 	}
 	alpha := opt.Alpha
 	if alpha == 0 {
@@ -217,8 +215,8 @@ func Compare(baseRun, newRun Run, opt Options) (*Result, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return nil, fmt.Errorf("diff: α must be between 0 and 1, got %g", alpha)
 	}
-	b := newProfile(baseRun, opt.KeepWarmup)
-	n := newProfile(newRun, opt.KeepWarmup)
+	b := newProfile(base, opt.KeepWarmup)
+	n := newProfile(next, opt.KeepWarmup)
 	r := &Result{Base: b.side, New: n.side, Alpha: alpha}
 	r.Notes = append(r.Notes, sampleNotes("base", b)...)
 	r.Notes = append(r.Notes, sampleNotes("new", n)...)
@@ -230,9 +228,9 @@ func Compare(baseRun, newRun Run, opt Options) (*Result, error) {
 	ns := [2]int{b.side.Samples, n.side.Samples}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
-	r.Ops = compareTotals(baseRun.Analysis, newRun.Analysis, opTotals)
-	r.Annotations = compareTotals(baseRun.Analysis, newRun.Analysis, annotationTotals)
-	r.Findings = compareFindings(baseRun.Analysis.Findings, newRun.Analysis.Findings)
+	r.Ops = compareTotals(base, next, opTotals)
+	r.Annotations = compareTotals(base, next, annotationTotals)
+	r.Findings = compareFindings(base.Findings, next.Findings)
 
 	shared := 0
 	for _, k := range r.Kernels {
@@ -348,6 +346,7 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 		for i, s := range ss {
 			out[i] = s.name
 		}
+		slices.Sort(out)
 		return out
 	}
 	bg, border := groupBy(restBase)
@@ -533,22 +532,26 @@ func sortTotals(rows []TotalRow) {
 	})
 }
 
-// compareFindings groups findings by id: an analyzer may report several
-// (one per fusion chain, say), and what matters across runs is whether the
+// compareFindings matches findings on analyzer and subject: an analyzer
+// may report several (one per fusion chain, say), and a chain fixed while
+// another appears is one resolved and one new finding. What matters across
+// runs is whether the
 // problem is still there.
 func compareFindings(base, new []analyze.Finding) Findings {
 	type agg struct {
 		change   FindingChange
 		inB, inN bool
 	}
-	byID := map[string]*agg{}
-	var order []string
+	type key struct{ id, subject string }
+	byKey := map[key]*agg{}
+	var order []key
 	add := func(f analyze.Finding, isNew bool) {
-		a := byID[f.ID]
+		k := key{f.ID, f.Subject}
+		a := byKey[k]
 		if a == nil {
-			a = &agg{change: FindingChange{ID: f.ID, Title: f.Title, Severity: f.Severity}}
-			byID[f.ID] = a
-			order = append(order, f.ID)
+			a = &agg{change: FindingChange{ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity}}
+			byKey[k] = a
+			order = append(order, k)
 		}
 		if isNew {
 			if !a.inN {
@@ -568,8 +571,8 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		add(f, true)
 	}
 	var out Findings
-	for _, id := range order {
-		a := byID[id]
+	for _, k := range order {
+		a := byKey[k]
 		switch {
 		case a.inB && a.inN:
 			out.Persisting = append(out.Persisting, a.change)

@@ -79,7 +79,7 @@ func TestSelfComparisonFindsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Compare(Run{tr, a}, Run{tr, a}, Options{})
+		r, err := Compare(a, a, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,8 +156,8 @@ func TestJAXAgainstTorchComparesByCategory(t *testing.T) {
 	if _, u := r.Gate(5); len(u) != 0 {
 		t.Errorf("JAX faster than torch per 'step' yet untested warnings %q", u)
 	}
-	if _, u := mustCompare(t, "eggroll_direct.json.gz", "jax_eggroll.perfetto.json.gz", Options{}).Gate(5); len(u) != 2 {
-		t.Errorf("whole JAX trace vs a torch step: want 2 untested warnings, got %q", u)
+	if f, u := mustCompare(t, "eggroll_direct.json.gz", "jax_eggroll.perfetto.json.gz", Options{}).Gate(5); len(u) != 2 || len(f) != 2 {
+		t.Errorf("whole JAX trace vs a torch step: want 2 failures judged on medians, got %q (untested %q)", f, u)
 	}
 }
 
@@ -170,14 +170,49 @@ func TestKeepWarmup(t *testing.T) {
 	if _, err := CompareTraces(loadFixture(t, "eggroll_hooks.json.gz"), loadFixture(t, "eggroll_hooks.json.gz"), Options{Alpha: 1.5}); err == nil {
 		t.Error("α = 1.5 accepted")
 	}
-	if _, err := Compare(Run{}, Run{}, Options{}); err == nil {
+	if _, err := Compare(nil, nil, Options{}); err == nil {
 		t.Error("empty runs accepted")
 	}
 }
 
 // synthetic builds a trace with five 1 ms steps, each running one launch of
 // every kernel in names for the given duration.
-func synthetic(t *testing.T, source string, kernels map[string]trace.Duration) Run {
+func synthetic(t *testing.T, source string, kernels map[string]trace.Duration) *analyze.Result {
+	t.Helper()
+	return syntheticSteps(t, source, 5, 1_000_000, kernels)
+}
+
+// TestGateWithFewSteps: three steps a side (two compared after warm-up)
+// cannot reach significance, yet a regression of the medians beyond the
+// threshold trips the gate and says it could not be tested; one within
+// the threshold does not.
+func TestGateWithFewSteps(t *testing.T) {
+	k := map[string]trace.Duration{"gemm": 100_000}
+	base := syntheticSteps(t, "base", 3, 1_000_000, k)
+	worse := syntheticSteps(t, "new", 3, 5_170_000, k) // +417 %
+	r, err := Compare(base, worse, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, u := r.Gate(10)
+	if len(f) != 1 || len(u) != 1 || !strings.Contains(f[0], "step wall regressed more than 10% by the medians; significance could not be tested") {
+		t.Errorf("+417%% over 2 steps: failures %q untested %q, want the step wall judged on medians", f, u)
+	}
+	if m := r.Metric(StepWall); m.Significant || math.Abs(m.Pct-417) > 0.5 {
+		t.Errorf("step wall %+.1f%% significant %v, want +417%% untested", m.Pct, m.Significant)
+	}
+	same := syntheticSteps(t, "new", 3, 1_050_000, k) // +5 %
+	if r, err = Compare(base, same, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := r.Gate(10); len(f) != 0 {
+		t.Errorf("+5%% under a 10%% threshold trips the gate: %q", f)
+	}
+}
+
+// syntheticSteps builds a trace with n steps of the given length, each
+// running one launch of every kernel in names for the given duration.
+func syntheticSteps(t *testing.T, source string, n int, step trace.Duration, kernels map[string]trace.Duration) *analyze.Result {
 	t.Helper()
 	tr := &trace.Trace{Source: source}
 	names := make([]string, 0, len(kernels))
@@ -185,9 +220,9 @@ func synthetic(t *testing.T, source string, kernels map[string]trace.Duration) R
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	for s := 0; s < 5; s++ {
-		start := trace.Time(s) * 1_000_000
-		tr.Steps = append(tr.Steps, trace.Step{Span: trace.Span{Name: "ProfilerStep#" + string(rune('0'+s)), Start: start, End: start + 1_000_000}, Number: s})
+	for s := 0; s < n; s++ {
+		start := trace.Time(s) * trace.Time(step)
+		tr.Steps = append(tr.Steps, trace.Step{Span: trace.Span{Name: "ProfilerStep#" + string(rune('0'+s)), Start: start, End: start + trace.Time(step)}, Number: s})
 		at := start + 10_000
 		for _, n := range names {
 			d := kernels[n] + trace.Duration(s*100) // a little noise
@@ -199,7 +234,7 @@ func synthetic(t *testing.T, source string, kernels map[string]trace.Duration) R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Run{tr, a}
+	return a
 }
 
 func TestNormalizedMatching(t *testing.T) {

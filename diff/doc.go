@@ -9,8 +9,10 @@
 // package render as Markdown (for pull requests), text (for terminals) or
 // JSON (for scripts), and that Result.Gate checks for regressions in CI.
 //
-// Use CompareTraces with two traces, or Compare with Runs when the
-// analyses already exist (a UI that shows a report first). A Result is
+// Use CompareTraces with two traces, or Compare with two analyze.Results
+// when the analyses already exist (a UI that shows a report first):
+// Compare reads only the Results (every per-step figure, kernel category
+// and finding is analyze's), so diff never re-derives analysis. A Result is
 // plain data: Summary (step wall, GPU busy, GPU idle, launches, launch API
 // time, CPU op time), Kernels and Categories (rows with a Status and a
 // Delta each), Ops and Annotations (whole-trace totals), Findings
@@ -20,4 +22,7 @@
 // The first step of each run is dropped unless Options.KeepWarmup is set,
 // and with fewer than four steps a side (at α = 0.05) no difference is
 // claimed: the U test cannot reach significance, and Delta.Note says so.
+// The regression gate then judges the medians against its threshold and
+// says that significance could not be tested. Findings match across runs
+// on analyzer and subject.
 package diff

@@ -4,10 +4,13 @@ import "fmt"
 
 // Gate checks the metrics a CI pipeline guards, step wall and GPU busy
 // time, for a regression larger than thresholdPct percent. failures lists
-// the metrics that got significantly worse by more than the threshold (the
-// gate trips when it is non-empty). untested lists those that got worse by
-// more than the threshold but could not be tested (too few steps), so
-// a pipeline can warn instead of passing silently.
+// the metrics that got worse by more than the threshold (the gate trips
+// when it is non-empty): significantly so when the U test could run, or,
+// with too few steps for it (common profiler schedules record 3 active
+// steps), by their medians alone, saying that significance could not be
+// tested: a +400% regression must not pass because a side has 3 steps.
+// untested lists the metrics of failures that were judged on medians
+// alone, so a pipeline can say so.
 func (r *Result) Gate(thresholdPct float64) (failures, untested []string) {
 	for _, key := range []string{StepWall, GPUBusy} {
 		m := r.Metric(key)
@@ -20,7 +23,9 @@ func (r *Result) Gate(thresholdPct float64) (failures, untested []string) {
 		case m.Significant:
 			failures = append(failures, fmt.Sprintf("%s regressed more than %g%%: %s", m.Name, thresholdPct, what))
 		case m.Note != "":
-			untested = append(untested, fmt.Sprintf("%s got worse but cannot be tested (%s): %s", m.Name, m.Note, what))
+			msg := fmt.Sprintf("%s regressed more than %g%% by the medians; significance could not be tested (%s): %s", m.Name, thresholdPct, m.Note, what)
+			failures = append(failures, msg)
+			untested = append(untested, msg)
 		}
 	}
 	return failures, untested

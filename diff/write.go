@@ -237,6 +237,7 @@ type jsonFindings struct {
 
 type jsonFinding struct {
 	ID           string  `json:"id"`
+	Subject      string  `json:"subject"`
 	Title        string  `json:"title"`
 	Severity     string  `json:"severity"`
 	BaseSavingUs float64 `json:"base_saving_us"`

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/tracelens/tracelens/fixtures"
@@ -77,6 +78,26 @@ func BenchmarkParse50MB(b *testing.B) {
 		w := newWorker(0, nil)
 		for _, bt := range batches {
 			w.parse(bt)
+		}
+	}
+}
+
+// BenchmarkReadFile reads the trace named by $TRACELENS_BENCH_FILE (e.g.
+// one `go run ./fixtures/gen -class compile` wrote), for profiling on a
+// real-sized input: go test -run '^$' -bench ReadFile -cpuprofile cpu.out
+func BenchmarkReadFile(b *testing.B) {
+	path := os.Getenv("TRACELENS_BENCH_FILE")
+	if path == "" {
+		b.Skip("set TRACELENS_BENCH_FILE to a trace")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadFile(path, Options{GCLimit: JSONSize(path) * 45 / 100}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -94,6 +94,8 @@ type chunkResult struct {
 type worker struct {
 	id   int
 	strs map[string]string
+	// slow reads every event with gjson (the fast path's reference).
+	slow bool
 	// strBytes counts interned names' memory (text, header, map entry)
 	// for the memory budget.
 	strBytes int64
@@ -244,6 +246,16 @@ func (w *worker) event(r *chunkResult, s string, off int64) {
 		return
 	}
 	var f fields
+	if w.slow || !fastFields(s, &f) {
+		f = fields{}
+		slowFields(s, &f)
+	}
+	w.dispatch(r, &f, off)
+}
+
+// slowFields is the gjson reading of an event's fields: the reference the
+// fast path must match, and what reads events the fast path declines.
+func slowFields(s string, f *fields) {
 	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "ph":
@@ -283,22 +295,26 @@ func (w *worker) event(r *chunkResult, s string, off int64) {
 		}
 		return true
 	})
+}
+
+// dispatch models the event by its phase.
+func (w *worker) dispatch(r *chunkResult, f *fields, off int64) {
 	switch f.ph {
 	case "X":
-		w.complete(r, &f, off)
+		w.complete(r, f, off)
 	case "M":
-		w.metadata(r, &f)
+		w.metadata(r, f)
 	case "s", "f", "t":
 		if f.cat == "ac2g" || f.cat == "async_cpu_to_gpu" || f.cat == "async" {
-			w.flow(r, &f, off)
+			w.flow(r, f, off)
 		} else {
 			w.countCat(r, "flow:"+f.cat)
 			w.skip(r, "flow events other than ac2g", off)
 		}
 	case "i", "I":
-		w.instant(r, &f, off)
+		w.instant(r, f, off)
 	case "B", "E":
-		w.beginEnd(r, &f, off)
+		w.beginEnd(r, f, off)
 	case "":
 		w.skip(r, "event without ph", off)
 	default:
@@ -359,12 +375,12 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		a.Name = w.intern(f.name)
 		a.Thread = w.thread(f.pid, f.tid)
 		a.Driver = cat == "cuda_driver" || cat == "Driver"
-		forArgs(f.args, func(k string, v gjson.Result) {
+		w.forArgs(f.args, func(k string, v argValue) {
 			switch k {
 			case "correlation":
-				a.Correlation, _ = parseInt(v.Raw)
+				a.Correlation, _ = parseInt(string(v))
 			case "External id", "external id":
-				a.ExternalID, _ = parseInt(v.Raw)
+				a.ExternalID, _ = parseInt(string(v))
 			}
 		})
 		r.api = append(r.api, a)
@@ -372,16 +388,16 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
 		o.Name = w.intern(f.name)
 		o.Thread = w.thread(f.pid, f.tid)
-		forArgs(f.args, func(k string, v gjson.Result) {
+		w.forArgs(f.args, func(k string, v argValue) {
 			switch k {
 			case "External id", "external id":
-				o.ExternalID, _ = parseInt(v.Raw)
+				o.ExternalID, _ = parseInt(string(v))
 			case "Input Dims", "Input dims":
-				o.InputDims = w.intern(v.Raw)
+				o.InputDims = w.intern(string(v))
 			case "Input type":
-				o.InputTypes = w.intern(v.Raw)
+				o.InputTypes = w.intern(string(v))
 			case "flops":
-				o.Flops = v.Float()
+				o.Flops = v.res().Float()
 			}
 		})
 		r.ops = append(r.ops, o)
@@ -389,12 +405,12 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		p := trace.PyFrame{Span: span, Parent: trace.None}
 		p.Name = w.intern(f.name)
 		p.Thread = w.thread(f.pid, f.tid)
-		forArgs(f.args, func(k string, v gjson.Result) {
+		w.forArgs(f.args, func(k string, v argValue) {
 			switch k {
 			case "Python id":
-				p.PyID, _ = parseInt(v.Raw)
+				p.PyID, _ = parseInt(string(v))
 			case "Python parent id":
-				p.PyParentID, _ = parseInt(v.Raw) // null stays 0
+				p.PyParentID, _ = parseInt(string(v)) // null stays 0
 			}
 		})
 		r.frames = append(r.frames, p)
@@ -414,14 +430,14 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		e := looseEvent{Span: span}
 		e.Name = w.intern(f.name)
 		e.thread = w.thread(f.pid, f.tid)
-		forArgs(f.args, func(k string, v gjson.Result) {
+		w.forArgs(f.args, func(k string, v argValue) {
 			switch k {
 			case "correlation_id", "correlation":
-				e.correlation, e.hasCorr = parseInt(scalarText(v))
+				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
 			case "kernel_details":
-				e.details = w.intern(v.Str)
+				e.details = w.intern(v.res().Str)
 			case "memcpy_details":
-				e.details = w.intern(v.Str)
+				e.details = w.intern(v.res().Str)
 				e.memcpy = true
 			}
 		})
@@ -431,13 +447,29 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 	}
 }
 
+// argValue is the raw text of one args member. Most members are ignored
+// or need only their text; the few read as numbers or strings are decoded
+// by gjson on demand, exactly as gjson's own iteration would.
+type argValue string
+
+func (v argValue) res() gjson.Result { return gjson.Parse(string(v)) }
+
 // forArgs calls fn for each member of the args object text (may be "").
-func forArgs(args string, fn func(k string, v gjson.Result)) {
+func (w *worker) forArgs(args string, fn func(k string, v argValue)) {
 	if args == "" {
 		return
 	}
-	gjson.Parse(args).ForEach(func(k, v gjson.Result) bool {
-		fn(k.Str, v)
+	if w.slow {
+		slowMembers(args, func(k, raw string) { fn(k, argValue(raw)) })
+		return
+	}
+	forMembers(args, func(k, raw string) { fn(k, argValue(raw)) })
+}
+
+// slowMembers is gjson's member iteration, the fast path's reference.
+func slowMembers(obj string, fn func(k, raw string)) {
+	gjson.Parse(obj).ForEach(func(k, v gjson.Result) bool {
+		fn(k.Str, v.Raw)
 		return true
 	})
 }
@@ -455,32 +487,32 @@ func (w *worker) gpu(r *chunkResult, f *fields, span trace.Span, kind trace.GPUK
 	dev, _ := parseInt(f.pid)
 	g.Device = int32(dev)
 	g.Stream = streamNumber(f.tid)
-	forArgs(f.args, func(k string, v gjson.Result) {
+	w.forArgs(f.args, func(k string, v argValue) {
 		switch k {
 		case "device":
-			g.Device = int32(v.Int())
+			g.Device = int32(v.res().Int())
 		case "stream":
-			g.Stream = int32(v.Int())
+			g.Stream = int32(v.res().Int())
 		case "correlation":
-			g.Correlation, _ = parseInt(v.Raw)
+			g.Correlation, _ = parseInt(string(v))
 		case "External id", "external id":
-			g.ExternalID, _ = parseInt(v.Raw)
+			g.ExternalID, _ = parseInt(string(v))
 		case "registers per thread":
-			g.Registers = int32(v.Int())
+			g.Registers = int32(v.res().Int())
 		case "shared memory":
-			g.SharedMem = int32(v.Int())
+			g.SharedMem = int32(v.res().Int())
 		case "blocks per SM":
-			g.BlocksPerSM = float32(v.Float())
+			g.BlocksPerSM = float32(v.res().Float())
 		case "warps per SM":
-			g.WarpsPerSM = float32(v.Float())
+			g.WarpsPerSM = float32(v.res().Float())
 		case "est. achieved occupancy %":
-			g.Occupancy = float32(v.Float())
+			g.Occupancy = float32(v.res().Float())
 		case "grid":
-			dim3(&g.Grid, v)
+			dim3(&g.Grid, v.res())
 		case "block":
-			dim3(&g.Block, v)
+			dim3(&g.Block, v.res())
 		case "bytes":
-			g.Bytes = v.Int()
+			g.Bytes = v.res().Int()
 		}
 	})
 	if kind == trace.Memcpy {
@@ -565,16 +597,16 @@ func (w *worker) instant(r *chunkResult, f *fields, off int64) {
 	}
 	m := trace.MemoryEvent{At: trace.Time(ts), Thread: w.thread(f.pid, f.tid), Device: -1}
 	devType := int64(0)
-	forArgs(f.args, func(k string, v gjson.Result) {
+	w.forArgs(f.args, func(k string, v argValue) {
 		switch k {
 		case "Device Id":
-			m.Device = int32(v.Int())
+			m.Device = int32(v.res().Int())
 		case "Device Type":
-			devType = v.Int()
+			devType = v.res().Int()
 		case "Bytes":
-			m.Bytes = v.Int()
+			m.Bytes = v.res().Int()
 		case "Total Allocated":
-			m.Allocated = v.Int()
+			m.Allocated = v.res().Int()
 		}
 	})
 	if devType == 0 {
@@ -597,9 +629,9 @@ func (w *worker) beginEnd(r *chunkResult, f *fields, off int64) {
 	e := beginEnd{thread: w.thread(f.pid, f.tid), ts: trace.Time(ts), begin: f.ph == "B", off: off}
 	if e.begin {
 		e.name = w.intern(f.name)
-		forArgs(f.args, func(k string, v gjson.Result) {
+		w.forArgs(f.args, func(k string, v argValue) {
 			if k == "correlation_id" || k == "correlation" {
-				e.correlation, e.hasCorr = parseInt(scalarText(v))
+				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
 			}
 		})
 	}

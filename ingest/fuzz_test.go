@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"bytes"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -22,6 +24,9 @@ func FuzzRead(f *testing.F) {
 		{"ph":"f","cat":"async","id":77,"pid":0,"tid":"stream 7","ts":130}], "deviceProperties": [{"id":0,"name":"GPU"}]}`))
 	f.Add([]byte(`[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"name":"f","args":{"correlation_id":"3"}}]`))
 	f.Add(gz([]byte(`[` + goodEvent + `]`)))
+	for _, s := range hugeNumberSeeds {
+		f.Add([]byte(s))
+	}
 	f.Add([]byte(`[{"ph":"B","pid":2,"tid":3,"ts":10,"name":"a"},{"ph":"B","pid":2,"tid":3,"ts":11,"name":"cuLaunchKernel","args":{"correlation_id":"5"}},{"ph":"E","pid":2,"tid":3,"ts":13},{"ph":"E","pid":2,"tid":3,"ts":9}]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		tr, err := Read(bytes.NewReader(in), "fuzz", Options{Workers: 2, chunk: 512})
@@ -89,4 +94,52 @@ func validPrefix(raw []byte, n int) []byte {
 	}
 	out := append([]byte(nil), raw[:cut+1]...)
 	return append(out, "]}"...)
+}
+
+// hugeNumberSeeds are events whose numbers do not fit the model's types:
+// times past int64 nanoseconds, ids past int64, dimensions past int32.
+var hugeNumberSeeds = []string{
+	`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1e300,"dur":1}]`,
+	`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":9223372036854775807,"dur":9223372036854775807}]`,
+	`[{"ph":"X","cat":"kernel","name":"k","pid":-9223372036854775808,"tid":1e300,"ts":-4611686018427387.904,"dur":4611686018427387.904,
+		"args":{"correlation":99999999999999999999,"grid":[1e300,-1e300,2147483648],"block":[4294967296],"shared memory":1e19,"bytes":-1e300,"est. achieved occupancy %":1e309}}]`,
+	`[{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1,"dur":2,"args":{"Python id":1e20,"Python parent id":-9223372036854775808}},
+	  {"ph":"X","cat":"python_function","name":"g","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Python id":9223372036854775807,"Python parent id":1e20}}]`,
+	`[{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":1e-300,"args":{"Device Id":1e300,"Device Type":1,"Bytes":1e300,"Total Allocated":-1e300}},
+	  {"ph":"s","cat":"ac2g","id":1e300,"pid":1,"tid":1,"ts":1},{"ph":"B","pid":1,"tid":1,"ts":4e15},{"ph":"E","pid":1,"tid":1,"ts":-4e15}]`,
+}
+
+// FuzzReadStream reads the same bytes as a file would be read and as a
+// pipe or decompressor delivers them (short reads of any size, gzip, small
+// batches, several workers): the model must be the same, or both must fail.
+func FuzzReadStream(f *testing.F) {
+	for _, path := range fixturePaths(f)[:4] {
+		f.Add(validPrefix(gunzip(f, path), 2000), uint16(7), true)
+	}
+	for i, s := range hugeNumberSeeds {
+		f.Add([]byte(s), uint16(i*13+1), i%2 == 0)
+	}
+	f.Add([]byte(`[`+goodEvent+`,`+goodEvent), uint16(3), true)
+	f.Add([]byte(`{"traceName":"`+strings.Repeat("x", 5000)+`","traceEvents":[`+goodEvent+`]}`), uint16(1), false)
+	f.Fuzz(func(t *testing.T, in []byte, readSize uint16, zip bool) {
+		// The reference is a whole in-memory read with gjson alone, so the
+		// fuzzer also holds the fast path to gjson's model.
+		want, wantErr := Read(bytes.NewReader(in), "fuzz", Options{Workers: 1, slow: true})
+		src := in
+		if zip {
+			src = gz(in)
+		}
+		r := &chunkedReader{bytes.NewReader(src), int(readSize%4096) + 1}
+		got, err := Read(r, "fuzz", Options{Workers: 3, chunk: 256})
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("streamed: %v; whole: %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		checkModel(t, got)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("streaming gave a different model")
+		}
+	})
 }

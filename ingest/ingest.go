@@ -54,6 +54,8 @@ type Options struct {
 	// chunk overrides the batch buffer size; tests use small chunks to
 	// exercise batch boundaries on small fixtures.
 	chunk int
+	// slow reads every event with gjson, the fast path's reference.
+	slow bool
 	// expect is the JSON text's size when known in advance, so the model's
 	// slices can be allocated once at the right size instead of doubling.
 	expect int64
@@ -230,6 +232,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	ws := make([]*worker, workers)
 	for i := range ws {
 		ws[i] = newWorker(i, spare)
+		ws[i].slow = opt.slow
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()

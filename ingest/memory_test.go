@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"unsafe"
@@ -86,6 +87,22 @@ func TestParseByteSize(t *testing.T) {
 	for _, bad := range []string{"", "GB", "-1GB", "0", "lots", "1e300GB", "NaN"} {
 		if _, err := ParseByteSize(bad); err == nil {
 			t.Errorf("ParseByteSize(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestGCSettingsAreRestored: the soft memory limit and GC percent a read
+// sets are the process's again when it returns, error or not.
+func TestGCSettingsAreRestored(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(123))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
+	for _, in := range []string{`[` + goodEvent + `]`, `[{"ph":`} {
+		Read(strings.NewReader(in), "gc", Options{GCLimit: 64 << 20})
+		if got := debug.SetMemoryLimit(-1); got != 5<<30 {
+			t.Errorf("%s: memory limit left at %d", in, got)
+		}
+		if got := debug.SetGCPercent(123); got != 123 {
+			t.Errorf("%s: GC percent left at %d", in, got)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,11 @@ func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
 		return append(dst, src...)
 	}
 	elem := int64(unsafe.Sizeof(*new(T)))
-	want := int(float64(need)/frac*1.05) + 64
+	// A quarter more than the extrapolation: events of one kind are not
+	// spread evenly (none of a compile trace's 1.9 M Python frames is in
+	// its first 1.5%), and planning short means a second plan and copy,
+	// while capacity never written costs address space, not memory.
+	want := int(float64(need)/frac*1.25) + 64
 	if sz.allocated+int64(want-cap(dst))*elem > sz.budget {
 		want = min(want, 2*need+1024)
 	}
@@ -719,12 +724,7 @@ func (m *merger) nest() {
 // the innermost enclosing frame on their thread.
 func (m *merger) frameParents() {
 	t := m.t
-	byID := make(map[int64]trace.Index, len(t.Frames))
-	for i := range t.Frames {
-		if id := t.Frames[i].PyID; id != 0 {
-			byID[id] = trace.Index(i)
-		}
-	}
+	byID := newFrameIndex(t.Frames)
 	var stack []trace.Index
 	lastThread := trace.Index(-1)
 	for i := range t.Frames {
@@ -735,13 +735,71 @@ func (m *merger) frameParents() {
 		for len(stack) > 0 && !t.Frames[stack[len(stack)-1]].Contains(f.Span) {
 			stack = stack[:len(stack)-1]
 		}
-		if p, ok := byID[f.PyParentID]; ok && f.PyParentID != 0 && p != trace.Index(i) {
+		if p, ok := byID.get(f.PyParentID); ok && f.PyParentID != 0 && p != trace.Index(i) {
 			f.Parent = p
 		} else if f.PyID == 0 && len(stack) > 0 {
 			f.Parent = stack[len(stack)-1]
 		}
 		stack = append(stack, trace.Index(i))
 	}
+}
+
+// frameIndex finds a frame by its Python id. Kineto numbers frames 1, 2,
+// 3 ... so the ids are dense and a slice over their range serves: 1.93 M
+// frames index in 0.03 s instead of a map's 0.54 s. Sparse ids (a file
+// merged from several runs, or crafted) fall back to a map.
+type frameIndex struct {
+	base  int64
+	dense []trace.Index
+	byID  map[int64]trace.Index
+}
+
+func newFrameIndex(frames []trace.PyFrame) frameIndex {
+	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for i := range frames {
+		if id := frames[i].PyID; id != 0 {
+			lo, hi, n = min(lo, id), max(hi, id), n+1
+		}
+	}
+	var x frameIndex
+	if n == 0 {
+		return x
+	}
+	// hi-lo cannot overflow into a small number: both are in int64 and
+	// the difference is compared as uint64.
+	if span := uint64(hi - lo); span < uint64(2*n+1024) {
+		x.base = lo
+		x.dense = make([]trace.Index, span+1)
+		for i := range x.dense {
+			x.dense[i] = trace.None
+		}
+		for i := range frames {
+			if id := frames[i].PyID; id != 0 {
+				x.dense[id-lo] = trace.Index(i)
+			}
+		}
+		return x
+	}
+	x.byID = make(map[int64]trace.Index, n)
+	for i := range frames {
+		if id := frames[i].PyID; id != 0 {
+			x.byID[id] = trace.Index(i)
+		}
+	}
+	return x
+}
+
+// get returns the last frame with Python id id (as a map filled in order
+// would).
+func (x frameIndex) get(id int64) (trace.Index, bool) {
+	if x.dense != nil {
+		if d := uint64(id - x.base); id >= x.base && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
+			return x.dense[d], true
+		}
+		return trace.None, false
+	}
+	p, ok := x.byID[id]
+	return p, ok
 }
 
 // steps finds ProfilerStep#N ranges; a trace without them is one step.

@@ -1059,6 +1059,15 @@ func (d *doc) appendix(t *trace.Trace, r *analyze.Result) {
 		d.table(sk)
 	}
 
+	if len(r.Corrections) > 0 {
+		d.heading(3, "Figures withheld")
+		d.para("Analysis produced %s that cannot be true; they are left out of this report (a bug worth reporting with the trace):", plural(len(r.Corrections), "figure"))
+		for _, c := range r.Corrections {
+			d.b.WriteString("- " + upperFirst(Text(c)) + "\n")
+		}
+		d.b.WriteString("\n")
+	}
+
 	d.heading(3, "Analyzers")
 	if len(r.Analyzers) == 0 {
 		d.para("No analyzer ran.")

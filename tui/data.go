@@ -102,7 +102,7 @@ func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
 	}
 	if base != nil {
 		var err error
-		d.diff, err = diff.Compare(diff.Run{Trace: base, Analysis: b.res}, diff.Run{Trace: t, Analysis: res}, diff.Options{})
+		d.diff, err = diff.Compare(b.res, res, diff.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s with %s: %w", base.Source, t.Source, err)
 		}

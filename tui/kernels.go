@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -187,39 +188,21 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 
 	add("")
 	add("Launches per step")
-	type stepCount struct {
-		n     int
-		total trace.Duration
-	}
-	perStep := map[int]*stepCount{}
-	outside := 0
-	for _, g := range k.launches {
-		s := t.StepOf(t.GPU[g].Start)
-		if s < 0 {
-			outside++
-			continue
-		}
-		c := perStep[s]
-		if c == nil {
-			c = &stepCount{}
-			perStep[s] = c
-		}
-		c.n++
-		c.total += t.GPU[g].Dur()
-	}
-	for i, st := range t.Steps {
-		c := perStep[i]
-		if c == nil {
-			c = &stepCount{}
+	// analyze's per-step counts (by launch time), the same figures the
+	// report and diff quote.
+	for i, st := range d.res.Steps {
+		var c analyze.StepShare
+		if i < len(k.PerStep) {
+			c = k.PerStep[i]
 		}
 		label := fmt.Sprintf("step #%d", st.Number)
 		if st.Synthetic {
 			label = "whole trace"
 		}
-		add("  %-12s %6d launches  %8s", label, c.n, c.total)
+		add("  %-12s %6d launches  %8s", label, c.Count, analyze.FormatUs(c.Us))
 	}
-	if outside > 0 {
-		add("  %-12s %6d launches", "outside steps", outside)
+	if k.OutsideSteps > 0 {
+		add("  %-12s %6d launches", "outside steps", k.OutsideSteps)
 	}
 
 	add("")

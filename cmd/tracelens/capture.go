@@ -10,7 +10,7 @@ import (
 	"github.com/tracelens/tracelens/capture"
 )
 
-const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--no-per-launch-timing]"
+const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--no-per-launch-timing]"
 
 func captureCommand() command {
 	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture}
@@ -27,6 +27,8 @@ func runCapture(e *env, args []string) error {
 	noPerLaunch := fs.Bool("no-per-launch-timing", false, "time whole steps only: no events around each launch (for launch-overhead work)")
 	leadUs := fs.Int("lead-us", 20, "hold the GPU this many microseconds at each step's start so the host queues ahead (0: off)")
 	device := fs.Int("device", 0, "CUDA device ordinal")
+	timing := fs.String("timing", "auto", "per-launch timing: cupti (CUPTI activity records; libcupti.so found by soname, or CUPTI_PATH), events (two CUDA events per launch), auto (cupti, else events)")
+	dump := fs.String("dump-activity", "", "also write the recorded steps' raw CUPTI activity buffers to this file (JSON, gzip when .gz; test data)")
 	pos, err := parseFlags(e, fs, captureArgs, args)
 	if err != nil {
 		return err
@@ -44,6 +46,14 @@ func runCapture(e *env, args []string) error {
 	if *steps < 1 || *warmup < 0 || *leadUs < 0 {
 		return usageError{"--steps must be at least 1, --warmup and --lead-us at least 0"}
 	}
+	switch *timing {
+	case "auto", capture.TimingCUPTI, capture.TimingEvents:
+	default:
+		return usageError{fmt.Sprintf("--timing %q: want auto, cupti or events", *timing)}
+	}
+	if *dump != "" && (*timing == capture.TimingEvents || *noPerLaunch) {
+		return usageError{"--dump-activity needs CUPTI timing (not --timing events or --no-per-launch-timing)"}
+	}
 	if !capture.CUDAEnabled {
 		return exitError{code: exitUsageOrBad, err: capture.ErrNoCUDA}
 	}
@@ -56,10 +66,40 @@ func runCapture(e *env, args []string) error {
 	opt.PerLaunchTiming = !*noPerLaunch
 	opt.LeadNs = int64(*leadUs) * int64(time.Microsecond)
 	opt.Pid = os.Getpid()
-	return captureRun(e, *device, opt, path)
+	opt.KeepActivity = *dump != ""
+	return captureRun(e, *device, opt, path, *timing, *dump)
 }
 
-func captureRun(e *env, device int, opt capture.Options, path string) (err error) {
+// openActivity loads CUPTI for --timing cupti or auto. In auto mode a
+// missing CUPTI is a note on stderr and event timing, not an error.
+func openActivity(e *env, opt capture.Options, timing string) (capture.ActivitySource, error) {
+	if !opt.PerLaunchTiming || timing == capture.TimingEvents {
+		return nil, nil
+	}
+	src, err := capture.OpenCUPTI(os.Getenv("CUPTI_PATH"))
+	if err == nil {
+		return src, nil
+	}
+	if timing == capture.TimingCUPTI {
+		return nil, exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: --timing cupti: %w (set CUPTI_PATH to libcupti.so or its folder)", opt.Workload, err)}
+	}
+	fmt.Fprintf(e.stderr, "tracelens capture: no CUPTI, timing with CUDA events instead (%v)\n", err)
+	return nil, nil
+}
+
+func captureRun(e *env, device int, opt capture.Options, path, timing, dump string) (err error) {
+	// CUPTI first: it must be recording before the CUDA context exists.
+	src, err := openActivity(e, opt, timing)
+	if err != nil {
+		return err
+	}
+	if src != nil {
+		defer func() {
+			if cerr := src.Close(); cerr != nil && err == nil {
+				err = exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: stop CUPTI: %w", opt.Workload, cerr)}
+			}
+		}()
+	}
 	d, err := capture.Open(device)
 	if err != nil {
 		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: open CUDA device %d: %w", opt.Workload, device, err)}
@@ -69,12 +109,17 @@ func captureRun(e *env, device int, opt capture.Options, path string) (err error
 			err = exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: close CUDA context: %w", opt.Workload, cerr)}
 		}
 	}()
-	res, err := capture.Run(d, capture.NewHostClock(), opt)
+	res, err := capture.Run(d, src, capture.NewHostClock(), opt)
 	if err != nil {
 		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %w", err)}
 	}
 	if err := res.Trace.WriteFile(path); err != nil {
 		return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: %w", opt.Workload, err)}
+	}
+	if dump != "" {
+		if err := capture.WriteActivityDump(dump, res.ActivityDump()); err != nil {
+			return exitError{code: exitUsageOrBad, err: fmt.Errorf("capture %s: %w", opt.Workload, err)}
+		}
 	}
 	if err := res.WriteSummary(e.stdout); err != nil {
 		return err

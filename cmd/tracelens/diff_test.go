@@ -134,9 +134,10 @@ func TestDiffCLI(t *testing.T) {
 				t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 			}
 		}
-		// One whole-trace JAX sample cannot be tested: warn, do not fail.
+		// One whole-trace JAX sample cannot be tested: the medians decide,
+		// and the message says significance could not be tested.
 		_, stderr, code := run(t, "--fail-on-regression", "5", direct, fx("jax_eggroll.perfetto.json.gz"))
-		if code != 0 || !strings.Contains(stderr, "warning: step wall got worse but cannot be tested") {
+		if code != 1 || !strings.Contains(stderr, "step wall regressed more than 5% by the medians; significance could not be tested") {
 			t.Errorf("untestable regression: exit %d, stderr %q", code, stderr)
 		}
 		// A trace against itself: nothing significant in any format.

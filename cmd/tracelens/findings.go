@@ -75,6 +75,7 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 	fmt.Fprintln(w, headline(r))
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "\nno findings (analyzers run: %s)\n", strings.Join(r.Analyzers, ", "))
+		writeCorrections(w, r)
 		return
 	}
 	per := "per step"
@@ -96,6 +97,15 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
 	fmt.Fprintf(w, "\n%s\n", combinedText(r))
+	writeCorrections(w, r)
+}
+
+// writeCorrections lists what analyze withheld because it could not be
+// true, so a reader knows a figure is missing and why.
+func writeCorrections(w io.Writer, r *analyze.Result) {
+	for _, c := range r.Corrections {
+		fmt.Fprintf(w, "withheld (cannot be true; please report): %s\n", c)
+	}
 }
 
 // headline is the one-line summary of a trace: the steady-state step,

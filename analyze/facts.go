@@ -1,0 +1,336 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Facts are analyzers that report no finding: they compute, once per Run,
+// what several analyzers and the metrics need, and return it as their
+// result. An analyzer lists the facts it reads in Requires and reads them
+// through its Pass (Pass.ResultOf, or the typed accessors below); a fact
+// it does not require is not there.
+
+// Steps assigns GPU activities and API calls to steps: an activity to the
+// step its launch call started in (its own start when it has no launch
+// call), an API call to the step it started in. This is the one definition
+// of "in a step" (and so of "per step") that every metric, finding and
+// face uses.
+var Steps = &Analyzer{
+	Name: "steps",
+	Doc:  "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
+		for i := range t.GPU {
+			g := &t.GPU[i]
+			at := g.Start
+			if g.Launch != trace.None {
+				at = t.APICalls[g.Launch].Start
+			}
+			s.gpuStep[i] = int32(t.StepOf(at))
+		}
+		for i := range t.APICalls {
+			s.apiStep[i] = int32(t.StepOf(t.APICalls[i].Start))
+		}
+		return s, nil
+	},
+}
+
+// StepFacts is the result of Steps.
+type StepFacts struct {
+	// gpuStep and apiStep are the step index of each GPU activity and API
+	// call, -1 outside every step.
+	gpuStep []int32
+	apiStep []int32
+}
+
+// OfGPU returns the index in Trace.Steps of GPU activity g's step, or -1.
+func (s *StepFacts) OfGPU(g int) int { return int(s.gpuStep[g]) }
+
+// OfAPI returns the index in Trace.Steps of API call i's step, or -1.
+func (s *StepFacts) OfAPI(i int) int { return int(s.apiStep[i]) }
+
+// KernelCategories puts every GPU activity in exactly one category (one of
+// Categories()): memcpys and memsets by kind, kernels by name, refined by
+// how they were launched (Triton) and, for names that say nothing, by the
+// launching op.
+var KernelCategories = &Analyzer{
+	Name: "kernel-categories",
+	Doc:  "Puts every GPU activity in exactly one kernel category: memcpy and memset by kind, kernels by name (what the name alone says is computed once per distinct name), Triton by its launch, custom-named kernels by their launching op.",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		c := &CategoryFacts{cat: make([]string, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
+		byName := map[string]int32{}
+		for i := range t.GPU {
+			g := &t.GPU[i]
+			id, ok := byName[g.Name]
+			if !ok {
+				id = int32(len(c.names))
+				byName[g.Name] = id
+				c.names = append(c.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
+					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
+			}
+			c.nameOf[i] = id
+			c.cat[i] = categoryOf(t, i, c.names[id].cat)
+		}
+		return c, nil
+	},
+}
+
+// CategoryFacts is the result of KernelCategories.
+type CategoryFacts struct {
+	// cat is each GPU activity's category; nameOf its kernel name's id and
+	// names what each distinct name alone says.
+	cat    []string
+	nameOf []int32
+	names  []nameInfo
+}
+
+// Of returns GPU activity g's category.
+func (c *CategoryFacts) Of(g int) string { return c.cat[g] }
+
+// nameInfo is what a kernel's name alone tells.
+type nameInfo struct {
+	cat                              string
+	library, gemmLike, compilerFused bool
+}
+
+// info returns what GPU activity g's name tells.
+func (c *CategoryFacts) info(g int) *nameInfo { return &c.names[c.nameOf[g]] }
+
+// Attribution links each GPU activity to the framework op that launched it
+// and the Python frame around the launch, and resolves the user's source
+// line (skipping library frames).
+var Attribution = &Analyzer{
+	Name: "attribution",
+	Doc:  "Links each GPU activity to the innermost framework op around its launch and the innermost Python frame, and finds the user's source line above it (library frames skipped).",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		a := &AttributionFacts{t: t, op: make([]trace.Index, len(t.GPU)), frame: make([]trace.Index, len(t.GPU)),
+			userFrame: make([]trace.Index, len(t.Frames))}
+		for i := range t.GPU {
+			a.op[i] = t.LaunchOp(trace.Index(i))
+			a.frame[i] = t.LaunchFrame(trace.Index(i))
+		}
+		for i := range a.userFrame {
+			a.userFrame[i] = -2
+		}
+		return a, nil
+	},
+}
+
+// AttributionFacts is the result of Attribution.
+type AttributionFacts struct {
+	t *trace.Trace
+	// op and frame are per GPU activity: the op that launched it and the
+	// innermost Python frame around the launch.
+	op    []trace.Index
+	frame []trace.Index
+	// userFrame memoises userFrameOf (-2 = not computed yet).
+	userFrame []trace.Index
+}
+
+// Op returns the framework op that launched GPU activity g, or trace.None.
+func (a *AttributionFacts) Op(g int) trace.Index { return a.op[g] }
+
+// UserLine returns the user's source line ("model.py(42): forward") around
+// GPU activity g's launch, or "".
+func (a *AttributionFacts) UserLine(g int) string { return a.userLine(g) }
+
+// Launches classifies API calls: which put work on a GPU stream, which
+// block the host until the GPU catches up, and the blocking time inside
+// each framework op.
+var Launches = &Analyzer{
+	Name: "launches",
+	Doc:  "Classifies API calls as launches (they put work on a stream) and blocking synchronisations (stream/device/event syncs, synchronous memcpys), and totals blocking time per enclosing framework op.",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		l := &LaunchFacts{launch: make([]bool, len(t.APICalls)), sync: make([]bool, len(t.APICalls)), syncOp: map[trace.Index]trace.Duration{}}
+		for i := range t.APICalls {
+			c := &t.APICalls[i]
+			l.launch[i] = isLaunchCall(c)
+			l.sync[i] = isSyncCall(c.Name)
+			if l.sync[i] && c.Op != trace.None {
+				l.syncOp[c.Op] += c.Dur()
+			}
+		}
+		return l, nil
+	},
+}
+
+// LaunchFacts is the result of Launches.
+type LaunchFacts struct {
+	launch, sync []bool
+	syncOp       map[trace.Index]trace.Duration
+}
+
+// IsLaunch reports whether API call i put work on a GPU stream.
+func (l *LaunchFacts) IsLaunch(i int) bool { return l.launch[i] }
+
+// IsSync reports whether API call i blocks the host until the GPU catches up.
+func (l *LaunchFacts) IsSync(i int) bool { return l.sync[i] }
+
+// syncByOp returns the time of blocking sync calls per enclosing op.
+func (l *LaunchFacts) syncByOp() map[trace.Index]trace.Duration { return l.syncOp }
+
+// IdleGaps merges, per device, the intervals where any kernel, memcpy or
+// memset runs: GPU busy time is their union (the one definition of "GPU
+// busy"), and the gaps between them are GPU idle.
+var IdleGaps = &Analyzer{
+	Name: "idle-gaps",
+	Doc:  "Merges per device the intervals where any kernel, memcpy or memset runs: their union is GPU busy time, the gaps between them GPU idle time.",
+	Fact: func(p *Pass) (any, error) {
+		return newBusy(p.Trace), nil
+	},
+}
+
+// BusyFacts is the result of IdleGaps.
+type BusyFacts struct {
+	// busy holds, per device, the merged intervals where any kernel,
+	// memcpy or memset ran; devices lists the device ids with GPU
+	// activity, ascending.
+	busy    map[int32][]trace.Span
+	devices []int32
+}
+
+// Devices returns the ids of the devices with GPU activity, ascending.
+func (b *BusyFacts) Devices() []int32 { return slices.Clone(b.devices) }
+
+// BusyIn returns the GPU busy time of all devices inside [from, to).
+func (b *BusyFacts) BusyIn(from, to trace.Time) trace.Duration { return b.busyIn(from, to) }
+
+// IdleGaps returns the intervals inside [from, to) where device dev runs
+// nothing, the leading and trailing ones included.
+func (b *BusyFacts) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
+	return b.idleGaps(dev, from, to)
+}
+
+// newBusy merges GPU intervals per device. GPU is sorted by (device,
+// stream, start), so each device's activities are one contiguous run.
+func newBusy(t *trace.Trace) *BusyFacts {
+	b := &BusyFacts{busy: map[int32][]trace.Span{}}
+	for lo := 0; lo < len(t.GPU); {
+		dev := t.GPU[lo].Device
+		hi := lo
+		for hi < len(t.GPU) && t.GPU[hi].Device == dev {
+			hi++
+		}
+		for i := lo; i < hi; i++ {
+			b.busy[dev] = append(b.busy[dev], trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
+		}
+		b.devices = append(b.devices, dev)
+		lo = hi
+	}
+	slices.Sort(b.devices)
+	b.devices = slices.Compact(b.devices)
+	for dev, spans := range b.busy {
+		b.busy[dev] = unionSpans(spans)
+	}
+	return b
+}
+
+// Shapes parses the input shapes and dtypes of GEMM-like framework ops
+// (aten::mm, addmm, bmm, matmul, linear) into FLOPs and bytes per call,
+// once per distinct (op, dims, types).
+var Shapes = &Analyzer{
+	Name: "shapes",
+	Doc:  "Parses the input shapes and dtypes of GEMM-like framework ops into their FLOPs and bytes per call, once per distinct op, dims and types.",
+	Fact: func(p *Pass) (any, error) {
+		return &ShapeFacts{seen: map[[3]string]GEMMShape{}}, nil
+	},
+}
+
+// ShapeFacts is the result of Shapes: a memo, filled as ops are asked for
+// (most traces repeat a few shapes every layer and step).
+type ShapeFacts struct {
+	seen map[[3]string]GEMMShape
+}
+
+// GEMMShape is what an op's inputs say about the GEMM it computes.
+type GEMMShape struct {
+	// DType is the first input's element type as the profiler names it
+	// ("c10::BFloat16", "float"); Shape is "M×K · K×N" in words.
+	DType        string
+	Shape        string
+	FLOPs, Bytes float64
+}
+
+// GEMM returns the GEMM shape of op o (zero FLOPs when its inputs do not
+// say).
+func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
+	k := [3]string{o.Name, o.InputDims, o.InputTypes}
+	if g, ok := s.seen[k]; ok {
+		return g
+	}
+	var g GEMMShape
+	for _, ty := range parseTypes(o.InputTypes) {
+		if elemSize(ty) > 0 {
+			g.DType = ty
+			break
+		}
+	}
+	g.FLOPs, g.Bytes, g.Shape = gemmFLOPs(o.Name, o.InputDims, elemSize(g.DType))
+	s.seen[k] = g
+	return g
+}
+
+// CompileRegions finds torch.compile's own work: Dynamo and Inductor ops
+// and ranges (see compileEvent).
+var CompileRegions = &Analyzer{
+	Name: "compile-regions",
+	Doc:  "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		var spans []trace.Span
+		isCompile := map[string]bool{}
+		for i := range t.Ops {
+			name := t.Ops[i].Name
+			c, ok := isCompile[name]
+			if !ok {
+				c = compileEvent(name)
+				isCompile[name] = c
+			}
+			if c {
+				spans = append(spans, t.Ops[i].Span)
+			}
+		}
+		for i := range t.Annotations {
+			if compileEvent(t.Annotations[i].Name) {
+				spans = append(spans, t.Annotations[i].Span)
+			}
+		}
+		return &CompileFacts{spans: spans}, nil
+	},
+}
+
+// CompileFacts is the result of CompileRegions.
+type CompileFacts struct {
+	spans []trace.Span
+}
+
+// Spans returns torch.compile's spans, in trace order (they may overlap).
+func (c *CompileFacts) Spans() []trace.Span { return slices.Clone(c.spans) }
+
+// Facts returns every fact analyzer, each after those it requires.
+func Facts() []*Analyzer {
+	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions}
+}
+
+// unionSpans returns the union of spans as sorted, disjoint spans (it
+// sorts spans in place and reuses its storage): the one interval union of
+// the package (GPU busy time, compile regions, ...).
+func unionSpans(spans []trace.Span) []trace.Span {
+	slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
+	merged := spans[:0]
+	for _, s := range spans {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}

@@ -1,0 +1,164 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"unicode/utf8"
+)
+
+// enforceInvariants makes figures that cannot be true impossible to print.
+// Each is a bug somewhere upstream (a FLOP count attributed to the wrong
+// kernel, a share over the wrong whole); rather than print it, Run removes
+// or bounds it and says so in Result.Corrections, which tests require to
+// be empty on every fixture and the fuzz corpus:
+//
+//   - a roofline row achieving more FLOP/s or bytes/s than the device's
+//     peak for its dtype is not shown;
+//   - every share is within [0, 1];
+//   - every GPU activity is in exactly one known category (the category
+//     counts add up to the activities);
+//   - no finding saves more than the steady-state step, and neither do
+//     all of them together.
+func enforceInvariants(r *Result, activities int) {
+	fix := func(format string, a ...any) { r.Corrections = append(r.Corrections, fmt.Sprintf(format, a...)) }
+
+	kept := r.Roofline[:0]
+	for _, row := range r.Roofline {
+		switch {
+		case row.PeakTFLOPS > 0 && !(row.TFLOPS <= row.PeakTFLOPS):
+			fix("roofline row %s %s (%s) not shown: %.4g TFLOP/s is above the device's %s peak of %.4g TFLOP/s (the FLOPs or the time were attributed wrongly)",
+				row.Op, row.Shape, ShortKernelName(row.Kernel), row.TFLOPS, row.DType, row.PeakTFLOPS)
+		case row.PeakGBps > 0 && !(row.GBps <= row.PeakGBps):
+			fix("roofline row %s %s (%s) not shown: %.4g GB/s is above the device's peak of %.4g GB/s (the bytes or the time were attributed wrongly)",
+				row.Op, row.Shape, ShortKernelName(row.Kernel), row.GBps, row.PeakGBps)
+		default:
+			row.Efficiency = clampShare(row.Efficiency, "roofline "+row.Op+" efficiency", fix)
+			kept = append(kept, row)
+		}
+	}
+	r.Roofline = kept
+
+	for i := range r.Kernels {
+		k := &r.Kernels[i]
+		k.Share = clampShare(k.Share, "kernel "+k.ShortName+" share", fix)
+	}
+	known := Categories()
+	counted := 0
+	for i := range r.Categories {
+		c := &r.Categories[i]
+		c.Share = clampShare(c.Share, "category "+c.Category+" share", fix)
+		if !slices.Contains(known, c.Category) {
+			fix("category %q is not one of the known categories", c.Category)
+		}
+		counted += c.Count
+	}
+	if counted != activities {
+		fix("categories count %d GPU activities of %d: each must be in exactly one", counted, activities)
+	}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		s.GPUBusyShare = clampShare(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number), fix)
+	}
+	s := &r.Summary
+	s.GPUBusyShare = clampShare(s.GPUBusyShare, "GPU busy share", fix)
+	r.StepStats.SteadyGPUBusyShare = clampShare(r.StepStats.SteadyGPUBusyShare, "steady-state GPU busy share", fix)
+	r.Launches.ShortKernelShare = clampShare(r.Launches.ShortKernelShare, "short-kernel share", fix)
+
+	step := r.StepStats.SteadyWallUs
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		f.Share = clampShare(f.Share, "finding "+f.ID+" share", fix)
+		if step > 0 && f.SavingUs > step {
+			fix("finding %s saves %s, more than the %s step: capped", f.ID, FormatUs(f.SavingUs), FormatUs(step))
+			f.SavingUs, f.SavingNs, f.Share = step, int64(math.Round(step*1e3)), 1
+		}
+	}
+	if step > 0 && s.CombinedSavingUs > step {
+		fix("all findings together save %s, more than the %s step: capped", FormatUs(s.CombinedSavingUs), FormatUs(step))
+		s.CombinedSavingUs = step
+	}
+	s.CombinedSavingShare = clampShare(s.CombinedSavingShare, "combined saving share", fix)
+}
+
+// clampShare returns v within [0, 1], reporting through fix a value that
+// was not (NaN becomes 0).
+func clampShare(v float64, what string, fix func(string, ...any)) float64 {
+	if v >= 0 && v <= 1 {
+		return v
+	}
+	if v > 1 && v <= 1+1e-9 {
+		return 1 // a whole summed in another order: rounding, not a bug
+	}
+	fix("%s was %v, outside 0–100%%", what, v)
+	if v > 1 {
+		return 1
+	}
+	return 0
+}
+
+// Check verifies the invariants on a Result (one from Run, or read back
+// from JSON) and returns every violation, joined; nil when it holds them
+// all. Tests run it over every fixture and the fuzz corpus.
+func Check(r *Result) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	share := func(v float64, what string) {
+		if !(v >= 0 && v <= 1) {
+			bad("%s = %v, outside [0, 1]", what, v)
+		}
+	}
+	for _, row := range r.Roofline {
+		if row.PeakTFLOPS > 0 && !(row.TFLOPS <= row.PeakTFLOPS) {
+			bad("roofline %s %s: %v TFLOP/s above the %s peak %v", row.Op, row.Shape, row.TFLOPS, row.DType, row.PeakTFLOPS)
+		}
+		if row.PeakGBps > 0 && !(row.GBps <= row.PeakGBps) {
+			bad("roofline %s %s: %v GB/s above the peak %v", row.Op, row.Shape, row.GBps, row.PeakGBps)
+		}
+		share(row.Efficiency, "roofline "+row.Op+" efficiency")
+	}
+	known := Categories()
+	for _, k := range r.Kernels {
+		share(k.Share, "kernel "+k.Name+" share")
+		if !slices.Contains(known, k.Category) {
+			bad("kernel %s in unknown category %q", k.Name, k.Category)
+		}
+	}
+	for _, c := range r.Categories {
+		share(c.Share, "category "+c.Category+" share")
+	}
+	for _, s := range r.Steps {
+		share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
+	}
+	share(r.Summary.GPUBusyShare, "GPU busy share")
+	share(r.StepStats.SteadyGPUBusyShare, "steady-state GPU busy share")
+	share(r.Launches.ShortKernelShare, "short-kernel share")
+	share(r.Summary.CombinedSavingShare, "combined saving share")
+	step := r.StepStats.SteadyWallUs
+	var sum float64
+	for _, f := range r.Findings {
+		share(f.Share, "finding "+f.ID+" share")
+		if !(f.SavingUs >= 0) || step > 0 && f.SavingUs > step {
+			bad("finding %s saves %vµs of a %vµs step", f.ID, f.SavingUs, step)
+		}
+		if utf8.RuneCountInString(f.Title) > MaxTitle {
+			bad("finding %s: title longer than %d characters", f.ID, MaxTitle)
+		}
+		sum += f.SavingUs
+	}
+	if c := r.Summary.CombinedSavingUs; !(c >= 0) || step > 0 && c > step || c > sum*(1+1e-9)+1e-9 {
+		bad("combined saving %vµs: want within [0, min(step %v, sum of savings %v)]", c, step, sum)
+	}
+	for _, o := range r.Overlaps {
+		if o.CombinedUs > o.SumUs*(1+1e-9) || len(o.Findings) < 2 {
+			bad("overlap %s: combined %v over %d findings summing to %v", o.SavingFrom, o.CombinedUs, len(o.Findings), o.SumUs)
+		}
+		for _, i := range o.Findings {
+			if i < 0 || i >= len(r.Findings) {
+				bad("overlap %s names finding %d of %d", o.SavingFrom, i, len(r.Findings))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

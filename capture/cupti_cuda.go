@@ -1,0 +1,406 @@
+//go:build cuda
+
+package capture
+
+/*
+#cgo LDFLAGS: -ldl -lpthread
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The record prefixes activity.go decodes, checked against the headers this
+// is built with (CUDA 11.8's): newer CUPTI releases append fields only.
+_Static_assert(offsetof(CUpti_ActivityKernel8, registersPerThread) == 6, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, start) == 16, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, streamId) == 48, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, gridX) == 52, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, blockX) == 64, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, staticSharedMemory) == 76, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, correlationId) == 92, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityKernel8, name) == 104, "kernel layout");
+_Static_assert(offsetof(CUpti_ActivityMemcpy5, bytes) == 8, "memcpy layout");
+_Static_assert(offsetof(CUpti_ActivityMemcpy5, deviceId) == 32, "memcpy layout");
+_Static_assert(offsetof(CUpti_ActivityMemcpy5, correlationId) == 44, "memcpy layout");
+_Static_assert(offsetof(CUpti_ActivityMemset4, correlationId) == 44, "memset layout");
+_Static_assert(offsetof(CUpti_ActivityMemset4, memoryKind) == 50, "memset layout");
+_Static_assert(offsetof(CUpti_ActivityAPI, start) == 8, "API layout");
+_Static_assert(offsetof(CUpti_ActivityAPI, correlationId) == 32, "API layout");
+_Static_assert(sizeof(CUpti_ActivityAPI) == 40, "API layout");
+
+typedef CUptiResult (*tl_enable_fn)(CUpti_ActivityKind);
+typedef CUptiResult (*tl_register_fn)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*tl_flush_fn)(uint32_t);
+typedef CUptiResult (*tl_next_fn)(uint8_t*, size_t, CUpti_Activity**);
+typedef CUptiResult (*tl_dropped_fn)(CUcontext, uint32_t, size_t*);
+typedef CUptiResult (*tl_ts_fn)(uint64_t*);
+typedef CUptiResult (*tl_cbname_fn)(CUpti_CallbackDomain, uint32_t, const char**);
+typedef CUptiResult (*tl_version_fn)(uint32_t*);
+typedef CUptiResult (*tl_errstr_fn)(CUptiResult, const char**);
+
+typedef struct tl_buf {
+	uint8_t* data;
+	size_t valid;
+	struct tl_buf* next;
+} tl_buf;
+
+// One CUPTI per process: its callbacks take no user pointer, so the state
+// they fill is the library's own, guarded by a mutex (CUPTI may complete
+// buffers on its own thread).
+static struct {
+	void* lib;
+	tl_enable_fn enable, disable;
+	tl_register_fn reg;
+	tl_flush_fn flush;
+	tl_next_fn next;
+	tl_dropped_fn dropped;
+	tl_ts_fn ts;
+	tl_cbname_fn cbname;
+	tl_version_fn version;
+	tl_errstr_fn errstr;
+	pthread_mutex_t mu;
+	tl_buf* head;
+	tl_buf* tail;
+	uint64_t ndropped;
+	int nomem;
+	// Buffers handed back, for reuse: their pages are already mapped, so
+	// a request in the middle of a step costs no page faults.
+	uint8_t* spare[16];
+	int nspare;
+} tl_cupti = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+// 4 MiB a buffer: the 10 000-launch step fills about 3 MiB of records.
+#define TL_BUF_SIZE (4u << 20)
+
+static void CUPTIAPI tl_requested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
+	pthread_mutex_lock(&tl_cupti.mu);
+	uint8_t* b = tl_cupti.nspare > 0 ? tl_cupti.spare[--tl_cupti.nspare] : 0;
+	pthread_mutex_unlock(&tl_cupti.mu);
+	if (!b) b = (uint8_t*)aligned_alloc(8, TL_BUF_SIZE);
+	*buffer = b;
+	*size = b ? TL_BUF_SIZE : 0;
+	*maxRecords = 0;
+	if (!b) {
+		pthread_mutex_lock(&tl_cupti.mu);
+		tl_cupti.nomem = 1;
+		pthread_mutex_unlock(&tl_cupti.mu);
+	}
+}
+
+static void CUPTIAPI tl_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+	size_t dropped = 0;
+	tl_cupti.dropped(ctx, stream, &dropped);
+	tl_buf* b = (tl_buf*)calloc(1, sizeof(tl_buf));
+	pthread_mutex_lock(&tl_cupti.mu);
+	tl_cupti.ndropped += dropped;
+	if (!b) {
+		tl_cupti.nomem = 1;
+		free(buffer);
+	} else {
+		b->data = buffer;
+		b->valid = valid;
+		if (tl_cupti.tail) tl_cupti.tail->next = b; else tl_cupti.head = b;
+		tl_cupti.tail = b;
+	}
+	pthread_mutex_unlock(&tl_cupti.mu);
+}
+
+static const char* tl_err(CUptiResult r) {
+	const char* s = 0;
+	if (tl_cupti.errstr && tl_cupti.errstr(r, &s) == CUPTI_SUCCESS && s) return s;
+	return "CUPTI error";
+}
+
+static const CUpti_ActivityKind tl_kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME,
+};
+#define TL_NKINDS (sizeof(tl_kinds) / sizeof(tl_kinds[0]))
+
+// tl_cupti_open loads CUPTI from path, resolves what capture calls,
+// registers the buffer callbacks and enables the record kinds. On failure
+// it returns a message (static or from CUPTI) and leaves nothing enabled.
+static const char* tl_cupti_open(const char* path) {
+	if (tl_cupti.lib) return "CUPTI is already open in this process";
+	void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) return dlerror();
+	tl_cupti.enable = (tl_enable_fn)dlsym(lib, "cuptiActivityEnable");
+	tl_cupti.disable = (tl_enable_fn)dlsym(lib, "cuptiActivityDisable");
+	tl_cupti.reg = (tl_register_fn)dlsym(lib, "cuptiActivityRegisterCallbacks");
+	tl_cupti.flush = (tl_flush_fn)dlsym(lib, "cuptiActivityFlushAll");
+	tl_cupti.next = (tl_next_fn)dlsym(lib, "cuptiActivityGetNextRecord");
+	tl_cupti.dropped = (tl_dropped_fn)dlsym(lib, "cuptiActivityGetNumDroppedRecords");
+	tl_cupti.ts = (tl_ts_fn)dlsym(lib, "cuptiGetTimestamp");
+	tl_cupti.cbname = (tl_cbname_fn)dlsym(lib, "cuptiGetCallbackName");
+	tl_cupti.version = (tl_version_fn)dlsym(lib, "cuptiGetVersion");
+	tl_cupti.errstr = (tl_errstr_fn)dlsym(lib, "cuptiGetResultString");
+	if (!tl_cupti.enable || !tl_cupti.disable || !tl_cupti.reg || !tl_cupti.flush || !tl_cupti.next ||
+	    !tl_cupti.dropped || !tl_cupti.ts || !tl_cupti.cbname || !tl_cupti.version) {
+		dlclose(lib);
+		return "the library lacks a CUPTI Activity API function (cuptiActivityEnable, cuptiGetTimestamp, ...)";
+	}
+	CUptiResult r = tl_cupti.reg(tl_requested, tl_completed);
+	if (r != CUPTI_SUCCESS) {
+		const char* m = tl_err(r);
+		dlclose(lib);
+		return m;
+	}
+	for (size_t i = 0; i < TL_NKINDS; i++) {
+		r = tl_cupti.enable(tl_kinds[i]);
+		if (r != CUPTI_SUCCESS) {
+			const char* m = tl_err(r);
+			for (size_t j = 0; j < i; j++) tl_cupti.disable(tl_kinds[j]);
+			// The library stays loaded: CUPTI cannot be unloaded once
+			// its callbacks are registered.
+			return m;
+		}
+	}
+	tl_cupti.lib = lib;
+	return 0;
+}
+
+static const char* tl_cupti_flush(void) {
+	CUptiResult r = tl_cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	return r == CUPTI_SUCCESS ? 0 : tl_err(r);
+}
+
+// tl_cupti_take detaches the completed buffers.
+static tl_buf* tl_cupti_take(uint64_t* dropped, int* nomem) {
+	pthread_mutex_lock(&tl_cupti.mu);
+	tl_buf* h = tl_cupti.head;
+	tl_cupti.head = tl_cupti.tail = 0;
+	*dropped = tl_cupti.ndropped;
+	*nomem = tl_cupti.nomem;
+	pthread_mutex_unlock(&tl_cupti.mu);
+	return h;
+}
+
+static uint64_t tl_cupti_dropped(void) {
+	pthread_mutex_lock(&tl_cupti.mu);
+	uint64_t d = tl_cupti.ndropped;
+	pthread_mutex_unlock(&tl_cupti.mu);
+	return d;
+}
+
+static void tl_buf_free(tl_buf* b) {
+	pthread_mutex_lock(&tl_cupti.mu);
+	if (tl_cupti.nspare < (int)(sizeof(tl_cupti.spare) / sizeof(tl_cupti.spare[0]))) {
+		tl_cupti.spare[tl_cupti.nspare++] = b->data;
+		b->data = 0;
+	}
+	pthread_mutex_unlock(&tl_cupti.mu);
+	free(b->data);
+	free(b);
+}
+
+// tl_walk stores the offsets of up to cap records of b in offs and returns
+// how many the buffer holds (more than cap: call again with a larger offs).
+static size_t tl_walk(tl_buf* b, size_t* offs, size_t cap) {
+	CUpti_Activity* rec = 0;
+	size_t n = 0;
+	while (tl_cupti.next(b->data, b->valid, &rec) == CUPTI_SUCCESS) {
+		if (n < cap) offs[n] = (size_t)((uint8_t*)rec - b->data);
+		n++;
+	}
+	return n;
+}
+
+// tl_kernel_name reads the name pointer of the kernel record at off.
+static const char* tl_kernel_name(tl_buf* b, size_t off, uint64_t* ptr) {
+	const char* name = ((CUpti_ActivityKernel8*)(b->data + off))->name;
+	*ptr = (uint64_t)(uintptr_t)name;
+	return name;
+}
+
+static const char* tl_cbname(int domain, uint32_t cbid) {
+	const char* s = 0;
+	if (tl_cupti.cbname((CUpti_CallbackDomain)domain, cbid, &s) != CUPTI_SUCCESS) return 0;
+	return s;
+}
+
+static const char* tl_timestamp(uint64_t* t) {
+	CUptiResult r = tl_cupti.ts(t);
+	return r == CUPTI_SUCCESS ? 0 : tl_err(r);
+}
+
+static uint32_t tl_version(void) {
+	uint32_t v = 0;
+	tl_cupti.version(&v);
+	return v;
+}
+
+static void tl_cupti_stop(void) {
+	for (size_t i = 0; i < TL_NKINDS; i++) tl_cupti.disable(tl_kinds[i]);
+	tl_cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	uint64_t d;
+	int nm;
+	for (tl_buf* b = tl_cupti_take(&d, &nm); b;) {
+		tl_buf* n = b->next;
+		tl_buf_free(b);
+		b = n;
+	}
+}
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// cuptiNames are the sonames tried in order when CUPTI_PATH is not set:
+// the unversioned name first (a CUDA toolkit's development link), then the
+// releases' own sonames.
+var cuptiNames = []string{"libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"}
+
+// cuptiDirs are where CUDA toolkits install CUPTI outside the loader's
+// path; tried after the sonames.
+var cuptiDirs = []string{"/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}
+
+type cuptiSource struct {
+	path    string
+	version int
+	names   map[string]string
+}
+
+// OpenCUPTI loads CUPTI at run time and starts recording kernel, memcpy,
+// memset, driver and runtime API activity. cuptiPath (CUPTI_PATH) is a
+// library file or a folder holding one; empty, the sonames are tried, then
+// the CUDA toolkit's usual folders. Call it before the CUDA context is
+// created. The error says every place tried.
+func OpenCUPTI(cuptiPath string) (ActivitySource, error) {
+	var tries []string
+	if cuptiPath != "" {
+		if st, err := os.Stat(cuptiPath); err == nil && st.IsDir() {
+			for _, n := range cuptiNames {
+				tries = append(tries, filepath.Join(cuptiPath, n))
+			}
+		} else {
+			tries = []string{cuptiPath}
+		}
+	} else {
+		tries = append(tries, cuptiNames...)
+		for _, d := range cuptiDirs {
+			for _, n := range cuptiNames {
+				tries = append(tries, filepath.Join(d, n))
+			}
+		}
+	}
+	var errs []error
+	for _, p := range tries {
+		cp := C.CString(p)
+		msg := C.tl_cupti_open(cp)
+		C.free(unsafe.Pointer(cp))
+		if msg == nil {
+			return &cuptiSource{path: p, version: int(C.tl_version()), names: map[string]string{}}, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", p, C.GoString(msg)))
+		if !isMissing(C.GoString(msg)) {
+			break // found but unusable: do not go on to other copies
+		}
+	}
+	return nil, fmt.Errorf("load CUPTI: %w", errors.Join(errs...))
+}
+
+// isMissing tells a dlopen "no such file" from a library that loaded but
+// failed.
+func isMissing(msg string) bool {
+	return strings.Contains(msg, "No such file") || strings.Contains(msg, "cannot open shared object")
+}
+
+func (c *cuptiSource) Timestamp() (int64, error) {
+	var t C.uint64_t
+	if msg := C.tl_timestamp(&t); msg != nil {
+		return 0, fmt.Errorf("cuptiGetTimestamp: %s", C.GoString(msg))
+	}
+	return int64(t), nil
+}
+
+func (c *cuptiSource) Flush() ([]ActivityBuffer, error) {
+	if msg := C.tl_cupti_flush(); msg != nil {
+		return nil, fmt.Errorf("cuptiActivityFlushAll: %s", C.GoString(msg))
+	}
+	var dropped C.uint64_t
+	var nomem C.int
+	var out []ActivityBuffer
+	for b := C.tl_cupti_take(&dropped, &nomem); b != nil; {
+		out = append(out, c.copyBuffer(b))
+		next := b.next
+		C.tl_buf_free(b)
+		b = next
+	}
+	if nomem != 0 {
+		return nil, errors.New("out of memory for CUPTI activity buffers")
+	}
+	return out, nil
+}
+
+// copyBuffer copies a completed buffer into Go memory with its record
+// offsets and the strings its records point to.
+func (c *cuptiSource) copyBuffer(b *C.tl_buf) ActivityBuffer {
+	n := C.tl_walk(b, nil, 0)
+	offs := make([]C.size_t, max(int(n), 1))
+	C.tl_walk(b, &offs[0], n)
+	ab := ActivityBuffer{Data: C.GoBytes(unsafe.Pointer(b.data), C.int(b.valid)), Records: make([]int, n),
+		KernelNames: map[uint64]string{}, APINames: map[string]string{}}
+	le := binary.LittleEndian
+	for i := 0; i < int(n); i++ {
+		off := int(offs[i])
+		ab.Records[i] = off
+		if off+4 > len(ab.Data) {
+			continue // DecodeActivities reports it
+		}
+		switch ActivityKind(le.Uint32(ab.Data[off:])) {
+		case ActKernel, ActConcurrentKernel:
+			if off+kernelMinSize <= len(ab.Data) {
+				var ptr C.uint64_t
+				name := C.tl_kernel_name(b, offs[i], &ptr)
+				if name != nil {
+					ab.KernelNames[uint64(ptr)] = C.GoString(name)
+				}
+			}
+		case ActDriver, ActRuntime:
+			if off+8 <= len(ab.Data) {
+				dom, key := 1, "driver/"
+				if ActivityKind(le.Uint32(ab.Data[off:])) == ActRuntime {
+					dom, key = 2, "runtime/"
+				}
+				cbid := le.Uint32(ab.Data[off+4:])
+				key += strconv.FormatUint(uint64(cbid), 10)
+				if _, ok := c.names[key]; !ok {
+					if s := C.tl_cbname(C.int(dom), C.uint32_t(cbid)); s != nil {
+						c.names[key] = C.GoString(s)
+					} else {
+						c.names[key] = ""
+					}
+				}
+				if c.names[key] != "" {
+					ab.APINames[key] = c.names[key]
+				}
+			}
+		}
+	}
+	return ab
+}
+
+func (c *cuptiSource) Dropped() (int64, error) {
+	return int64(C.tl_cupti_dropped()), nil
+}
+
+func (c *cuptiSource) Library() string {
+	return fmt.Sprintf("%s, CUPTI API version %d", c.path, c.version)
+}
+
+func (c *cuptiSource) Close() error {
+	C.tl_cupti_stop()
+	return nil
+}

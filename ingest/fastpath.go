@@ -1,0 +1,270 @@
+package ingest
+
+// The fast path reads the fields of an event the way Kineto writes them:
+// plain strings, well-formed numbers, an args object. It walks each byte
+// once and converts nothing it does not need, where gjson's generic member
+// iteration parses every number to float64 (~20% of a worker's time on a
+// torch.compile trace). Anything unusual (an escape in a string the model
+// keeps, a malformed literal) makes it give up, and the event is read by
+// the gjson path instead, so both paths give the same model; a test holds
+// them equal on every fixture and the fuzzer on arbitrary input.
+
+// fastFields fills f from the event object text s (which the scanner has
+// checked for balanced brackets and closed strings). It returns false when
+// the event needs the gjson path.
+func fastFields(s string, f *fields) bool {
+	i := skipWS(s, 1)
+	if i < len(s) && s[i] == '}' {
+		return true
+	}
+	for {
+		if i >= len(s) || s[i] != '"' {
+			return false
+		}
+		key, j, esc := fastString(s, i)
+		if j < 0 || esc {
+			return false // escaped keys: let gjson unescape them
+		}
+		i = skipWS(s, j)
+		if i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i = skipWS(s, i+1)
+		end, kind := fastValue(s, i)
+		if end < 0 {
+			return false
+		}
+		raw := s[i:end]
+		switch key {
+		case "ph", "cat", "name", "pid", "tid", "id":
+			if kind == '"' && hasBackslash(raw) {
+				return false
+			}
+			text := raw
+			if kind == '"' {
+				text = raw[1 : len(raw)-1]
+			}
+			// Each field is set as the gjson path sets it, duplicate keys
+			// included: the last one wins, "not a string" sticks.
+			switch key {
+			case "ph":
+				f.ph = strOnly(kind, text)
+			case "cat":
+				f.cat = strOnly(kind, text)
+			case "name":
+				if kind == '"' {
+					f.name = text
+				} else {
+					f.nameNotString = true
+				}
+			case "pid":
+				f.pid = text
+			case "tid":
+				f.tid = text
+			case "id":
+				f.id = text
+			}
+		case "ts":
+			f.hasTs = true
+			numberField(kind, raw, &f.ts, &f.tsNotNumber)
+		case "dur":
+			f.hasDur = true
+			numberField(kind, raw, &f.dur, &f.durNotNumber)
+		case "args":
+			if kind == '{' || kind == '[' {
+				f.args = raw
+			}
+		}
+		i = skipWS(s, end)
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case ',':
+			i = skipWS(s, i+1)
+		case '}':
+			return skipWS(s, i+1) == len(s)
+		default:
+			return false
+		}
+	}
+}
+
+// numberField keeps a number's text, or notes that the value is not one.
+func numberField(kind byte, raw string, text *string, notNumber *bool) {
+	if kind == '0' {
+		*text = raw
+	} else {
+		*notNumber = true
+	}
+}
+
+// strOnly is a field gjson reads as .Str: a string's text, "" otherwise.
+func strOnly(kind byte, text string) string {
+	if kind == '"' {
+		return text
+	}
+	return ""
+}
+
+func hasBackslash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+func skipWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// fastString returns the text of the string at s[i] == '"', the index
+// past it, and whether it holds an escape; -1 if unterminated.
+func fastString(s string, i int) (string, int, bool) {
+	esc := false
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			return s[i+1 : j], j + 1, esc
+		case '\\':
+			esc = true
+			j++
+		}
+	}
+	return "", -1, esc
+}
+
+// fastValue returns the end of the JSON value at s[i] and its kind: '"'
+// string, '0' number, '{' object, '[' array, 'l' literal (true, false,
+// null). -1 when the value is not well-formed JSON the fast path accepts.
+func fastValue(s string, i int) (int, byte) {
+	if i >= len(s) {
+		return -1, 0
+	}
+	switch c := s[i]; {
+	case c == '"':
+		_, j, _ := fastString(s, i)
+		return j, '"'
+	case c == '{' || c == '[':
+		return skipNested(s, i), c
+	case c == '-' || c >= '0' && c <= '9':
+		return numberEnd(s, i), '0'
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if len(s)-i >= len(lit) && s[i:i+len(lit)] == lit {
+				if j := i + len(lit); j == len(s) || !isWordByte(s[j]) {
+					return j, 'l'
+				}
+			}
+		}
+		return -1, 0
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-'
+}
+
+// numberEnd returns the end of the JSON number at s[i], or -1 if the text
+// there is not exactly one (gjson and strconv read malformed ones their
+// own ways, which the slow path keeps).
+func numberEnd(s string, i int) int {
+	if s[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if !digits() {
+		return -1
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return -1
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return -1
+		}
+	}
+	if i < len(s) && isWordByte(s[i]) {
+		return -1
+	}
+	return i
+}
+
+// skipNested returns the end of the object or array at s[i]; the scanner
+// has already matched its brackets, so only strings need care.
+func skipNested(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			_, j, _ := fastString(s, i)
+			if j < 0 {
+				return -1
+			}
+			i = j - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// forMembers calls fn with each member's key and raw value text of the
+// object text obj, in order; nothing for an array or "". At a key with an
+// escape or a malformed value it starts over with gjson's reading of the
+// whole object: the callers only assign fields, so members seen twice give
+// what one gjson pass gives.
+func forMembers(obj string, fn func(k, raw string)) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return
+	}
+	i := skipWS(obj, 1)
+	for i < len(obj) && obj[i] == '"' {
+		key, j, esc := fastString(obj, i)
+		if j < 0 || esc {
+			slowMembers(obj, fn)
+			return
+		}
+		i = skipWS(obj, j)
+		if i >= len(obj) || obj[i] != ':' {
+			slowMembers(obj, fn)
+			return
+		}
+		i = skipWS(obj, i+1)
+		end, _ := fastValue(obj, i)
+		if end < 0 {
+			slowMembers(obj, fn)
+			return
+		}
+		fn(key, obj[i:end])
+		i = skipWS(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipWS(obj, i+1)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package ingest
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestFastPathGivesTheGJSONModel reads every real fixture with the fast
+// path and with gjson alone: the models must be identical.
+func TestFastPathGivesTheGJSONModel(t *testing.T) {
+	for _, path := range fixturePaths(t) {
+		raw := gunzip(t, path)
+		want, err := Read(bytes.NewReader(raw), path, Options{slow: true, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []Options{{}, {Workers: 3, chunk: 4096}} {
+			got, err := Read(bytes.NewReader(raw), path, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the fast path's model differs from gjson's", path)
+			}
+		}
+	}
+}
+
+// TestFastPathOddEvents: events the fast path must hand to gjson, or read
+// exactly as gjson does: escapes, duplicate keys, odd types and literals,
+// number forms, whitespace.
+func TestFastPathOddEvents(t *testing.T) {
+	events := []string{
+		`{"ph":"X","cat":"kernel","name":"a\"b\\c\u00e9","pid":0,"tid":7,"ts":1,"dur":1}`,
+		`{"ph":"X","cat":"kernel","name":5,"name":"k","pid":0,"tid":7,"ts":1,"dur":1}`,
+		`{"ph":"X","cat":"kernel","name":"k","name":"k2","pid":0,"tid":7,"ts":"1","ts":2,"dur":1}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":"0","tid":"stream 7","ts":1.5e3,"dur":-0}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":01,"dur":1}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":nul}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":truex}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"corr\u0065lation":5,"stream":"7","grid":[1,2,3,4],"block":{"x":1}}}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"correlation":1e2,"registers per thread":3.7,"shared memory":true,"bytes":null}}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":[1,2]}`,
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Input Dims":[[1,2],[]],"Input type":["float","\u0000"],"External id":3,"flops":1e3}}`,
+		`{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Python parent id":null,"Python id":1,"Python id":2}}`,
+		`{"ph":"X","cat":"cat\u0041","name":"x","pid":1,"tid":1,"ts":1,"dur":5}`,
+		` { "ph" : "X" , "cat" : "kernel" , "name" : "k" , "pid" : 0 , "tid" : 7 , "ts" : 3 , "dur" : 1 } `,
+		`{"ph":"X","cat":"kernel","name":"k","pid":{"a":[1,"]"]},"tid":[7],"ts":4,"dur":1}`,
+		`{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"Stream #7\n"}}`,
+		`{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":2,"args":{"Device Id":0,"Device Type":1,"Bytes":-4,"Total Allocated":1.5}}`,
+		`{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"name":"k","args":{"correlation_id":"3","kernel_details":"regs:16 grid:1,2,3\t"}}`,
+		`{}`, `{ }`, `{"ph":"X",}`,
+	}
+	for _, ev := range events {
+		in := "[" + ev + "]"
+		want, werr := Read(strings.NewReader(in), "odd", Options{slow: true})
+		got, gerr := Read(strings.NewReader(in), "odd", Options{})
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n fast %+v %v\n slow %+v %v", ev, got, gerr, want, werr)
+		}
+	}
+}
