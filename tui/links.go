@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -36,12 +37,12 @@ func (m *Model) showOp(name string) {
 	}
 }
 
-// showTimeline puts the timeline on span, on the lane of GPU stream
-// (device, stream) when there is one.
-func (m *Model) showTimeline(span trace.Span, device, stream int32) {
+// showTimeline puts the timeline on span, named what, on the lane of GPU
+// stream (device, stream) when there is one.
+func (m *Model) showTimeline(span trace.Span, device, stream int32, what string) {
 	ts := m.screens[scrTimeline].(*timelineScreen)
 	m.filters[scrTimeline] = ""
-	ts.show(span, ts.laneOfGPU(device, stream))
+	ts.show(span, ts.laneOfGPU(device, stream), what)
 	m.goTo(scrTimeline)
 }
 
@@ -52,6 +53,7 @@ type link struct {
 	// (a gap, a chain of kernels) on GPU stream (device, stream).
 	at             trace.Span
 	device, stream int32
+	what           string // what the place is ("the gap", "the chain")
 }
 
 var noLink = link{kernel: -1}
@@ -65,7 +67,7 @@ func (l link) follow(m *Model) {
 	case l.kernel >= 0:
 		m.showKernel(l.kernel)
 	case l.at.End > l.at.Start:
-		m.showTimeline(l.at, l.device, l.stream)
+		m.showTimeline(l.at, l.device, l.stream, l.what)
 	}
 }
 
@@ -89,7 +91,8 @@ outer:
 				continue outer
 			}
 		}
-		return link{kernel: -1, at: trace.Span{Start: g[i].Start, End: g[i+n-1].End}, device: g[i].Device, stream: g[i].Stream}, true
+		return link{kernel: -1, at: trace.Span{Start: g[i].Start, End: g[i+n-1].End}, device: g[i].Device, stream: g[i].Stream,
+			what: fmt.Sprintf("%d kernels back to back", n)}, true
 	}
 	return noLink, false
 }
@@ -127,7 +130,7 @@ func gapPlaces(t *trace.Trace, tb *analyze.Table) []link {
 			continue
 		}
 		start := t.Steps[0].Start + trace.Time(a)
-		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1}
+		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1, what: "the gap"}
 	}
 	return out
 }

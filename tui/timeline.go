@@ -34,6 +34,10 @@ type timelineScreen struct {
 	curAt    trace.Time
 	hasCurAt bool
 	filter   string
+	// mark is the place a link showed (a gap, a chain), underlined below
+	// the lanes and named markWhat; empty when none.
+	mark     trace.Span
+	markWhat string
 }
 
 const laneLabelW = 11
@@ -109,8 +113,9 @@ func (s *timelineScreen) clampWin() {
 // show puts span at the middle third of the window, the cursor on its
 // start and, when lane >= 0, the cursor on that lane: a link from a
 // finding's gap or chain lands here.
-func (s *timelineScreen) show(span trace.Span, laneIdx int) {
+func (s *timelineScreen) show(span trace.Span, laneIdx int, what string) {
 	s.placed = true
+	s.mark, s.markWhat = span, what
 	s.step = -1
 	if i := s.d.t.StepOf(span.Start); i >= 0 && !s.d.t.Steps[i].Synthetic && span.End <= s.d.t.Steps[i].End {
 		s.step = i
@@ -302,9 +307,13 @@ func (s *timelineScreen) render(w, h int, st *styles) []string {
 		}
 		out = append(out, line)
 	}
-	out = append(out, strings.Repeat(" ", laneLabelW+1+s.cur)+"▲")
+	out = append(out, s.cursorLine(st))
 	a := s.colStart(s.cur)
-	out = append(out, cut(fmt.Sprintf(" cursor %s into the %s", trace.Duration(a-b.Start), map[bool]string{true: "step", false: "trace"}[s.step >= 0]), w))
+	where = fmt.Sprintf(" cursor %s into the %s", trace.Duration(a-b.Start), map[bool]string{true: "step", false: "trace"}[s.step >= 0])
+	if s.markWhat != "" {
+		where += fmt.Sprintf("   ━ %s: %s at +%s", s.markWhat, s.mark.Dur(), trace.Duration(s.mark.Start-b.Start))
+	}
+	out = append(out, cut(where, w))
 	l, i := s.underCursor()
 	if i >= 0 {
 		hint := ""
@@ -402,6 +411,21 @@ func (s *timelineScreen) spanCells(l *lane, st *styles) string {
 	}
 	line := strings.TrimRight(strings.Join(cells, ""), " ")
 	return l.style(st).Render(line)
+}
+
+// cursorLine marks the cursor column with ▲ and underlines the place the
+// last link showed, when it is in the window.
+func (s *timelineScreen) cursorLine(st *styles) string {
+	cells := []rune(strings.Repeat(" ", s.cols))
+	if s.mark.End > s.mark.Start && s.mark.End > s.win.Start && s.mark.Start < s.win.End {
+		a, z := max(s.colOf(s.mark.Start), 0), min(s.colOf(s.mark.End-1), s.cols-1)
+		for c := a; c <= z; c++ {
+			cells[c] = '━'
+		}
+	}
+	cells[s.cur] = '▲'
+	line := strings.TrimRight(string(cells), " ")
+	return strings.Repeat(" ", laneLabelW+1) + st.warn.Render(line)
 }
 
 // frameCells draws a Python lane like a flame graph at the window's level

@@ -144,6 +144,14 @@ func TestGoldenScreens(t *testing.T) {
 		{"diff_single_trace", hooks, 80, 24, []string{"6"}},
 		{"help_80x24", hooks, 80, 24, []string{"?"}},
 		{"jax_overview", fixtureOptions("jax_eggroll.perfetto.json.gz"), 100, 30, nil},
+		// tui BASE NEW opens on the diff.
+		{"diff_first_frame", diffOpts, 120, 40, nil},
+		// Host threads (main and autograd), Python, steps and ranges.
+		{"timeline_host_lanes", recordedOptions("train_sync_pageable.json.gz"), 120, 40, []string{"5", "]", "]"}},
+		// The gpu-idle finding opens on its first gap; Enter shows it.
+		{"finding_gap_to_timeline", recordedOptions("train_sync_pageable.json.gz"), 120, 40, []string{"enter", "enter"}},
+		{"finding_chain_to_timeline", recordedOptions("sincos_eager.json.gz"), 120, 40, []string{"enter", "enter"}},
+		{"overview_light_steps", recordedOptions("transformer_naive_attn.json.gz"), 120, 40, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
