@@ -151,3 +151,19 @@ func BenchmarkKeypressBigTrace(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirstFrameBigTrace measures what the user waits for between
+// the end of ingest and the first frame on a big trace: analysis, every
+// screen's tables, the timeline's lanes, one View.
+func BenchmarkFirstFrameBigTrace(b *testing.B) {
+	tr := bigTrace(b)
+	for b.Loop() {
+		m := New(Options{Renderer: plainRenderer()})
+		d, err := buildData(tr, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Update(loadedMsg{d: d, screens: newScreens(d)})
+		_ = m.View()
+	}
+}

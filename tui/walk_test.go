@@ -124,6 +124,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 		{"diff", []string{abs("../fixtures/eggroll_hooks.json.gz"), abs("../fixtures/eggroll_direct.json.gz")}, "[6 Diff]"},
 	} {
 		t.Run(run.name, func(t *testing.T) {
+			t.Parallel() // separate tmux servers
 			s := startTmux(t, bin, "", run.args...)
 			s.waitFor("first frame", run.first)
 			for _, sc := range screens {
