@@ -393,8 +393,8 @@ func TestColourCarriesMeaning(t *testing.T) {
 		t.Errorf("findings screen does not colour high severity:\n%q", v)
 	}
 	press(m, "5")
-	if v := m.View(); !strings.Contains(v, "\x1b[92m░") || !strings.Contains(v, "\x1b[2;91m"+idleMark) {
-		t.Errorf("timeline has no coloured busy GPU lane or idle marks:\n%q", v)
+	if v := m.View(); !strings.Contains(v, "\x1b[94m░") || !strings.Contains(v, "\x1b[96m░") || !strings.Contains(v, "\x1b[2;91m"+idleMark) || !strings.Contains(v, "\x1b[94m█ gemm") {
+		t.Errorf("timeline GPU lane is not coloured by category (gemm blue, elementwise cyan) with idle marks and a legend:\n%q", v)
 	}
 	plain := loaded(t, diffOptions(), 120, 40)
 	for s := range numScreens {

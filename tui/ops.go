@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
 )
@@ -64,8 +65,17 @@ func newOpsScreen(d *data) *opsScreen {
 	s.flat = newTable(flatCols, nil, nil, 4, flatCell)
 
 	nodes := d.tree.nodes
+	// Kernel leaves take their category's colour, as on the Kernels screen.
+	leafStyle := func(row int, st *styles) lipgloss.Style {
+		if nd := &nodes[row]; nd.kernel {
+			if k, ok := d.kernelIndex[nd.name]; ok {
+				return st.category(d.kernels[k].Category)
+			}
+		}
+		return st.plain
+	}
 	treeCols := []column{
-		{title: "OP › CHILD OPS › KERNELS"},
+		{title: "OP › CHILD OPS › KERNELS", style: leafStyle},
 		{title: "CALLS", width: 6, right: true},
 		{title: "CPU TOTAL", width: 9, right: true},
 		{title: "GPU TOTAL", width: 9, right: true},

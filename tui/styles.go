@@ -2,6 +2,7 @@ package tui
 
 import (
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"github.com/tracelens/tracelens/analyze"
 )
@@ -45,6 +46,9 @@ type styles struct {
 
 	// cats colours each kernel category; other categories are plain.
 	cats map[string]lipgloss.Style
+	// colour is false when styles render as plain text (NO_COLOR, not a
+	// terminal): legends that explain colours are then left out.
+	colour bool
 }
 
 // Adaptive colours: the light variant is darker so that it reads on a
@@ -63,6 +67,7 @@ func newStyles(r *lipgloss.Renderer) *styles {
 	fg := func(c lipgloss.TerminalColor) lipgloss.Style { return r.NewStyle().Foreground(c) }
 	compute, memory := fg(colBlue), fg(colCyan)
 	return &styles{
+		colour:   r.ColorProfile() != termenv.Ascii,
 		header:   r.NewStyle().Bold(true),
 		cursor:   r.NewStyle().Reverse(true),
 		dim:      r.NewStyle().Faint(true),

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -331,37 +332,46 @@ func (s *timelineScreen) render(w, h int, st *styles) []string {
 	} else {
 		out = append(out, cut(fmt.Sprintf(" %s: idle", l.what), w))
 	}
+	if lg := s.legend(w, st); lg != "" {
+		out = append(out, lg)
+	}
 	return out
 }
 
 // densityCells draws a busy lane: one shade per column, coloured by the
-// lane's kind; a GPU column with no activity at all is an idle mark.
+// lane's kind; on a GPU stream by the category of the kernel at the
+// column's middle, and a column with no activity at all is an idle mark.
 func (s *timelineScreen) densityCells(l *lane, st *styles) string {
-	var sb strings.Builder
-	var run strings.Builder
-	runStyle := -1 // 0 busy, 1 idle
-	busy, idle := l.style(st), st.idleLane
+	var sb, run strings.Builder
+	runStyle := ""
+	idle := "\x00idle"
 	flush := func() {
 		switch runStyle {
-		case 0:
-			sb.WriteString(busy.Render(run.String()))
-		case 1:
-			sb.WriteString(idle.Render(run.String()))
+		case "":
+			sb.WriteString(run.String())
+		case idle:
+			sb.WriteString(st.idleLane.Render(run.String()))
+		case "\x00lane":
+			sb.WriteString(l.style(st).Render(run.String()))
+		default:
+			sb.WriteString(st.category(runStyle).Render(run.String()))
 		}
 		run.Reset()
 	}
 	prev := l.busyBefore(s.colStart(0))
 	for c := 0; c < s.cols; c++ {
-		next := l.busyBefore(s.colStart(c + 1))
-		span := s.colStart(c+1) - s.colStart(c)
-		f := float64(next-prev) / float64(max(span, 1))
+		a, z := s.colStart(c), s.colStart(c+1)
+		next := l.busyBefore(z)
+		f := float64(next-prev) / float64(max(z-a, 1))
 		prev = next
-		cell, style := shades[0], 0
+		cell, style := shades[0], runStyle
 		switch {
+		case f > 0 && l.kind == laneGPU:
+			cell, style = shades[min(int(f*4-1e-9)+1, 4)], s.gpuCategory(l, a, z)
 		case f > 0:
-			cell = shades[min(int(f*4-1e-9)+1, 4)]
+			cell, style = shades[min(int(f*4-1e-9)+1, 4)], "\x00lane"
 		case l.kind == laneGPU:
-			cell, style = idleMark, 1
+			cell, style = idleMark, idle
 		}
 		if style != runStyle {
 			flush()
@@ -371,6 +381,44 @@ func (s *timelineScreen) densityCells(l *lane, st *styles) string {
 	}
 	flush()
 	return strings.TrimRight(sb.String(), " ")
+}
+
+// gpuCategory is the category (analyze's) of the GPU activity at the
+// middle of column [a, b) of a stream lane, or of the first one in it.
+func (s *timelineScreen) gpuCategory(l *lane, a, b trace.Time) string {
+	mid := a + (b-a)/2
+	i := l.first(mid+1) - 1
+	if i < 0 || l.end(i) <= a {
+		i++
+	}
+	if i < 0 || i >= l.n || l.start(i) >= b {
+		return "\x00lane"
+	}
+	g := &s.d.t.GPU[l.ref(i)]
+	switch g.Kind {
+	case trace.Memcpy:
+		return analyze.CategoryCopy
+	case trace.Memset:
+		return analyze.CategoryMemset
+	}
+	if row, ok := s.d.kernelIndex[g.Name]; ok {
+		return s.d.kernels[row].Category
+	}
+	return "\x00lane"
+}
+
+// legend names the colours of the GPU lanes: the trace's categories in
+// their colours (none without colour).
+func (s *timelineScreen) legend(w int, st *styles) string {
+	if !st.colour {
+		return ""
+	}
+	parts := []string{" GPU by category:"}
+	for _, c := range s.d.res.Categories {
+		parts = append(parts, st.category(c.Category).Render("█ "+c.Category))
+	}
+	parts = append(parts, st.idleLane.Render(idleMark+" idle"))
+	return cut(strings.Join(parts, " "), w)
 }
 
 // spanCells draws steps and ranges as labelled spans: the name where the
