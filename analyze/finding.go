@@ -377,3 +377,35 @@ func FormatRate(v float64, unit string) string {
 // FormatUs formats microseconds (the unit of Result's *Us fields) as a
 // duration, the way Value.String prints a KindDuration.
 func FormatUs(v float64) string { return DurUs(v).String() }
+
+// Headline is the figures every face leads with, formatted the one way
+// they are printed everywhere: the steady-state step, GPU busy as a share
+// of it, and kernels per step (StepStats' Steady* medians).
+type Headline struct {
+	// Step is the median step time; StepNote says which steps it is over
+	// ("median after the first", "the only step", "whole trace: no step
+	// markers").
+	Step, StepNote string
+	GPUBusy        string
+	KernelsPerStep string
+}
+
+// Headline returns r's headline figures.
+func (r *Result) Headline() Headline {
+	ss := r.StepStats
+	h := Headline{Step: FormatUs(ss.SteadyWallUs), StepNote: "median after the first",
+		GPUBusy: FormatShare(ss.SteadyGPUBusyShare), KernelsPerStep: FormatCount(ss.SteadyKernels)}
+	switch {
+	case r.Summary.StepsSynthetic:
+		h.StepNote = "whole trace: no step markers"
+	case ss.SteadySteps == 1:
+		h.StepNote = "the only step"
+	}
+	return h
+}
+
+// String is the headline as one line: "step 1.98ms (median after the
+// first), GPU busy 6.8%, 35 kernels per step".
+func (h Headline) String() string {
+	return fmt.Sprintf("step %s (%s), GPU busy %s, %s kernels per step", h.Step, h.StepNote, h.GPUBusy, h.KernelsPerStep)
+}

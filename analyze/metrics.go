@@ -260,6 +260,10 @@ func (ix *index) steadyStats(r *Result) {
 	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)
 }
 
+// Median returns the median of v (which it sorts), 0 for none: the one
+// median of the project (steps, kernels, diff's samples).
+func Median(v []float64) float64 { return median(v) }
+
 // median returns the median of v (which it sorts), 0 for none.
 func median(v []float64) float64 {
 	if len(v) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // ActivitySource is CUPTI's Activity API as capture uses it: kernel, memcpy,
@@ -21,6 +22,8 @@ type ActivitySource interface {
 	Dropped() (int64, error)
 	// Library names the CUPTI library and its API version.
 	Library() string
+	// APIRecords says which driver and runtime API calls are recorded.
+	APIRecords() string
 	// Close stops recording.
 	Close() error
 }
@@ -35,6 +38,40 @@ const (
 	// TimingSteps: two CUDA events around each step, nothing per launch.
 	TimingSteps = "steps"
 )
+
+// CUPTIConfig selects CUPTI's records beyond kernels, copies and sets.
+type CUPTIConfig struct {
+	// AllAPI records every driver and runtime API call (as Kineto does).
+	// Off, only the calls wantedAPI names are recorded, where CUPTI can
+	// switch records per function (12.5 and newer): each record costs
+	// host time inside the call, and the trace needs only the launches,
+	// copies, sets and waits.
+	AllAPI bool
+}
+
+// What APIRecords says, before any detail.
+const (
+	apiRecordsAll   = "every driver and runtime API call"
+	apiRecordsCalls = "launch, copy, set and synchronize calls only"
+)
+
+// wantedAPI reports whether the records of the driver or runtime API
+// function name are kept when CUPTIConfig.AllAPI is off: the calls that
+// issue GPU work (their records carry the correlation id that links a
+// kernel, copy or set to its call) and the waits for the GPU (the host
+// time a step blocks). The names are CUPTI's (cuptiGetCallbackName), which
+// carry version suffixes such as _v2, _ptsz, _v7000.
+func wantedAPI(name string) bool {
+	for _, p := range []string{"cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
+		"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	// cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize,
+	// cudaDeviceSynchronize, ...
+	return strings.HasPrefix(name, "cu") && strings.Contains(name, "Synchronize")
+}
 
 // ErrNoCUPTI is returned by OpenCUPTI in a build without the "cuda" tag.
 var ErrNoCUPTI = errors.New("this tracelens was built without CUDA support, so it cannot load CUPTI")

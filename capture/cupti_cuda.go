@@ -40,6 +40,8 @@ typedef CUptiResult (*tl_ts_fn)(uint64_t*);
 typedef CUptiResult (*tl_cbname_fn)(CUpti_CallbackDomain, uint32_t, const char**);
 typedef CUptiResult (*tl_version_fn)(uint32_t*);
 typedef CUptiResult (*tl_errstr_fn)(CUptiResult, const char**);
+typedef CUptiResult (*tl_apienable_fn)(CUpti_CallbackId, uint8_t);
+typedef CUptiResult (*tl_setattr_fn)(CUpti_ActivityAttribute, size_t*, void*);
 
 typedef struct tl_buf {
 	uint8_t* data;
@@ -61,6 +63,10 @@ static struct {
 	tl_cbname_fn cbname;
 	tl_version_fn version;
 	tl_errstr_fn errstr;
+	// Per-function switches for API records (CUPTI 12.5 and newer; NULL
+	// before): see tl_api_enable.
+	tl_apienable_fn driverApi, runtimeApi;
+	tl_setattr_fn setattr;
 	pthread_mutex_t mu;
 	tl_buf* head;
 	tl_buf* tail;
@@ -72,14 +78,27 @@ static struct {
 	int nspare;
 } tl_cupti = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-// 4 MiB a buffer: the 10 000-launch step fills about 3 MiB of records.
-#define TL_BUF_SIZE (4u << 20)
+// 8 MiB a buffer: a 10 000-launch step fills about 3 MiB of records, so a
+// buffer is asked for at most every other step of that size.
+#define TL_BUF_SIZE (8u << 20)
+// Buffers allocated when CUPTI is opened, before any step: 64 MiB.
+#define TL_RESERVE 8
+
+// tl_new_buf allocates a zeroed buffer with every page already touched:
+// CUPTI is told (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) that the
+// buffers it gets are zero, so it does not clear them on the launching
+// thread, and writing records causes no page faults inside a step.
+static uint8_t* tl_new_buf(void) {
+	uint8_t* b = (uint8_t*)aligned_alloc(8, TL_BUF_SIZE);
+	if (b) memset(b, 0, TL_BUF_SIZE);
+	return b;
+}
 
 static void CUPTIAPI tl_requested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
 	pthread_mutex_lock(&tl_cupti.mu);
 	uint8_t* b = tl_cupti.nspare > 0 ? tl_cupti.spare[--tl_cupti.nspare] : 0;
 	pthread_mutex_unlock(&tl_cupti.mu);
-	if (!b) b = (uint8_t*)aligned_alloc(8, TL_BUF_SIZE);
+	if (!b) b = tl_new_buf();
 	*buffer = b;
 	*size = b ? TL_BUF_SIZE : 0;
 	*maxRecords = 0;
@@ -137,11 +156,27 @@ static const char* tl_cupti_open(const char* path) {
 	tl_cupti.cbname = (tl_cbname_fn)dlsym(lib, "cuptiGetCallbackName");
 	tl_cupti.version = (tl_version_fn)dlsym(lib, "cuptiGetVersion");
 	tl_cupti.errstr = (tl_errstr_fn)dlsym(lib, "cuptiGetResultString");
+	tl_cupti.driverApi = (tl_apienable_fn)dlsym(lib, "cuptiActivityEnableDriverApi");
+	tl_cupti.runtimeApi = (tl_apienable_fn)dlsym(lib, "cuptiActivityEnableRuntimeApi");
+	tl_cupti.setattr = (tl_setattr_fn)dlsym(lib, "cuptiActivitySetAttribute");
 	if (!tl_cupti.enable || !tl_cupti.disable || !tl_cupti.reg || !tl_cupti.flush || !tl_cupti.next ||
 	    !tl_cupti.dropped || !tl_cupti.ts || !tl_cupti.cbname || !tl_cupti.version) {
 		dlclose(lib);
 		return "the library lacks a CUPTI Activity API function (cuptiActivityEnable, cuptiGetTimestamp, ...)";
 	}
+	if (tl_cupti.setattr) {
+		// Best effort: if CUPTI refuses, it clears the buffers itself.
+		uint8_t zeroed = 1;
+		size_t sz = sizeof(zeroed);
+		tl_cupti.setattr(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &zeroed);
+	}
+	pthread_mutex_lock(&tl_cupti.mu);
+	while (tl_cupti.nspare < TL_RESERVE) {
+		uint8_t* b = tl_new_buf();
+		if (!b) break; // tl_requested allocates later, or reports no memory
+		tl_cupti.spare[tl_cupti.nspare++] = b;
+	}
+	pthread_mutex_unlock(&tl_cupti.mu);
 	CUptiResult r = tl_cupti.reg(tl_requested, tl_completed);
 	if (r != CUPTI_SUCCESS) {
 		const char* m = tl_err(r);
@@ -160,6 +195,19 @@ static const char* tl_cupti_open(const char* path) {
 	}
 	tl_cupti.lib = lib;
 	return 0;
+}
+
+// tl_api_filter reports whether this CUPTI can switch API records on and
+// off per function.
+static int tl_api_filter(void) { return tl_cupti.driverApi && tl_cupti.runtimeApi; }
+
+// tl_api_enable switches the records of one driver (domain 1) or runtime
+// (domain 2) API function on or off.
+static const char* tl_api_enable(int domain, uint32_t cbid, int on) {
+	tl_apienable_fn f = domain == 1 ? tl_cupti.driverApi : tl_cupti.runtimeApi;
+	if (!f) return "no per-function API record switch in this CUPTI";
+	CUptiResult r = f((CUpti_CallbackId)cbid, on ? 1 : 0);
+	return r == CUPTI_SUCCESS ? 0 : tl_err(r);
 }
 
 static const char* tl_cupti_flush(void) {
@@ -185,7 +233,11 @@ static uint64_t tl_cupti_dropped(void) {
 	return d;
 }
 
+// tl_buf_free keeps a handed-back buffer for reuse, cleared again (CUPTI
+// expects zeroed buffers), or frees it when enough are kept. It runs when
+// capture flushes, after the steps.
 static void tl_buf_free(tl_buf* b) {
+	if (b->data) memset(b->data, 0, TL_BUF_SIZE);
 	pthread_mutex_lock(&tl_cupti.mu);
 	if (tl_cupti.nspare < (int)(sizeof(tl_cupti.spare) / sizeof(tl_cupti.spare[0]))) {
 		tl_cupti.spare[tl_cupti.nspare++] = b->data;
@@ -270,14 +322,15 @@ type cuptiSource struct {
 	path    string
 	version int
 	names   map[string]string
+	api     string
 }
 
 // OpenCUPTI loads CUPTI at run time and starts recording kernel, memcpy,
-// memset, driver and runtime API activity. cuptiPath (CUPTI_PATH) is a
-// library file or a folder holding one; empty, the sonames are tried, then
-// the CUDA toolkit's usual folders. Call it before the CUDA context is
-// created. The error says every place tried.
-func OpenCUPTI(cuptiPath string) (ActivitySource, error) {
+// memset, driver and runtime API activity (which API calls: cfg).
+// cuptiPath (CUPTI_PATH) is a library file or a folder holding one; empty,
+// the sonames are tried, then the CUDA toolkit's usual folders. Call it
+// before the CUDA context is created. The error says every place tried.
+func OpenCUPTI(cuptiPath string, cfg CUPTIConfig) (ActivitySource, error) {
 	var tries []string
 	if cuptiPath != "" {
 		if st, err := os.Stat(cuptiPath); err == nil && st.IsDir() {
@@ -301,7 +354,12 @@ func OpenCUPTI(cuptiPath string) (ActivitySource, error) {
 		msg := C.tl_cupti_open(cp)
 		C.free(unsafe.Pointer(cp))
 		if msg == nil {
-			return &cuptiSource{path: p, version: int(C.tl_version()), names: map[string]string{}}, nil
+			c := &cuptiSource{path: p, version: int(C.tl_version()), names: map[string]string{}}
+			if err := c.selectAPIRecords(cfg); err != nil {
+				C.tl_cupti_stop()
+				return nil, fmt.Errorf("load CUPTI: %s: %w", p, err)
+			}
+			return c, nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %s", p, C.GoString(msg)))
 		if !isMissing(C.GoString(msg)) {
@@ -370,9 +428,9 @@ func (c *cuptiSource) copyBuffer(b *C.tl_buf) ActivityBuffer {
 			}
 		case ActDriver, ActRuntime:
 			if off+8 <= len(ab.Data) {
-				dom, key := 1, "driver/"
+				dom, key := apiDomainDriver, "driver/"
 				if ActivityKind(le.Uint32(ab.Data[off:])) == ActRuntime {
-					dom, key = 2, "runtime/"
+					dom, key = apiDomainRuntime, "runtime/"
 				}
 				cbid := le.Uint32(ab.Data[off+4:])
 				key += strconv.FormatUint(uint64(cbid), 10)
@@ -391,6 +449,53 @@ func (c *cuptiSource) copyBuffer(b *C.tl_buf) ActivityBuffer {
 	}
 	return ab
 }
+
+// CUPTI's callback domains of the driver and runtime API.
+const (
+	apiDomainDriver  = 1
+	apiDomainRuntime = 2
+)
+
+// maxCBID bounds the callback ids probed for names: CUDA 13.0 has about
+// 850 driver and 500 runtime functions; ids without a name are skipped.
+const maxCBID = 4096
+
+// selectAPIRecords switches off the API records of every driver and
+// runtime function that wantedAPI does not keep, unless cfg asks for all
+// or this CUPTI cannot switch them per function (then all are recorded and
+// APIRecords says so).
+func (c *cuptiSource) selectAPIRecords(cfg CUPTIConfig) error {
+	if cfg.AllAPI {
+		c.api = apiRecordsAll
+		return nil
+	}
+	if C.tl_api_filter() == 0 {
+		c.api = apiRecordsAll + " (this CUPTI has no per-function switch, cuptiActivityEnableDriverApi)"
+		return nil
+	}
+	var kept, off [3]int
+	for _, dom := range []int{apiDomainDriver, apiDomainRuntime} {
+		for cbid := 1; cbid < maxCBID; cbid++ {
+			s := C.tl_cbname(C.int(dom), C.uint32_t(cbid))
+			if s == nil {
+				continue
+			}
+			if wantedAPI(C.GoString(s)) {
+				kept[dom]++
+				continue
+			}
+			if msg := C.tl_api_enable(C.int(dom), C.uint32_t(cbid), 0); msg != nil {
+				return fmt.Errorf("switch off API records of %s (cbid %d): %s", C.GoString(s), cbid, C.GoString(msg))
+			}
+			off[dom]++
+		}
+	}
+	c.api = fmt.Sprintf("%s (%d of %d driver and %d of %d runtime functions)", apiRecordsCalls,
+		kept[apiDomainDriver], kept[apiDomainDriver]+off[apiDomainDriver], kept[apiDomainRuntime], kept[apiDomainRuntime]+off[apiDomainRuntime])
+	return nil
+}
+
+func (c *cuptiSource) APIRecords() string { return c.api }
 
 func (c *cuptiSource) Dropped() (int64, error) {
 	return int64(C.tl_cupti_dropped()), nil

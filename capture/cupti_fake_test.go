@@ -132,4 +132,5 @@ func (c *fakeCUPTI) Flush() ([]ActivityBuffer, error) {
 
 func (c *fakeCUPTI) Dropped() (int64, error) { return c.dropped, nil }
 func (c *fakeCUPTI) Library() string         { return fmt.Sprintf("fake CUPTI (base %d)", c.base) }
+func (c *fakeCUPTI) APIRecords() string      { return apiRecordsAll }
 func (c *fakeCUPTI) Close() error            { return nil }

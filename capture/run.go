@@ -208,7 +208,7 @@ func (s *Session) trace(w Workload, size string) *Trace {
 		{"library", s.d.LibraryName()}, {"timing_mode", s.timingMode()}}
 	switch s.timingMode() {
 	case TimingCUPTI:
-		info = append(info, Arg{"cupti_library", s.src.Library()}, Arg{"clock_alignment_error_ns", calErr},
+		info = append(info, Arg{"cupti_library", s.src.Library()}, Arg{"cupti_api_records", s.src.APIRecords()}, Arg{"clock_alignment_error_ns", calErr},
 			Arg{"timing", "CUPTI activity records (kernel, memcpy, memset, driver and runtime API), CUPTI clock aligned to the host monotonic clock every step"})
 	case TimingEvents:
 		info = append(info, Arg{"clock_alignment_error_ns", calErr}, Arg{"timing_overhead_per_launch_ns", overhead},
@@ -235,7 +235,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		for _, st := range s.Steps {
 			calErr = max(calErr, st.CalibrationErrNs)
 		}
-		fmt.Fprintf(&b, "timing: CUPTI activity records (%s); clocks aligned within +-%s us\n", s.src.Library(), us(calErr))
+		fmt.Fprintf(&b, "timing: CUPTI activity records (%s; API records: %s); clocks aligned within +-%s us\n", s.src.Library(), s.src.APIRecords(), us(calErr))
 	case TimingEvents:
 		var calErr int64
 		for _, st := range s.Steps {

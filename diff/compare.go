@@ -137,7 +137,7 @@ type Result struct {
 	Base, New Side
 	Alpha     float64
 	// Summary holds the per-step metrics in a fixed order: step wall, GPU
-	// busy, GPU idle, launches, launch API time, CPU op time.
+	// busy, GPU idle, launches, kernels, launch API time, CPU op time.
 	Summary     []Metric
 	Kernels     []Row
 	Categories  []Row
@@ -158,6 +158,7 @@ const (
 	GPUBusy   = "gpu_busy_us"
 	GPUIdle   = "gpu_idle_us"
 	Launches  = "launches"
+	Kernels   = "kernels"
 	LaunchAPI = "launch_api_us"
 	CPUOp     = "cpu_op_us"
 )
@@ -269,6 +270,7 @@ var summaryMetrics = []struct {
 	{GPUBusy, "GPU busy", true},
 	{GPUIdle, "GPU idle", true},
 	{Launches, "launches", false},
+	{Kernels, "kernels", false},
 	{LaunchAPI, "launch API time", true},
 	{CPUOp, "CPU op time", true},
 }

@@ -34,6 +34,7 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 		p.metrics[GPUBusy] = append(p.metrics[GPUBusy], s.GPUBusyUs)
 		p.metrics[GPUIdle] = append(p.metrics[GPUIdle], s.GPUIdleUs)
 		p.metrics[Launches] = append(p.metrics[Launches], float64(s.Launches))
+		p.metrics[Kernels] = append(p.metrics[Kernels], float64(s.Kernels))
 		p.metrics[LaunchAPI] = append(p.metrics[LaunchAPI], s.LaunchAPIUs)
 		p.metrics[CPUOp] = append(p.metrics[CPUOp], s.CPUOpUs)
 	}

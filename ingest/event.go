@@ -96,6 +96,8 @@ type worker struct {
 	strs map[string]string
 	// slow reads every event with gjson (the fast path's reference).
 	slow bool
+	// spans is reused for the events of speculative batches.
+	spans []int32
 	// strBytes counts interned names' memory (text, header, map entry)
 	// for the memory budget.
 	strBytes int64
@@ -204,6 +206,15 @@ func (w *worker) parse(b *batch) *chunkResult {
 		}
 	}
 	clear(w.catIdx)
+	if b.spans == nil && b.cutEnd > 0 {
+		spans, err := cutEvents(b.buf, int(b.cutStart), int(b.cutEnd), w.spans[:0])
+		w.spans = spans
+		if err != nil {
+			r.err = err
+			return r
+		}
+		b.spans = spans
+	}
 	known := len(w.keys)
 	for i := 0; i < len(b.spans); i += 2 {
 		s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
@@ -356,9 +367,10 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		w.skip(r, "negative dur", off)
 		return
 	}
-	if ts+dur > maxTime {
-		// Both are within ±maxTime, so the sum cannot wrap; past maxTime
-		// it would let later differences wrap.
+	if ts > 0 && dur > maxTime-ts {
+		// Both are within ±maxTime and ts > 0, so maxTime-ts cannot wrap (ts+dur
+		// can: 2^62 + 2^62); an end past maxTime would let later
+		// differences wrap.
 		w.skip(r, "ts+dur out of range", off)
 		return
 	}

@@ -109,9 +109,10 @@ var hugeNumberSeeds = []string{
 	  {"ph":"s","cat":"ac2g","id":1e300,"pid":1,"tid":1,"ts":1},{"ph":"B","pid":1,"tid":1,"ts":4e15},{"ph":"E","pid":1,"tid":1,"ts":-4e15}]`,
 }
 
-// FuzzReadStream reads the same bytes as a file would be read and as a
-// pipe or decompressor delivers them (short reads of any size, gzip, small
-// batches, several workers): the model must be the same, or both must fail.
+// FuzzReadStream reads the same bytes serially with gjson alone, with the
+// speculative split and the fast path, and as a pipe or decompressor
+// delivers them (short reads of any size, gzip, small batches, several
+// workers): the model must be the same, or every read must fail.
 func FuzzReadStream(f *testing.F) {
 	for _, path := range fixturePaths(f)[:4] {
 		f.Add(validPrefix(gunzip(f, path), 2000), uint16(7), true)
@@ -124,7 +125,12 @@ func FuzzReadStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, readSize uint16, zip bool) {
 		// The reference is a whole in-memory read with gjson alone, so the
 		// fuzzer also holds the fast path to gjson's model.
-		want, wantErr := Read(bytes.NewReader(in), "fuzz", Options{Workers: 1, slow: true})
+		want, wantErr := Read(bytes.NewReader(in), "fuzz", Options{Workers: 1, slow: true, serial: true})
+		// An in-memory reader can be read again: the speculative split.
+		spec, err := Read(bytes.NewReader(in), "fuzz", Options{Workers: 3, chunk: 256})
+		if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(spec, want) {
+			t.Fatalf("speculative split: %v; serial: %v (models equal: %v)", err, wantErr, reflect.DeepEqual(spec, want))
+		}
 		src := in
 		if zip {
 			src = gz(in)

@@ -6,9 +6,12 @@
 // recognised from the content, never from the file name; gzip likewise.
 //
 // Reading is a pipeline: one goroutine decompresses and cuts the event
-// array into batches at event boundaries, workers parse batches with gjson
-// in parallel (one pass over each event's keys), and the results are merged
+// array into batches at event boundaries (speculatively, at Kineto's event
+// separator, when the input can be read again: see speculativeCut),
+// workers check and parse batches in parallel (a fast path for the fields
+// Kineto writes, gjson for anything unusual), and the results are merged
 // in file order so the model is the same whatever the number of workers.
+// The model is capped by a memory budget (Options.MaxMemory).
 // Memory stays bounded by the model plus a few batch buffers: the raw JSON
 // is never held whole.
 package ingest
@@ -56,6 +59,8 @@ type Options struct {
 	chunk int
 	// slow reads every event with gjson, the fast path's reference.
 	slow bool
+	// serial turns the speculative split off (see speculativeCut).
+	serial bool
 	// expect is the JSON text's size when known in advance, so the model's
 	// slices can be allocated once at the right size instead of doubling.
 	expect int64
@@ -123,7 +128,7 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 		r = f
 		opt.expect = jsonSize(f, total)
 	}
-	t, err := read(r, total, opt)
+	t, err := readRetry(r, total, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -140,12 +145,39 @@ func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		total = sz.Size()
 	}
-	t, err := read(r, total, opt)
+	t, err := readRetry(r, total, opt)
 	if err != nil {
 		return nil, err
 	}
 	t.Source = name
 	return t, nil
+}
+
+// readRetry reads with the speculative split where the input can be read
+// again (a file, an in-memory reader), and starts over with the serial
+// scan if a cut missed; a stream is read serially from the start.
+func readRetry(r io.Reader, total int64, opt Options) (*trace.Trace, error) {
+	seeker, ok := r.(io.Seeker)
+	var at int64
+	if ok {
+		var err error
+		if at, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			ok = false // a pipe or terminal
+		}
+	}
+	if !ok || opt.serial {
+		opt.serial = true
+		return read(r, total, opt)
+	}
+	t, err := read(r, total, opt)
+	if !errors.Is(err, errMiss) {
+		return t, err
+	}
+	if _, err := seeker.Seek(at, io.SeekStart); err != nil {
+		return nil, err
+	}
+	opt.serial = true
+	return read(r, total, opt)
 }
 
 // countingReader reports progress on the raw (possibly compressed) bytes.
@@ -257,7 +289,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		}
 	}
 	pr := &progressReader{r: src, br: br, cr: cr}
-	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit}
+	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial}
 	if st.chunk <= 0 {
 		// Batches scale with the input so that the few in flight stay a
 		// small fraction of it: 4 MiB for big traces, less for small ones.

@@ -18,9 +18,10 @@ import (
 // fixturePaths lists the real traces in ../fixtures.
 func fixturePaths(t testing.TB) []string {
 	// Every real trace in the repository: profiler exports, traces
-	// recorded on a GPU for tests, and tracelens capture's own output.
+	// recorded on a GPU for tests (multi-rank runs included), and
+	// tracelens capture's own output.
 	var paths []string
-	for _, pat := range []string{"../fixtures/*.json.gz", "../fixtures/recorded/*.json.gz", "../fixtures/capture/*.json.gz"} {
+	for _, pat := range []string{"../fixtures/*.json.gz", "../fixtures/recorded/*.json.gz", "../fixtures/capture/*.json.gz", "../fixtures/runs/*/*.json.gz"} {
 		p, err := filepath.Glob(pat)
 		if err != nil || len(p) == 0 {
 			t.Fatalf("no fixtures %s: %v", pat, err)

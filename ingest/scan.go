@@ -166,6 +166,9 @@ type batch struct {
 	buf   []byte
 	spans []int32 // start,end pairs into buf
 	base  int64   // absolute offset of buf[0] in the JSON text
+	// cutStart and cutEnd, when spans is nil, bound events the scanner
+	// did not scan: the worker finds them (cutEvents).
+	cutStart, cutEnd int32
 }
 
 // streamer walks the top level of a trace, keeping small top-level values
@@ -197,6 +200,8 @@ type streamer struct {
 	// rescanned counts bytes scanned again because a value was unfinished
 	// when the buffer ended; tests hold it linear in the input.
 	rescanned int64
+	// speculate lets the scanner cut batches without scanning them.
+	speculate bool
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -403,11 +408,10 @@ func (s *streamer) events() error {
 	// Each batch's boundary list starts at the size of the last one.
 	spans := make([]int32, 0, 4096)
 	first := true
-	flush := func() error {
-		if len(spans) == 0 {
-			return nil
-		}
-		b := &batch{seq: s.seq, buf: s.buf, spans: spans, base: s.base}
+	// send hands b, which owns s.buf, to a worker and moves the unread
+	// tail into a fresh buffer.
+	send := func(b *batch) error {
+		b.seq, b.buf, b.base = s.seq, s.buf, s.base
 		s.seq++
 		if !s.emit(b) {
 			return errStopped
@@ -426,6 +430,15 @@ func (s *streamer) events() error {
 		copy(nb, s.buf[s.pos:s.n])
 		s.base += int64(s.pos)
 		s.buf, s.pos, s.n = nb, 0, tail
+		return nil
+	}
+	flush := func() error {
+		if len(spans) == 0 {
+			return nil
+		}
+		if err := send(&batch{spans: spans}); err != nil {
+			return err
+		}
 		spans = make([]int32, 0, len(spans)+len(spans)/8)
 		return nil
 	}
@@ -464,6 +477,19 @@ func (s *streamer) events() error {
 					return s.errAt(p, "trailing comma in traceEvents")
 				}
 			}
+			if s.speculate && len(spans) == 0 {
+				// Hand the buffer's events to a worker unscanned, cut
+				// where Kineto's layout says an event ends; the worker
+				// checks the cut (see cutEvents).
+				if cut := speculativeCut(s.buf[:s.n], p); cut > 0 {
+					s.pos = cut
+					if err := send(&batch{cutStart: int32(p), cutEnd: int32(cut)}); err != nil {
+						return err
+					}
+					first = false // s.pos is on the comma after the cut
+					continue
+				}
+			}
 			end, err := scanValue(s.buf[:s.n], p)
 			if err == errNeedMore {
 				inEvent = true
@@ -498,5 +524,64 @@ func (s *streamer) events() error {
 			}
 			return err
 		}
+	}
+}
+
+// The speculative split takes the serial scan off the critical path for
+// traces in Kineto's layout, where every event begins on a line "  {" and
+// ends on a line "  }". A raw newline cannot occur inside a JSON string, so
+// the separator "\n  },\n  {" lies between values; the scanner cuts each
+// buffer at its last separator and hands the part before it to a worker
+// unscanned. The worker scans the part event by event (in parallel with
+// the others) and checks that its last event ends exactly at the cut.
+// Batch 0 starts at a true event start, and a batch whose scan from a true
+// start ends exactly at its cut makes the next batch's start true, so when
+// every batch checks out, the events are exactly those a serial scan finds.
+// A batch that does not (a separator inside a nested value, or invalid
+// JSON) fails the read with errMiss, and the reader starts over with the
+// serial scan, which also finds any syntax error at its exact offset.
+
+// kinetoSep is the text between two events in Kineto's layout.
+const kinetoSep = "\n  },\n  {"
+
+// errMiss reports a speculative cut that was not an event boundary.
+var errMiss = errors.New("speculative cut missed an event boundary")
+
+// speculativeCut returns the end of the last event before a separator in
+// b[p:], if the cut leaves at least half the buffer's events to a worker;
+// 0 otherwise.
+func speculativeCut(b []byte, p int) int {
+	i := bytes.LastIndex(b[p:], []byte(kinetoSep))
+	if i < 0 || i < (len(b)-p)/2 {
+		return 0
+	}
+	return p + i + 4 // just past the '}'
+}
+
+// cutEvents finds the events of a speculative batch: values separated by
+// commas from buf[start] to exactly buf[end]. It returns errMiss when they
+// do not end there.
+func cutEvents(buf []byte, start, end int, spans []int32) ([]int32, error) {
+	i := start
+	for {
+		e, err := scanValue(buf[:end], i)
+		if err != nil {
+			return spans, errMiss
+		}
+		spans = append(spans, int32(i), int32(e))
+		for e < end && classes[buf[e]] == clsSpace {
+			e++
+		}
+		if e == end {
+			return spans, nil
+		}
+		if buf[e] != ',' {
+			return spans, errMiss
+		}
+		e++
+		for e < end && classes[buf[e]] == clsSpace {
+			e++
+		}
+		i = e
 	}
 }

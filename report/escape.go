@@ -2,10 +2,9 @@ package report
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/termtext"
 )
 
 // sanitize makes a trace string safe to place on one Markdown line: invalid
@@ -13,52 +12,7 @@ import (
 // colour sequences, C1 controls) and bidirectional overrides become their
 // visible Unicode "control picture" (␛, ␊) or U+FFFD, so a hostile name can
 // neither end a table row nor restyle a terminal, yet stays recognisable.
-func sanitize(s string) string {
-	if !needsSanitize(s) {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for _, r := range s {
-		switch {
-		case r < 0x20:
-			b.WriteRune(0x2400 + r) // ␀..␟
-		case r == 0x7f:
-			b.WriteRune('\u2421') // ␡
-		case unicode.IsControl(r), isBidiControl(r):
-			b.WriteRune('\uFFFD')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func needsSanitize(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == 0x7f {
-			return true
-		}
-		if c >= 0x80 {
-			// Slow path only for non-ASCII names.
-			for _, r := range s[i:] {
-				if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) {
-					return true
-				}
-			}
-			return !utf8.ValidString(s)
-		}
-	}
-	return false
-}
-
-// isBidiControl reports the embedding/override/isolate characters that can
-// make displayed text read differently from its bytes.
-func isBidiControl(r rune) bool {
-	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F
-}
+func sanitize(s string) string { return termtext.Sanitize(s) }
 
 // Text escapes s for use as inline Markdown text: after sanitize, every
 // character that could start emphasis, a link, an autolink, raw HTML, an

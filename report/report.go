@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -21,6 +22,10 @@ import (
 type Input struct {
 	Trace  *trace.Trace
 	Result *analyze.Result
+	// Run, for one rank of a multi-rank run, is the run's analysis and
+	// Rank the rank Trace is (see ranks.go).
+	Run  *distributed.Result
+	Rank int
 }
 
 // Options tune what the report shows.
@@ -63,6 +68,9 @@ func JSON(w io.Writer, in []Input) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	if len(in) == 1 && in[0].Run != nil {
+		return writeRunJSON(w, in[0])
+	}
 	if len(in) == 1 {
 		return enc.Encode(in[0].Result)
 	}
@@ -169,6 +177,7 @@ func (d *doc) single(x Input) {
 	d.header(t, r)
 	d.heading(2, "Executive summary")
 	d.summary(t, r)
+	d.ranks(x)
 	d.steps(t, r)
 	d.timeBreakdown(r)
 	d.kernels(r)
@@ -232,6 +241,8 @@ func (d *doc) header(t *trace.Trace, r *analyze.Result) {
 		steps = plural(r.Summary.Steps, "step")
 	}
 	parts = append(parts, fmt.Sprintf("**Span** %s, %s, %s", us(r.Summary.WallUs), plural(r.Summary.Events, "event"), steps))
+	h := r.Headline()
+	parts = append(parts, fmt.Sprintf("**Step** %s (%s) · **GPU busy** %s · **Kernels per step** %s", h.Step, Text(h.StepNote), h.GPUBusy, h.KernelsPerStep))
 	d.para("%s", strings.Join(parts, "  \n"))
 }
 
@@ -496,7 +507,7 @@ func medianStep(steps []analyze.Step) analyze.Step {
 		for i, s := range steps {
 			v[i] = f(s)
 		}
-		return median(v)
+		return analyze.Median(v)
 	}
 	return analyze.Step{
 		WallUs:       col(func(s analyze.Step) float64 { return s.WallUs }),
@@ -508,18 +519,6 @@ func medianStep(steps []analyze.Step) analyze.Step {
 		LaunchAPIUs:  col(func(s analyze.Step) float64 { return s.LaunchAPIUs }),
 		SyncUs:       col(func(s analyze.Step) float64 { return s.SyncUs }),
 	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // stepsMermaid is an xychart-beta of step wall time (bars) and GPU busy

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -402,5 +403,32 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := HTML(&b, []Input{{}}, Options{}); err == nil {
 		t.Error("nil trace: want an error")
+	}
+}
+
+// TestRooflineLabelsTerminate: labels of points at one intensity stack
+// below each other. A stack whose spacing rounds below the label height in
+// floating point once made the placement loop spin forever (the recorded
+// transformer_sdpa trace's 14 GEMM rows hung report --format html).
+func TestRooflineLabelsTerminate(t *testing.T) {
+	// The rows' achieved TFLOP/s and FLOP/byte, as analyze computed them.
+	pts := [][2]float64{{110.13238684384477, 170.66666666666666}, {112.43369884816754, 170.66666666666666},
+		{127.31781001818136, 170.66666666666666}, {108.93927667489602, 170.66666666666666}, {110.49000041160734, 170.66666666666666},
+		{89.87459930806145, 161.68421052631578}, {92.40463201376937, 161.68421052631578}, {95.44183241812506, 161.68421052631578},
+		{132.62075309811024, 170.66666666666666}, {33.28812698412699, 113.77777777777777}, {151.1389983578098, 170.66666666666666},
+		{38.24774960816908, 113.77777777777777}, {40.986684039087955, 113.77777777777777}, {45.26736188870152, 113.77777777777777}}
+	var rows []analyze.RooflineRow
+	for _, p := range pts {
+		rows = append(rows, analyze.RooflineRow{Op: "aten::mm", TFLOPS: p[0], Intensity: p[1], PeakTFLOPS: 989, PeakGBps: 3350})
+	}
+	done := make(chan string)
+	go func() { done <- rooflineSVG(rows) }()
+	select {
+	case svg := <-done:
+		if n := strings.Count(svg, `class="label"`); n != len(rows) {
+			t.Errorf("%d labels for %d points", n, len(rows))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("label placement does not terminate")
 	}
 }

@@ -286,12 +286,14 @@ func rooflineSVG(rows []analyze.RooflineRow) string {
 		fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="6"><title>%d. %s %s: %.1f TFLOP/s at %.1f FLOP/byte</title></circle>`,
 			cx, cy, p.n, esc(p.Op), esc(p.Shape), p.TFLOPS, p.Intensity)
 		// Nudge a label down until it clears the labels already placed, so
-		// points of equal intensity stay readable.
+		// points of equal intensity stay readable. Each move must go down:
+		// in floating point, (q+13)−q can round below 13, and a label one
+		// line under q would then be "too close" to it forever.
 		lx, ly := cx+9, cy+4
 		for moved := true; moved; {
 			moved = false
 			for _, q := range placed {
-				if math.Abs(q[0]-lx) < 24 && math.Abs(q[1]-ly) < 13 {
+				if math.Abs(q[0]-lx) < 24 && math.Abs(q[1]-ly) < 13 && q[1]+13 > ly {
 					ly = q[1] + 13
 					moved = true
 				}

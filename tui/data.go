@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ type kernelRow struct {
 }
 
 // us turns analyze's float microseconds back into a printable duration.
-func us(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }
+func us(v float64) trace.Duration { return trace.Duration(math.Round(v * 1e3)) }
 
 type analysis struct {
 	res *analyze.Result

@@ -127,12 +127,16 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	const labelW = 13
 	barW := max(w-labelW-2, 10)
 	ss := &r.StepStats
-	if sm.StepsSynthetic {
-		addf("%-*s none marked (no ProfilerStep#N): the whole trace is one step of %s", labelW-1, "Steps", us(ss.MedianWallUs))
-	} else {
+	h := r.Headline()
+	switch {
+	case len(r.Steps) == 0:
+		addf("%-*s none: the trace has no timed events", labelW-1, "Steps")
+	case sm.StepsSynthetic:
+		addf("%-*s none marked (no ProfilerStep#N): step %s (%s)", labelW-1, "Steps", h.Step, h.StepNote)
+	default:
 		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
-		addf("%-*s %d (#%d–#%d)  step %s (median after the first), first %s", labelW-1, "Steps", ss.Count, first, last,
-			analyze.FormatUs(ss.SteadyWallUs), analyze.FormatUs(ss.FirstStepUs))
+		addf("%-*s %d (#%d–#%d)  step %s (%s), first %s", labelW-1, "Steps", ss.Count, first, last,
+			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
 		vals := make([]float64, len(r.Steps))
 		lo, hi := r.Steps[0].WallUs, r.Steps[0].WallUs
 		for i, stp := range r.Steps {
@@ -166,7 +170,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		add(fit(label, labelW) + b + cut(text, w-labelW-width(b)))
 	}
 	bar("GPU", []part{{us: ss.SteadyGPUBusyUs, style: st.gpuLane}, {us: ss.SteadyWallUs - ss.SteadyGPUBusyUs, style: st.idleLane}}, []string{"█", "░"},
-		fmt.Sprintf(" busy %s of the step; over the whole trace %s of %s wall", analyze.FormatShare(ss.SteadyGPUBusyShare), us(sm.GPUBusyUs), us(sm.WallUs)))
+		fmt.Sprintf(" busy %s of the step; over the whole trace %s of %s wall", h.GPUBusy, us(sm.GPUBusyUs), us(sm.WallUs)))
 	// Where the step's time goes: analyze's medians over the steady state
 	// (each a median of its own, so they need not add up to the step).
 	parts := []part{
@@ -174,9 +178,9 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		{"idle in launch gaps", ss.SteadyLaunchGapUs, st.warn},
 		{"in long gaps", ss.SteadyLongGapUs, st.bad},
 	}
-	bar("Step split", parts, []string{"█", "▒", "░"}, " "+analyze.FormatUs(ss.SteadyWallUs)+" (medians after the first)")
+	bar("Step split", parts, []string{"█", "▒", "░"}, " "+h.Step+" ("+h.StepNote+")")
 	add(cut(strings.Repeat(" ", labelW)+legend(parts), w))
-	addf("%-*s %s kernels, %s launches, GPU busy %s (medians after the first)", labelW-1, "Per step", analyze.FormatCount(ss.SteadyKernels),
+	addf("%-*s %s kernels, %s launches, GPU busy %s (medians)", labelW-1, "Per step", h.KernelsPerStep,
 		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	addf("%-*s %d launches, %d distinct, %s; %d memcpy (%s), %d memset", labelW-1, "Kernels", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)

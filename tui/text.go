@@ -2,42 +2,16 @@ package tui
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tracelens/tracelens/termtext"
 )
 
-// sanitize makes a name from the trace safe to print: control characters
-// (C0, DEL, C1, which start escape sequences), invalid UTF-8 and bidi
-// overrides (which reorder what follows them) become '?', tabs and newlines
-// a space. Trace files are untrusted input and terminals obey what they
-// are sent.
-func sanitize(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError,
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			b.WriteByte('?')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// sanitize makes a name from the trace safe to print (termtext.Sanitize,
+// the project's one sanitizer): trace files are untrusted input and
+// terminals obey what they are sent.
+func sanitize(s string) string { return termtext.Sanitize(s) }
 
 // width is the number of terminal cells s takes.
 func width(s string) int { return ansi.StringWidth(s) }

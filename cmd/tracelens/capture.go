@@ -10,7 +10,7 @@ import (
 	"github.com/tracelens/tracelens/capture"
 )
 
-const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--no-per-launch-timing]"
+const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--cupti-api calls|all] [--no-per-launch-timing]"
 
 func captureCommand() command {
 	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture}
@@ -28,6 +28,7 @@ func runCapture(e *env, args []string) error {
 	leadUs := fs.Int("lead-us", 20, "hold the GPU this many microseconds at each step's start so the host queues ahead (0: off)")
 	device := fs.Int("device", 0, "CUDA device ordinal")
 	timing := fs.String("timing", "auto", "per-launch timing: cupti (CUPTI activity records; libcupti.so found by soname, or CUPTI_PATH), events (two CUDA events per launch), auto (cupti, else events)")
+	cuptiAPI := fs.String("cupti-api", "calls", "which driver and runtime API calls CUPTI records: calls (launches, copies, sets and waits: the least host time per call) or all (every call, as Kineto records them)")
 	dump := fs.String("dump-activity", "", "also write the recorded steps' raw CUPTI activity buffers to this file (JSON, gzip when .gz; test data)")
 	pos, err := parseFlags(e, fs, captureArgs, args)
 	if err != nil {
@@ -51,6 +52,9 @@ func runCapture(e *env, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("--timing %q: want auto, cupti or events", *timing)}
 	}
+	if *cuptiAPI != "calls" && *cuptiAPI != "all" {
+		return usageError{fmt.Sprintf("--cupti-api %q: want calls or all", *cuptiAPI)}
+	}
 	if *dump != "" && (*timing == capture.TimingEvents || *noPerLaunch) {
 		return usageError{"--dump-activity needs CUPTI timing (not --timing events or --no-per-launch-timing)"}
 	}
@@ -67,16 +71,16 @@ func runCapture(e *env, args []string) error {
 	opt.LeadNs = int64(*leadUs) * int64(time.Microsecond)
 	opt.Pid = os.Getpid()
 	opt.KeepActivity = *dump != ""
-	return captureRun(e, *device, opt, path, *timing, *dump)
+	return captureRun(e, *device, opt, path, *timing, capture.CUPTIConfig{AllAPI: *cuptiAPI == "all"}, *dump)
 }
 
 // openActivity loads CUPTI for --timing cupti or auto. In auto mode a
 // missing CUPTI is a note on stderr and event timing, not an error.
-func openActivity(e *env, opt capture.Options, timing string) (capture.ActivitySource, error) {
+func openActivity(e *env, opt capture.Options, timing string, cfg capture.CUPTIConfig) (capture.ActivitySource, error) {
 	if !opt.PerLaunchTiming || timing == capture.TimingEvents {
 		return nil, nil
 	}
-	src, err := capture.OpenCUPTI(os.Getenv("CUPTI_PATH"))
+	src, err := capture.OpenCUPTI(os.Getenv("CUPTI_PATH"), cfg)
 	if err == nil {
 		return src, nil
 	}
@@ -87,9 +91,9 @@ func openActivity(e *env, opt capture.Options, timing string) (capture.ActivityS
 	return nil, nil
 }
 
-func captureRun(e *env, device int, opt capture.Options, path, timing, dump string) (err error) {
+func captureRun(e *env, device int, opt capture.Options, path, timing string, cfg capture.CUPTIConfig, dump string) (err error) {
 	// CUPTI first: it must be recording before the CUDA context exists.
-	src, err := openActivity(e, opt, timing)
+	src, err := openActivity(e, opt, timing, cfg)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ func TestCaptureTimingFlags(t *testing.T) {
 		{[]string{"gemm-naive", "--timing", "nvtx"}, `--timing "nvtx": want auto, cupti or events`},
 		{[]string{"gemm-naive", "--timing", "events", "--dump-activity", "x.json"}, "--dump-activity needs CUPTI timing"},
 		{[]string{"gemm-naive", "--no-per-launch-timing", "--dump-activity", "x.json"}, "--dump-activity needs CUPTI timing"},
+		{[]string{"gemm-naive", "--cupti-api", "some"}, `--cupti-api "some": want calls or all`},
 	} {
 		_, errOut, code := runCaptureCLI(c.args...)
 		if code != exitUsageOrBad || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "usage: tracelens capture") {

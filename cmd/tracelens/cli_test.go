@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tracelens/tracelens/analyze"
 )
 
 var (
@@ -204,7 +207,7 @@ func TestBadInputExitsTwoWithFileAndOffset(t *testing.T) {
 		{[]string{"info", write("empty.json", nil)}, "empty.json: empty file"},
 		{[]string{"top", write("fake.json.gz", []byte("plain text, not gzip"))}, "fake.json.gz: invalid JSON at byte 0"},
 		{[]string{"top", filepath.Join(dir, "missing.json")}, "missing.json: no such file or directory"},
-		{[]string{"top", dir}, "is a directory"},
+		{[]string{"top", dir}, "trunc.json.gz: invalid JSON at decompressed byte 40"}, // a directory is a run: every rank's error
 		{[]string{"top"}, "missing TRACE argument"},
 		{[]string{"top", "-n", "x", fixture("fusedlinear_naive.json.gz")}, "invalid value"},
 		{[]string{"top", "--sort", "fastest", fixture("fusedlinear_naive.json.gz")}, `unknown --sort "fastest"`},
@@ -230,5 +233,19 @@ func TestHelpExitsZero(t *testing.T) {
 	out, _, code = runCLI(t, nil, "top", "-h")
 	if code != 0 || !strings.Contains(out, "-sort") {
 		t.Errorf("top -h: exit %d\n%s", code, out)
+	}
+}
+
+// TestVersion: `tracelens version` and `--version` name the tool, the Go
+// toolchain and the JSON schema version, and agree.
+func TestVersion(t *testing.T) {
+	a, _, code := runCLI(t, nil, "version")
+	b, _, code2 := runCLI(t, nil, "--version")
+	if code != 0 || code2 != 0 || a != b || !strings.HasPrefix(a, "tracelens ") || !strings.Contains(a, "go1.") ||
+		!strings.Contains(a, fmt.Sprintf("JSON schema %d", analyze.SchemaVersion)) {
+		t.Errorf("version %q (exit %d), --version %q (exit %d)", a, code, b, code2)
+	}
+	if _, _, code := runCLI(t, nil, "version", "extra"); code != 2 {
+		t.Errorf("version with an argument: exit %d, want 2", code)
 	}
 }

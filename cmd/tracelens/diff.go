@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/distributed"
 )
 
 const diffArgs = "[--format text|md|json] [--fail-on-regression PCT] [--alpha A] [--keep-warmup] BASE NEW"
@@ -41,6 +42,7 @@ func (p *percentFlag) Set(s string) error {
 
 func runDiff(e *env, args []string) error {
 	fs := newFlags("diff")
+	rf := addRunFlags(fs)
 	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
 	var gate percentFlag
 	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
@@ -63,6 +65,9 @@ func runDiff(e *env, args []string) error {
 	}
 	if !(*alpha > 0 && *alpha < 1) {
 		return usageError{fmt.Sprintf("--alpha must be between 0 and 1, got %g", *alpha)}
+	}
+	if distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]) {
+		return runDiffRun(e, pos, rf, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
 	}
 	base, err := loadTrace(e, pos[0])
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -33,6 +34,7 @@ func splitList(s string) []string {
 
 func runFindings(e *env, args []string) error {
 	fs := newFlags("findings")
+	rf := addRunFlags(fs)
 	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
 	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	format := fs.String("format", "text", "output `FORMAT`: text, or json (analyze's Result, as report --format json)")
@@ -42,6 +44,9 @@ func runFindings(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	if distributed.IsRun(pos) {
+		return runFindingsRun(e, pos, rf, *format)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {
@@ -115,16 +120,11 @@ func headline(r *analyze.Result) string {
 	if dev == "" {
 		dev = "unknown device"
 	}
-	ss := r.StepStats
-	steps := fmt.Sprintf("%d steps, step %s (median after the first)", ss.Count, analyze.FormatUs(ss.SteadyWallUs))
-	switch {
-	case r.Summary.StepsSynthetic:
-		steps = "no steps marked: whole trace " + analyze.FormatUs(ss.SteadyWallUs)
-	case ss.Count == 1:
-		steps = "1 step of " + analyze.FormatUs(ss.SteadyWallUs)
+	steps := fmt.Sprintf("%d steps", r.StepStats.Count)
+	if r.Summary.StepsSynthetic {
+		steps = "no steps marked"
 	}
-	return fmt.Sprintf("%s on %s: %s, GPU busy %s, %s kernels per step, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps,
-		analyze.FormatShare(ss.SteadyGPUBusyShare), analyze.FormatCount(ss.SteadyKernels), r.Summary.KernelLaunches)
+	return fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps, r.Headline(), r.Summary.KernelLaunches)
 }
 
 // combinedText states what fixing every finding would save, and which

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -17,9 +18,13 @@ func infoCommand() command {
 
 func runInfo(e *env, args []string) error {
 	fs := newFlags("info")
+	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, infoArgs, args)
 	if err != nil {
 		return err
+	}
+	if distributed.IsRun(pos) {
+		return runInfoRun(e, pos, rf)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {

@@ -50,9 +50,11 @@ func commands() []command {
 		analyzersCommand(),
 		reportCommand(),
 		diffCommand(),
+		exportCommand(),
 		tuiCommand(),
 		captureCommand(),
 		demoCommand(),
+		versionCommand(),
 	}
 }
 
@@ -96,6 +98,10 @@ func runMain(e *env, args []string) (code int) {
 	name := args[0]
 	if name == "help" || name == "-h" || name == "--help" {
 		printHelp(e.stdout, cmds)
+		return exitOK
+	}
+	if name == "--version" || name == "-version" {
+		fmt.Fprintln(e.stdout, version())
 		return exitOK
 	}
 	for _, c := range cmds {

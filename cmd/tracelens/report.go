@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/report"
 )
 
@@ -22,6 +23,7 @@ var reportFormats = map[string]string{".md": "md", ".markdown": "md", ".html": "
 
 func runReport(e *env, args []string) error {
 	fs := newFlags("report")
+	rf := addRunFlags(fs)
 	out := fs.String("o", "", "write the report to `FILE` instead of stdout (its extension .md, .html or .json picks the format)")
 	format := fs.String("format", "", "output `FORMAT`: md, html or json (default: from -o's extension, else md)")
 	n := fs.Int("n", report.DefaultTopKernels, "list the top `N` kernels")
@@ -46,6 +48,13 @@ func runReport(e *env, args []string) error {
 		return usageError{err.Error()}
 	}
 	in := make([]report.Input, 0, len(paths))
+	if distributed.IsRun(paths) {
+		x, err := loadRunInput(e, paths, rf, cfg)
+		if err != nil {
+			return err
+		}
+		in, paths = append(in, x), nil
+	}
 	for _, p := range paths {
 		t, err := loadTrace(e, p)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -35,6 +36,7 @@ type topSummary struct {
 
 func runTop(e *env, args []string) error {
 	fs := newFlags("top")
+	rf := addRunFlags(fs)
 	n := fs.Int("n", 20, "show the top `N` kernels (0 = all)")
 	sortBy := fs.String("sort", "total", "sort by `KEY`: total, count, mean or max")
 	format := fs.String("format", "text", "output `FORMAT`: text or json")
@@ -55,6 +57,9 @@ func runTop(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	}
+	if distributed.IsRun(pos) {
+		return runTopRun(e, pos, rf, *n, *format)
 	}
 	t, err := loadTrace(e, path)
 	if err != nil {
@@ -119,13 +124,7 @@ func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat,
 // both the namespace and the distinguishing tail stay visible, and making
 // control characters harmless.
 func ShortenName(name string, width int) string {
-	clean := make([]rune, 0, len(name))
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			r = '?'
-		}
-		clean = append(clean, r)
-	}
+	clean := []rune(termtext.Sanitize(name))
 	if len(clean) <= width {
 		return string(clean)
 	}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tracelens/tracelens/export"
+	"github.com/tracelens/tracelens/ingest"
+)
+
+const exportArgs = "[--format parquet] [-o DIR] [-j N] [--force] TRACE|DIR..."
+
+func exportCommand() command {
+	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, findings, runs) for DuckDB, Spark, Trino", run: runExport}
+}
+
+func runExport(e *env, args []string) error {
+	fs := newFlags("export")
+	format := fs.String("format", "parquet", "output `FORMAT`: parquet")
+	dir := fs.String("o", "tracelens-export", "output `DIR`: one subdirectory per table, one file per trace")
+	jobs := fs.Int("j", 0, "export `N` traces at once (default: one per CPU); each holds one trace in memory")
+	force := fs.Bool("force", false, "export again even when a trace's tables are up to date")
+	pos, err := parseFlags(e, fs, exportArgs, args)
+	if err != nil {
+		return err
+	}
+	if *format != "parquet" {
+		return usageError{fmt.Sprintf("unknown --format %q (want parquet)", *format)}
+	}
+	if len(pos) == 0 {
+		return usageError{"missing TRACE or DIR argument"}
+	}
+	if *jobs < 0 {
+		return usageError{"-j must be >= 0"}
+	}
+	inputs, err := export.Inputs(pos)
+	if err != nil {
+		return err
+	}
+	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force, MaxMemory: e.maxMemory}
+	var bar *exportBar
+	if e.stderrTTY {
+		bar = &exportBar{e: e, start: time.Now()}
+		opt.Progress = bar.update
+	}
+	outs, err := export.Run(inputs, opt)
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		return err
+	}
+	return reportExport(e, *dir, outs)
+}
+
+// reportExport prints one line per input and a total, and turns failures
+// into the command's error (exit 2) after the others were exported.
+func reportExport(e *env, dir string, outs []export.Outcome) error {
+	var in, out int64
+	var failed []string
+	exported, skipped, notTrace := 0, 0, 0
+	for _, o := range outs {
+		switch o.Status {
+		case export.Failed:
+			msg := o.Err.Error()
+			var be *ingest.BudgetError
+			if errors.As(o.Err, &be) {
+				msg += "; raise the budget with --max-memory SIZE (shared by the -j workers) or export with fewer -j"
+			}
+			failed = append(failed, msg)
+			continue
+		case export.NotTrace:
+			notTrace++
+			fmt.Fprintf(e.stdout, "passed over %s\n", o.Err)
+			continue
+		case export.Skipped:
+			skipped++
+			fmt.Fprintf(e.stdout, "%s: up to date (%s)\n", o.Run, o.Path)
+		default:
+			exported++
+			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings (%s)\n", o.Run,
+				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], o.Path)
+		}
+		in += o.InputBytes
+		out += o.OutputBytes
+	}
+	ratio := 0.0
+	if in > 0 {
+		ratio = float64(out) / float64(in) * 100
+	}
+	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, len(failed))
+	if notTrace > 0 {
+		fmt.Fprintf(e.stdout, ", %d files not traces", notTrace)
+	}
+	fmt.Fprintf(e.stdout, "; %s of Parquet for %s of traces (%.1f%%)\n", megabytes(out), megabytes(in), ratio)
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "\n"))
+	}
+	return nil
+}
+
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// exportBar draws "exporting [=====>    ] 12/64 traces, 1.2/5.0 GB" on
+// stderr once an export has run long enough to need it.
+type exportBar struct {
+	e     *env
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func (b *exportBar) update(p export.Progress) {
+	now := time.Now()
+	if p.Done < p.Total && (now.Sub(b.start) < 200*time.Millisecond || now.Sub(b.last) < 100*time.Millisecond) {
+		return
+	}
+	b.last = now
+	const width = 30
+	frac := 0.0
+	if p.TotalBytes > 0 {
+		frac = min(float64(p.DoneBytes)/float64(p.TotalBytes), 1)
+	}
+	n := int(frac * width)
+	fmt.Fprintf(b.e.stderr, "\r\033[Kexporting [%s%s] %d/%d traces, %s/%s", strings.Repeat("=", n), strings.Repeat(" ", width-n),
+		p.Done, p.Total, megabytes(p.DoneBytes), megabytes(p.TotalBytes))
+	b.drawn = true
+}
+
+func (b *exportBar) done() {
+	if b.drawn {
+		fmt.Fprint(b.e.stderr, "\r\033[K")
+	}
+}

@@ -1,0 +1,238 @@
+package main
+
+// Multi-rank runs: `tracelens info|top|findings|report DIR|FILES|GLOB` and
+// `diff RUN_A RUN_B`. A run is read by package distributed; the single
+// trace commands hand over to the functions here when their arguments name
+// a run (distributed.IsRun), so a single file works exactly as before.
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/report"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// runFlags are the flags every command that reads runs takes.
+type runFlags struct {
+	commKernel string
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	rf := &runFlags{}
+	fs.StringVar(&rf.commKernel, "comm-kernel", "", "for runs: also count kernels matching `REGEX` as communication (custom collectives; NCCL and RCCL kernels always count)")
+	return rf
+}
+
+// loadRun reads every rank of a run and analyzes the run, with the same
+// memory rule as one big trace (a soft limit per rank in flight).
+func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distributed.Result, error) {
+	files, err := distributed.Files(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opt distributed.Options
+	if rf.commKernel != "" {
+		re, err := regexp.Compile(rf.commKernel)
+		if err != nil {
+			return nil, nil, usageError{fmt.Sprintf("bad --comm-kernel: %v", err)}
+		}
+		opt.CommKernel = re
+	}
+	if e.stderrTTY {
+		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
+	}
+	opt.MemoryBudget = distributed.Budget(files, 2)
+	if opt.MemoryBudget < bigTrace {
+		opt.MemoryBudget = 0 // small runs: the default collector is fine
+	}
+	run, err := distributed.Load(files, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, distributed.Analyze(run, distributed.ReadRankTrace, opt), nil
+}
+
+func runInfoRun(e *env, args []string, rf *runFlags) error {
+	run, res, err := loadRun(e, args, rf)
+	if err != nil {
+		return err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "run        %s\n", run.Describe())
+	for _, r := range run.Ranks {
+		fmt.Fprintf(w, "rank %-5d %s (rank from %s): %s, %s, %d events, %d steps, %d communication kernels, span %s\n",
+			r.Rank, r.Source, r.RankFrom, cmpOr(r.Format, "?"), cmpOr(r.Device, "unknown device"), r.Events, len(r.Steps), len(r.Collectives), r.Span.Dur())
+	}
+	for _, g := range run.Ranks[0].Groups {
+		fmt.Fprintf(w, "group      %s (%s): %d ranks %v\n", g.Name, g.Desc, g.Size, g.Ranks)
+	}
+	for _, c := range run.Clocks[1:] {
+		fmt.Fprintf(w, "clock      rank %d: %s ± %s from rank %d over %d collectives\n", c.Rank, c.Offset, c.Residual, run.Ranks[0].Rank, c.Samples)
+	}
+	if run.ClockCorrected {
+		fmt.Fprintln(w, "           offsets removed before computing skew and wait")
+	}
+	writeRunNotes(w, res)
+	return nil
+}
+
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// writeRunNotes prints what could not be matched and what looked odd.
+func writeRunNotes(w io.Writer, res *distributed.Result) {
+	if len(res.Missing) > 0 {
+		fmt.Fprintf(w, "missing    ranks %v of world size %d have no trace\n", res.Missing, res.WorldSize)
+	}
+	for _, u := range res.Unmatched {
+		fmt.Fprintf(w, "unmatched  rank %d, group %s: %d communication kernels (%s)\n", u.Rank, u.Group, u.Count, u.Reason)
+	}
+	for _, s := range res.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", s)
+	}
+}
+
+func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error {
+	run, _, err := loadRun(e, args, rf)
+	if err != nil {
+		return err
+	}
+	rows, all := run.Kernels()
+	launches := 0
+	for _, r := range rows {
+		launches += r.Count
+	}
+	shown := rows
+	if n > 0 && len(shown) > n {
+		shown = shown[:n]
+	}
+	if format == "json" {
+		type row struct {
+			analyze.KernelTiming
+			Ranks         int     `json:"ranks"`
+			RankMinUs     float64 `json:"rank_min_us"`
+			RankMinAt     int     `json:"rank_min_at"`
+			RankMaxUs     float64 `json:"rank_max_us"`
+			RankMaxAt     int     `json:"rank_max_at"`
+			Communication bool    `json:"communication"`
+		}
+		out := struct {
+			Summary topSummary `json:"summary"`
+			Ranks   int        `json:"ranks"`
+			Kernels []row      `json:"kernels"`
+		}{Summary: topSummary{KernelLaunches: launches, DistinctKernels: len(rows), GPUKernelUs: all.Micros(), Device: run.Ranks[0].Device}, Ranks: len(run.Ranks)}
+		for _, r := range run.Ranks {
+			out.Summary.Events += r.Events
+		}
+		out.Kernels = []row{}
+		for _, k := range shown {
+			out.Kernels = append(out.Kernels, row{KernelTiming: analyze.KernelTiming{Name: k.Name, Count: k.Count, TotalUs: k.Total.Micros(), MeanUs: k.Mean.Micros(),
+				MinUs: k.Min.Micros(), MaxUs: k.Max.Micros(), Share: k.Share}, Ranks: k.Ranks, RankMinUs: k.RankMin.Micros(), RankMinAt: k.RankMinAt,
+				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, run.CommKernel)})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
+	fmt.Fprintf(w, "%-*s %7s %7s %7s %7s %7s %15s %15s %5s\n", topNameWidth-6, "KERNEL", "COUNT", "TOTAL", "MEAN", "MIN", "MAX", "RANK MIN", "RANK MAX", "SHARE")
+	for _, k := range shown {
+		at := func(d trace.Duration, r int) string {
+			if r < 0 {
+				return "0 (some)"
+			}
+			return fmt.Sprintf("%s @%d", d, r)
+		}
+		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", topNameWidth-6, ShortenName(analyze.ShortKernelName(k.Name), topNameWidth-6),
+			k.Count, k.Total, k.Mean, k.Min, k.Max, at(k.RankMin, k.RankMinAt), at(k.RankMax, k.RankMaxAt), 100*k.Share)
+	}
+	if len(shown) < len(rows) {
+		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(rows)-len(shown))
+	}
+	fmt.Fprintln(w, "\nRANK MIN/MAX: the smallest and largest total of the kernel on one rank, and which rank.")
+	return nil
+}
+
+func runFindingsRun(e *env, args []string, rf *runFlags, format string) error {
+	run, res, err := loadRun(e, args, rf)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	w := e.stdout
+	fmt.Fprintln(w, run.Describe())
+	if len(res.Findings) == 0 {
+		fmt.Fprintln(w, "\nno cross-rank findings: no rank makes the others wait, and communication is hidden or cheap")
+	}
+	for i, f := range res.Findings {
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
+		fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.SavingUs), f.Share*100)
+		for _, ev := range f.Evidence {
+			if ev.Text != "" {
+				fmt.Fprintf(w, "   - %s\n", ev.Text)
+			}
+			if ev.Table != nil {
+				for _, row := range ev.Table.Rows {
+					cells := make([]string, len(row))
+					for i, v := range row {
+						cells[i] = v.String()
+					}
+					fmt.Fprintf(w, "       %s\n", strings.Join(cells, " | "))
+				}
+			}
+		}
+		if f.Fix != "" {
+			fmt.Fprintf(w, "   fix: %s\n", f.Fix)
+		}
+	}
+	fmt.Fprintln(w)
+	writeRunNotes(w, res)
+	fmt.Fprintln(w, "Single-rank findings: tracelens findings FILE on one rank's trace.")
+	return nil
+}
+
+func rankList(r []int) string {
+	if len(r) > 8 {
+		return fmt.Sprintf("%v … (%d ranks)", r[:8], len(r))
+	}
+	return fmt.Sprint(r)
+}
+
+// reportRank picks the rank the single-trace sections of a run's report
+// describe: the lowest rank, so that reports of runs compare.
+func reportRank(run *distributed.Run) *distributed.Rank { return run.Ranks[0] }
+
+// loadRunInput reads a run for `report`: the run's analysis and the full
+// trace and analysis of the rank the single-trace sections describe.
+func loadRunInput(e *env, args []string, rf *runFlags, cfg analyze.Config) (report.Input, error) {
+	run, res, err := loadRun(e, args, rf)
+	if err != nil {
+		return report.Input{}, err
+	}
+	rk := reportRank(run)
+	t, err := loadTrace(e, rk.Source)
+	if err != nil {
+		return report.Input{}, err
+	}
+	r, err := analyze.Run(t, cfg)
+	if err != nil {
+		return report.Input{}, fmt.Errorf("%s: %w", rk.Source, err)
+	}
+	return report.Input{Trace: t, Result: r, Run: res, Rank: rk.Rank}, nil
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracelens/tracelens/fixtures/genranks"
+)
+
+// genRun writes a 3-rank run made from the real DDP rank traces, rank 1
+// delayed 6 ms per step on the host (skipping when this machine has no
+// rank traces).
+func genRun(t *testing.T, straggler int) string {
+	t.Helper()
+	srcs, ok, err := genranks.ParseFirst("../../fixtures/runs/ddp/*.json*", "../../fixtures/runs/multirank_ddp/*.json*", "/work/shared/traces/multirank_ddp/*.json*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Skip("no DDP rank traces on this machine")
+	}
+	dir := t.TempDir()
+	if _, err := genranks.Generate(dir, srcs, genranks.Options{Ranks: 3, Size: 1, Straggler: straggler, Delay: 6_000_000, Gzip: true}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestRunFindingsNameTheStraggler(t *testing.T) {
+	dir := genRun(t, 1)
+	out, errOut, code := runCLI(t, nil, "findings", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"3 ranks of 3", "[straggler] Rank 1 makes the other ranks wait", "dataloader.next", "on the host"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("findings output lacks %q:\n%s", want, out)
+		}
+	}
+	// A glob and a list of files name the same run.
+	glob, _, code := runCLI(t, nil, "findings", filepath.Join(dir, "rank*.json.gz"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.gz"))
+	list, _, code2 := runCLI(t, nil, append([]string{"findings"}, files...)...)
+	if code != 0 || code2 != 0 || glob != out || list != out {
+		t.Errorf("glob (exit %d) or file list (exit %d) reads differently from the directory", code, code2)
+	}
+}
+
+func TestRunReportJSONHasRanks(t *testing.T) {
+	dir := genRun(t, 1)
+	out, errOut, code := runCLI(t, nil, "report", "--format", "json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Rank  int              `json:"rank"`
+		Ranks []map[string]any `json:"ranks"`
+		Dist  struct {
+			WorldSize int `json:"world_size"`
+		} `json:"distributed"`
+		Findings []struct {
+			ID    string `json:"id"`
+			Ranks []int  `json:"ranks"`
+		} `json:"findings"`
+		Kernels []any `json:"kernels"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Ranks) != 3 || doc.Dist.WorldSize != 3 || len(doc.Kernels) == 0 {
+		t.Fatalf("ranks %d, world size %d, kernels %d", len(doc.Ranks), doc.Dist.WorldSize, len(doc.Kernels))
+	}
+	for _, k := range []string{"rank", "comm_kernel_us", "exposed_comm_us", "wait_us", "transfer_us", "start_skew_us"} {
+		if _, ok := doc.Ranks[0][k]; !ok {
+			t.Errorf("ranks[0] has no %q", k)
+		}
+	}
+	if len(doc.Findings) == 0 || doc.Findings[0].ID != "straggler" || len(doc.Findings[0].Ranks) != 1 || doc.Findings[0].Ranks[0] != 1 {
+		t.Errorf("first finding %+v, want the straggler on rank 1", doc.Findings)
+	}
+	for _, f := range doc.Findings {
+		if len(f.Ranks) == 0 {
+			t.Errorf("finding %s without ranks", f.ID)
+		}
+	}
+	md, _, _ := runCLI(t, nil, "report", dir)
+	html, _, _ := runCLI(t, nil, "report", "--format", "html", dir)
+	if !strings.Contains(md, "## Ranks") || !strings.Contains(md, "### Straggler") || !strings.Contains(html, "Wait in collectives") {
+		t.Errorf("report lacks the Ranks section or its chart")
+	}
+}
+
+func TestRunBalancedMissingRankAndBadRank(t *testing.T) {
+	dir := genRun(t, -1)
+	out, _, code := runCLI(t, nil, "findings", dir)
+	if code != 0 || strings.Contains(out, "[straggler]") {
+		t.Errorf("balanced run: exit %d\n%s", code, out)
+	}
+	os.Remove(filepath.Join(dir, "rank2.pt.trace.json.gz"))
+	out, errOut, code := runCLI(t, nil, "info", dir)
+	if code != 0 || !strings.Contains(out, "missing    ranks [2] of world size 3") {
+		t.Errorf("missing rank: exit %d %s\n%s", code, errOut, out)
+	}
+	os.WriteFile(filepath.Join(dir, "rank2.pt.trace.json"), []byte(`{"traceEvents":[{"ph":"X",`), 0o644)
+	_, errOut, code = runCLI(t, nil, "top", dir)
+	if code != 2 || !strings.Contains(errOut, "rank2.pt.trace.json") {
+		t.Errorf("broken rank: exit %d, %q", code, errOut)
+	}
+	// One rank file alone is a trace, read exactly as before.
+	one, _, code := runCLI(t, nil, "findings", filepath.Join(dir, "rank0.pt.trace.json.gz"))
+	if code != 0 || strings.Contains(one, "ranks of") {
+		t.Errorf("single file read as a run: exit %d\n%s", code, one)
+	}
+}
+
+func TestRunDiff(t *testing.T) {
+	a, b := genRun(t, -1), genRun(t, 1)
+	out, errOut, code := runCLI(t, nil, "diff", a, b)
+	if code != 0 || !strings.Contains(out, "Communication per step, per rank") {
+		t.Fatalf("exit %d %s\n%s", code, errOut, out)
+	}
+	js, _, code := runCLI(t, nil, "diff", "--format", "json", a, b)
+	var doc struct {
+		Ranks []struct {
+			Metric string  `json:"metric"`
+			Rank   string  `json:"rank"`
+			Base   float64 `json:"base_median_us"`
+			New    float64 `json:"new_median_us"`
+		} `json:"ranks"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); code != 0 || err != nil {
+		t.Fatalf("json diff: exit %d, %v", code, err)
+	}
+	// The delayed run's ranks 0 and 2 wait for rank 1 about 6 ms a step.
+	for _, r := range doc.Ranks {
+		if r.Metric == "wait_us" && r.Rank == "0" && (r.New-r.Base < 5000 || r.New-r.Base > 7000) {
+			t.Errorf("rank 0 wait per step %.0f → %.0f µs, want about +6000", r.Base, r.New)
+		}
+	}
+}

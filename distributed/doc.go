@@ -1,0 +1,14 @@
+// Package distributed analyzes a multi-rank training run — one trace per
+// rank, as torch.profiler's tensorboard_trace_handler writes them — as a
+// whole: it matches each collective across the ranks of its process
+// group, splits communication time into waiting for late ranks and moving
+// data, estimates the ranks' clock offsets from collective end times, and
+// finds the rank that makes the others wait, and why.
+//
+// Load reads the ranks in parallel and keeps of each only what
+// cross-rank analysis needs (its communication kernels with their
+// arguments and overlap, its steps and totals), so memory grows with the
+// number of collectives, not with the number of ranks × their traces.
+// The findings (Analyze) re-read the two ranks a straggler explanation
+// compares.
+package distributed

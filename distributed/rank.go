@@ -1,0 +1,253 @@
+package distributed
+
+import (
+	"regexp"
+	"slices"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Rank is what cross-rank analysis keeps of one rank's trace: its
+// communication kernels with their arguments and per-kernel overlap, its
+// steps and totals. The full model is dropped after the rank is read, so
+// a run of many ranks costs little more memory than its largest rank.
+type Rank struct {
+	// Rank is the global rank (distributedInfo.rank, else from the file
+	// name); RankFrom says which ("distributedInfo" or "file name").
+	Rank     int
+	RankFrom string
+	// WorldSize is distributedInfo.world_size, 0 when absent.
+	WorldSize int
+	Source    string
+	// Bytes is the JSON size read.
+	Bytes  int64
+	Device string
+	Groups []Group
+	Steps  []trace.Span
+	// Collectives are the rank's communication kernels by start time.
+	Collectives []RankCollective
+
+	// CommKernel is the total duration of communication kernels; Exposed
+	// the part of it when no compute kernel ran on any stream of the rank;
+	// Compute the union of compute kernel time.
+	CommKernel trace.Duration
+	Exposed    trace.Duration
+	Compute    trace.Duration
+	// Span is the interval covered by the rank's events.
+	Span trace.Span
+	// Events is the number of events in the file; Format its dialect.
+	Events int
+	Format string
+	// Kernels sums every kernel name's launches on this rank.
+	Kernels []KernelSum
+}
+
+// KernelSum is one kernel name's launches on one rank.
+type KernelSum struct {
+	Name     string
+	Count    int
+	Total    trace.Duration
+	Min, Max trace.Duration
+}
+
+// Group is a process group as distributedInfo.pg_config describes it.
+type Group struct {
+	Name  string
+	Desc  string
+	Size  int
+	Ranks []int
+}
+
+// RankCollective is one communication kernel on one rank.
+type RankCollective struct {
+	Kernel string
+	Kind   string
+	trace.Span
+	Stream int32
+	// Launch is when the host launched it (the launch call's start), or
+	// -1 when the trace does not say (launched before profiling began).
+	Launch trace.Time
+	// Exposed is the part of the kernel when no compute kernel ran.
+	Exposed trace.Duration
+	// Args holds the profiler's communication arguments; HasArgs is false
+	// when the trace has none for this kernel (launched before the
+	// profiler started, or a custom kernel).
+	Args    commArgs
+	HasArgs bool
+}
+
+// noGroup is the group key of kernels whose trace names no group.
+const noGroup = "?"
+
+// Group returns the process-group key of the collective: its name when
+// known, else its description, else noGroup.
+func (c *RankCollective) Group() string {
+	switch {
+	case c.Args.GroupName != "":
+		return c.Args.GroupName
+	case c.Args.GroupDesc != "":
+		return c.Args.GroupDesc
+	}
+	return noGroup
+}
+
+var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)
+
+// rankFromName reads "rank3" / "rank_3" / "rank-3" in a file name; -1 when
+// absent.
+func rankFromName(path string) int {
+	m := rankInName.FindAllStringSubmatch(path, -1)
+	if len(m) == 0 {
+		return -1
+	}
+	n := 0
+	for _, c := range m[len(m)-1][1] {
+		n = n*10 + int(c-'0')
+		if n > 1<<24 {
+			return -1
+		}
+	}
+	return n
+}
+
+// compact builds the Rank of one trace. sc holds what the scanner saw.
+func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *regexp.Regexp) *Rank {
+	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: sc.names.of(t.DeviceName()), Span: t.Span(), Events: t.Events, Format: sc.names.of(t.Meta.Format)}
+	if sc.dist != nil {
+		d := gjson.ParseBytes(sc.dist)
+		if v := d.Get("rank"); v.Exists() {
+			r.Rank, r.RankFrom = int(v.Int()), "distributedInfo"
+		}
+		r.WorldSize = int(d.Get("world_size").Int())
+		d.Get("pg_config").ForEach(func(_, g gjson.Result) bool {
+			grp := Group{Name: sc.names.of(scalar(g.Get("pg_name"))), Desc: sc.names.of(g.Get("pg_desc").Str), Size: int(g.Get("pg_size").Int())}
+			g.Get("ranks").ForEach(func(_, x gjson.Result) bool {
+				grp.Ranks = append(grp.Ranks, int(x.Int()))
+				return true
+			})
+			r.Groups = append(r.Groups, grp)
+			return true
+		})
+	}
+	if r.Rank < 0 {
+		if n := rankFromName(path); n >= 0 {
+			r.Rank, r.RankFrom = n, "file name"
+		}
+	}
+	for _, s := range t.Steps {
+		if !s.Synthetic {
+			r.Steps = append(r.Steps, s.Span)
+		}
+	}
+	var compute []trace.Span
+	byName := map[string]int{}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.Kind != trace.Kernel {
+			continue
+		}
+		k, ok := byName[g.Name]
+		if !ok {
+			k = len(r.Kernels)
+			byName[g.Name] = k
+			r.Kernels = append(r.Kernels, KernelSum{Name: sc.names.of(g.Name), Min: g.Dur(), Max: g.Dur()})
+		}
+		ks := &r.Kernels[k]
+		ks.Count++
+		ks.Total += g.Dur()
+		ks.Min, ks.Max = min(ks.Min, g.Dur()), max(ks.Max, g.Dur())
+		if !IsCommKernel(g.Name, extra) {
+			compute = append(compute, g.Span)
+			continue
+		}
+		c := RankCollective{Kernel: sc.names.of(g.Name), Span: g.Span, Stream: g.Stream, Launch: -1}
+		if g.Launch != trace.None {
+			c.Launch = t.APICalls[g.Launch].Start
+		}
+		c.Args, c.HasArgs = argsOf(t, sc, int32(i))
+		c.Kind = CollectiveKind(c.Args.Collective, g.Name)
+		if c.Args.DType == "" {
+			c.Args.DType = dtypeFromKernel(g.Name)
+		}
+		r.Collectives = append(r.Collectives, c)
+	}
+	union := unionOf(compute)
+	r.Compute = total(union)
+	slices.SortFunc(r.Collectives, func(a, b RankCollective) int { return cmpTime(a.Start, b.Start) })
+	for i := range r.Collectives {
+		c := &r.Collectives[i]
+		c.Exposed = c.Dur() - overlap(union, c.Span)
+		r.CommKernel += c.Dur()
+		r.Exposed += c.Exposed
+	}
+	return r
+}
+
+// argsOf finds the communication arguments of GPU activity g: on the
+// kernel event itself (by correlation id), else on the record_param_comms
+// op with the kernel's External id, else on an op around its launch.
+func argsOf(t *trace.Trace, sc *commScanner, g int32) (commArgs, bool) {
+	k := &t.GPU[g]
+	if a, ok := sc.byCorr[k.Correlation]; ok && k.Correlation != 0 {
+		return a, true
+	}
+	if a, ok := sc.byExtID[k.ExternalID]; ok && k.ExternalID != 0 {
+		return a, true
+	}
+	for op := t.LaunchOp(g); op != trace.None; op = t.Ops[op].Parent {
+		if a, ok := sc.byExtID[t.Ops[op].ExternalID]; ok && t.Ops[op].ExternalID != 0 {
+			return a, true
+		}
+	}
+	return commArgs{Seq: -1}, false
+}
+
+func cmpTime(a, b trace.Time) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unionOf merges intervals into a sorted list of disjoint ones.
+func unionOf(spans []trace.Span) []trace.Span {
+	slices.SortFunc(spans, func(a, b trace.Span) int { return cmpTime(a.Start, b.Start) })
+	var out []trace.Span
+	for _, s := range spans {
+		if s.End <= s.Start {
+			continue
+		}
+		if n := len(out); n > 0 && s.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, s.End)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func total(union []trace.Span) trace.Duration {
+	var d trace.Duration
+	for _, s := range union {
+		d += s.Dur()
+	}
+	return d
+}
+
+// overlap is the time of w covered by the sorted disjoint union.
+func overlap(union []trace.Span, w trace.Span) trace.Duration {
+	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
+	var d trace.Duration
+	for ; i < len(union) && union[i].Start < w.End; i++ {
+		lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End)
+		if hi > lo {
+			d += trace.Duration(hi - lo)
+		}
+	}
+	return d
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Expected cross-rank figures for the distributed package's tests,
+computed straight from the rank traces' JSON with the standard library
+(independent of tracelens). Usage:
+
+    python3 expect.py RUN_DIR... > expected.json
+
+Method, per run directory (one *.json[.gz] trace per rank):
+- rank: distributedInfo.rank (else rankN in the file name).
+- communication kernels: cat "kernel" events whose name starts with
+  nccl/rccl (case-insensitive); compute kernels: every other kernel.
+- exposed: per communication kernel, its duration minus the time covered
+  by the union of compute kernel intervals (any stream) of that rank.
+- collective arguments: on the kernel event, else on the record_param_comms
+  cpu_op with the kernel's External id. Kernels without arguments (launched
+  before the profiler started) are counted in comm_us but not matched.
+- matching: per process group (Process Group Name), each rank's kernels
+  sorted by start are paired position by position (the script asserts the
+  ranks have the same number per group and that kind and message size agree
+  at every position).
+- per collective: arrival = kernel start, wait(r) = latest arrival - own
+  arrival, transfer = shortest duration across ranks; the last rank is the
+  one with the latest arrival when it is > 50 us after the earliest.
+- late per step of rank r: over the collectives it arrived at last (by
+  > 50 us), its arrival minus the median of the other ranks' arrivals,
+  summed and divided by the largest number of ProfilerSteps of a rank.
+- straggler: the rank with the largest late per step; it is one when that
+  is >= 10% of the median (over ranks) of the median step time and
+  >= 500 us, and its late time is >= 50% of all ranks' late time.
+- clock offset of rank r: median over collectives of end(r) - end(rank 0);
+  residual: median absolute deviation of those differences.
+Times are in microseconds (floats, as in the JSON).
+"""
+import gzip, json, os, re, sys, statistics
+
+
+def load(path):
+    op = gzip.open if path.endswith('.gz') else open
+    with op(path, 'rt') as f:
+        return json.load(f)
+
+
+def union(iv):
+    out = []
+    for s, e in sorted(iv):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def covered(u, s, e):
+    return sum(max(0.0, min(e, b) - max(s, a)) for a, b in u if a < e and b > s)
+
+
+def kind(name, args):
+    k = (args.get('Collective name') or name).lower().replace('_', '')
+    for w, n in (('allreduce', 'all_reduce'), ('allgather', 'all_gather'), ('reducescatter', 'reduce_scatter')):
+        if w in k:
+            return n
+    return 'other'
+
+
+def rank_of(path, j):
+    d = j.get('distributedInfo') or {}
+    if 'rank' in d:
+        return d['rank']
+    return int(re.findall(r'rank[_-]?(\d+)', path, re.I)[-1])
+
+
+def run(d):
+    ranks = {}
+    for f in sorted(os.listdir(d)):
+        if not (f.endswith('.json') or f.endswith('.json.gz')):
+            continue
+        j = load(os.path.join(d, f))
+        ev = j['traceEvents']
+        kernels = [e for e in ev if e.get('cat') == 'kernel' and e.get('ph') == 'X']
+        comm = sorted((e for e in kernels if e['name'][:4].lower() in ('nccl', 'rccl')), key=lambda e: e['ts'])
+        u = union([(e['ts'], e['ts'] + e['dur']) for e in kernels if e['name'][:4].lower() not in ('nccl', 'rccl')])
+        # record_param_comms args by External id, for kernels without args
+        rpc = {e['args']['External id']: e['args'] for e in ev if e.get('name') == 'record_param_comms' and 'External id' in e.get('args', {})}
+        calls = []
+        for e in comm:
+            a = e['args'] if 'Collective name' in e['args'] else rpc.get(e['args'].get('External id'), {})
+            calls.append(dict(start=e['ts'], end=e['ts'] + e['dur'], dur=e['dur'],
+                              exposed=e['dur'] - covered(u, e['ts'], e['ts'] + e['dur']),
+                              kind=kind(e['name'], a), nelems=a.get('In msg nelems'), out=a.get('Out msg nelems'),
+                              group=a.get('Process Group Name')))
+        steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
+        r = rank_of(f, j)
+        ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'))
+    rs = sorted(ranks)
+    groups = sorted({c['group'] for r in rs for c in ranks[r]['calls'] if c['group'] is not None})
+    matched = []  # one dict rank -> call per collective
+    for g in groups:
+        seqs = {r: [c for c in ranks[r]['calls'] if c['group'] == g] for r in rs}
+        n = len(seqs[rs[0]])
+        for r in rs:
+            assert len(seqs[r]) == n, ('different numbers of collectives in group', g)
+        matched += [{r: seqs[r][i] for r in rs} for i in range(n)]
+    out = {'ranks': {}, 'collectives': len(matched)}
+    per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[]) for r in rs}
+    for cs in matched:
+        k0 = cs[rs[0]]
+        for r in rs:
+            assert (cs[r]['kind'], cs[r]['nelems'], cs[r]['out']) == (k0['kind'], k0['nelems'], k0['out']), (i, r)
+        latest = max(c['start'] for c in cs.values())
+        earliest = min(c['start'] for c in cs.values())
+        transfer = min(c['dur'] for c in cs.values())
+        last = max(rs, key=lambda r: cs[r]['start'])
+        for r in rs:
+            p = per[r]
+            p['wait_us'] += latest - cs[r]['start']
+            p['transfer_us'] += transfer
+            p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
+        if latest - earliest > 50:
+            per[last]['late'] += latest - statistics.median(cs[r]['start'] for r in rs if r != last)
+            per[last]['last'] += 1
+            per[last]['caused_wait_us'] += sum(latest - c['start'] for c in cs.values())
+    for r in rs:
+        p = per[r]
+        p['comm_us'] = sum(c['dur'] for c in ranks[r]['calls'])
+        p['exposed_us'] = sum(c['exposed'] for c in ranks[r]['calls'])
+        p['comm_kernels'] = len(ranks[r]['calls'])
+        p['without_args'] = sum(1 for c in ranks[r]['calls'] if c['group'] is None)
+        p['steps'] = len(ranks[r]['steps'])
+        p['step_median_us'] = statistics.median(d for _, d in ranks[r]['steps']) if ranks[r]['steps'] else 0
+        ends = p.pop('ends')
+        m = statistics.median(ends)
+        p['clock_offset_us'] = m
+        p['clock_residual_us'] = statistics.median(abs(x - m) for x in ends)
+        out['ranks'][str(r)] = p
+    nsteps = max(max(len(ranks[r]['steps']) for r in rs), 1)
+    for r in rs:
+        per[r]['late_per_step_us'] = per[r].pop('late') / nsteps
+    s = max(rs, key=lambda r: per[r]['late_per_step_us'])
+    step = statistics.median(per[r]['step_median_us'] for r in rs)
+    all_late = sum(per[r]['late_per_step_us'] for r in rs)
+    is_straggler = (per[s]['late_per_step_us'] >= max(0.1 * step, 500) and
+                    all_late > 0 and per[s]['late_per_step_us'] / all_late >= 0.5)
+    out['straggler'] = s if is_straggler else None
+    out['step_median_us'] = step
+    return out
+
+
+if __name__ == '__main__':
+    json.dump({os.path.basename(d.rstrip('/')): run(d) for d in sys.argv[1:]}, sys.stdout, indent=1, sort_keys=True)
+    print()

@@ -1,0 +1,306 @@
+package export
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Options configure an export. Dir is required; the rest has defaults.
+type Options struct {
+	// Dir is the output directory; each table is a subdirectory of it.
+	Dir string
+	// Workers is how many traces are exported at once (default
+	// GOMAXPROCS). Each worker holds one trace's model at a time, so
+	// memory is bounded by Workers × the largest trace's model.
+	Workers int
+	// Force exports inputs again even when their tables are up to date.
+	Force bool
+	// MaxMemory caps the trace models of all workers together, in bytes:
+	// each read gets an equal share and stops with an error naming the
+	// file when its model would pass it. 0 means
+	// ingest.DefaultMaxMemory(); negative means no cap.
+	MaxMemory int64
+	// Analyze selects the analyzers whose findings are exported.
+	Analyze analyze.Config
+	// Progress, if set, is called (never concurrently) when an input
+	// starts, as it is read, and when it is done.
+	Progress func(Progress)
+}
+
+// Progress is where an export stands.
+type Progress struct {
+	// Done counts inputs finished (exported, skipped or failed) out of
+	// Total; DoneBytes counts the input bytes read or skipped so far (all
+	// of a finished input's) out of TotalBytes.
+	Done, Total           int
+	DoneBytes, TotalBytes int64
+	// Current is the input that started or finished.
+	Current string
+}
+
+// Status says what happened to one input.
+type Status int
+
+// The outcomes of exporting one input.
+const (
+	Exported Status = iota
+	// Skipped means the output directory already held this run's tables
+	// for the same input content and schema version.
+	Skipped
+	Failed
+	// NotTrace means a file found in a directory is valid JSON but not a
+	// trace; it was passed over.
+	NotTrace
+)
+
+func (s Status) String() string {
+	switch s {
+	case Exported:
+		return "exported"
+	case Skipped:
+		return "up to date"
+	case Failed:
+		return "failed"
+	case NotTrace:
+		return "not a trace"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Outcome is the result of exporting one input.
+type Outcome struct {
+	Input
+	Status Status
+	// Err says why the input failed; it names the file.
+	Err error
+	// ContentHash is "sha256:" and the input file's hash in hex.
+	ContentHash string
+	// InputBytes is the input file's size; OutputBytes the total size of
+	// its Parquet files (also when skipped).
+	InputBytes, OutputBytes int64
+	// Rows counts the rows written per table (empty when skipped).
+	Rows map[string]int64
+}
+
+// Run exports every input to opt.Dir, opt.Workers at a time, and returns
+// one Outcome per input in input order. A failed input does not stop the
+// others; Run's own error is for a problem with the output directory.
+func Run(inputs []Input, opt Options) ([]Outcome, error) {
+	if opt.Dir == "" {
+		return nil, errors.New("export: no output directory")
+	}
+	for _, tbl := range Tables() {
+		if err := os.MkdirAll(filepath.Join(opt.Dir, tbl), 0o755); err != nil {
+			return nil, fmt.Errorf("creating output directory: %w", err)
+		}
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(min(workers, len(inputs)), 1)
+	read := ingest.Options{MaxMemory: opt.MaxMemory}
+	if read.MaxMemory == 0 {
+		read.MaxMemory = ingest.DefaultMaxMemory()
+	}
+	if read.MaxMemory > 0 {
+		read.MaxMemory /= int64(workers)
+	}
+
+	prog := newTracker(inputs, opt.Progress)
+	out := make([]Outcome, len(inputs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				prog.start(i)
+				r := read
+				if opt.Progress != nil {
+					r.Progress = func(n, _ int64) { prog.reading(i, n) }
+				}
+				out[i] = exportOne(inputs[i], opt, r)
+				prog.done(i)
+			}
+		})
+	}
+	for i := range inputs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, nil
+}
+
+// exportOne exports one input: hash it, skip it when its tables are up to
+// date, else read, analyze and write every table.
+func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
+	o = Outcome{Input: in}
+	defer func() {
+		// A bug in a row builder must not take the other inputs down.
+		if r := recover(); r != nil {
+			o.Status, o.Err = Failed, fmt.Errorf("%s: internal error while exporting: %v", in.Path, r)
+		}
+	}()
+	hash, size, err := contentHash(in.Path)
+	if err != nil {
+		o.Status, o.Err = Failed, err
+		return o
+	}
+	o.ContentHash, o.InputBytes = hash, size
+	if !opt.Force && upToDate(opt.Dir, in.Run, hash) {
+		o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
+		return o
+	}
+	fail := func(err error) Outcome {
+		// Tables of an earlier version of this input no longer describe
+		// it: a fleet query must not count them.
+		removeRun(opt.Dir, in.Run)
+		o.Status, o.Err = Failed, err
+		return o
+	}
+	t, err := ingest.ReadFile(in.Path, read)
+	var fe *ingest.FormatError
+	if in.InDir && errors.As(err, &fe) {
+		removeRun(opt.Dir, in.Run)
+		o.Status, o.Err = NotTrace, err
+		return o
+	}
+	if err != nil {
+		return fail(err)
+	}
+	r, err := analyze.Run(t, opt.Analyze)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", in.Path, err))
+	}
+	rows, err := writeRun(opt.Dir, in, hash, size, t, r)
+	if err != nil {
+		return fail(fmt.Errorf("%s: exporting to %s: %w", in.Path, opt.Dir, err))
+	}
+	o.Status, o.Rows, o.OutputBytes = Exported, rows, outputBytes(opt.Dir, in.Run)
+	return o
+}
+
+// removeRun deletes run's table files, the runs file (its completion
+// mark) first.
+func removeRun(dir, run string) {
+	tables := Tables()
+	slices.Reverse(tables)
+	for _, tbl := range tables {
+		os.Remove(tablePath(dir, tbl, run))
+	}
+}
+
+// tablePath is where table's file for run lives under dir.
+func tablePath(dir, table, run string) string {
+	return filepath.Join(dir, table, run+".parquet")
+}
+
+// writeRun writes every table of one run. Each file is written under a
+// hidden temporary name and renamed into place, the runs table last: a
+// run whose runs file exists with the input's hash is complete, so an
+// interrupted export is redone, never half-skipped.
+func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *analyze.Result) (map[string]int64, error) {
+	m := newModel(in.Run, t, r)
+	rows := map[string]int64{}
+	// Removing the old runs file first means a crash below leaves the run
+	// marked incomplete even when its other tables were already replaced.
+	if err := os.Remove(tablePath(dir, TableRuns, in.Run)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	write := func(table string, fill func(tmp string) error) error {
+		final := tablePath(dir, table, in.Run)
+		// The process id keeps two exports into one directory apart.
+		tmp := filepath.Join(dir, table, fmt.Sprintf(".%s.parquet.tmp-%d", in.Run, os.Getpid()))
+		if err := fill(tmp); err != nil {
+			return fmt.Errorf("%s table: %w", table, err)
+		}
+		return os.Rename(tmp, final)
+	}
+	tables := []struct {
+		name string
+		fill func(tmp string) error
+	}{
+		{TableKernels, func(tmp string) error {
+			return writeTable(tmp, TableKernels, hash, counting(rows, TableKernels, m.kernels))
+		}},
+		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, hash, counting(rows, TableOps, m.ops)) }},
+		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, hash, counting(rows, TableSteps, m.steps)) }},
+		{TableFindings, func(tmp string) error {
+			return writeTable(tmp, TableFindings, hash, counting(rows, TableFindings, m.findings))
+		}},
+		{TableRuns, func(tmp string) error {
+			run := m.runRow(in.Path, hash, size)
+			return writeTable(tmp, TableRuns, hash, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(run) }))
+		}},
+	}
+	for _, tbl := range tables {
+		if err := write(tbl.name, tbl.fill); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// counting wraps a row builder so the rows it emits are counted in n[table].
+func counting[T any](n map[string]int64, table string, build func(func(T) error) error) func(func(T) error) error {
+	return func(emit func(T) error) error {
+		return build(func(row T) error {
+			n[table]++
+			return emit(row)
+		})
+	}
+}
+
+// upToDate reports whether every table of run exists in dir, written with
+// this SchemaVersion and these columns from input content with the given
+// hash.
+func upToDate(dir, run, hash string) bool {
+	for _, tbl := range Tables() {
+		meta, err := readMeta(tablePath(dir, tbl, run))
+		if err != nil || meta[MetaContentHash] != hash || meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) ||
+			meta[MetaColumns] != tableColumns(tbl) {
+			return false
+		}
+	}
+	return true
+}
+
+// outputBytes sums the sizes of run's table files.
+func outputBytes(dir, run string) int64 {
+	var n int64
+	for _, tbl := range Tables() {
+		if st, err := os.Stat(tablePath(dir, tbl, run)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// contentHash returns "sha256:HEX" of the file's bytes and its size.
+func contentHash(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}

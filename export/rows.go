@@ -1,0 +1,301 @@
+package export
+
+import (
+	"math"
+	"strings"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// model is what the row builders read: one trace, its analysis and the
+// run's name. Builders only read it.
+type model struct {
+	run   string
+	t     *trace.Trace
+	r     *analyze.Result
+	epoch int64 // added to trace times to make timestamps
+	// userFrame memoises userFrameOf per Python frame (-2 = not yet).
+	userFrame []trace.Index
+	// categories memoises analyze.CategoryOf (see category).
+	categories map[categoryKey]string
+}
+
+// categoryKey is everything analyze.CategoryOf reads about a GPU
+// activity: its kind and name, the launch call's name and API, and the
+// launching op's name. Classifying a name is string work that took a third
+// of an export's CPU time when repeated for each of millions of launches of
+// a few hundred names; TestCategoryMemoAgreesWithAnalyze checks on every
+// fixture that the memo returns what CategoryOf does.
+type categoryKey struct {
+	kind         trace.GPUKind
+	name, launch string
+	driver       bool
+	op           string
+}
+
+// category returns analyze.CategoryOf(t, g), computed once per key.
+func (m *model) category(g int) string {
+	t := m.t
+	a := &t.GPU[g]
+	k := categoryKey{kind: a.Kind, name: a.Name}
+	if a.Launch != trace.None {
+		k.launch, k.driver = t.APICalls[a.Launch].Name, t.APICalls[a.Launch].Driver
+	}
+	if op := t.LaunchOp(trace.Index(g)); op != trace.None {
+		k.op = t.Ops[op].Name
+	}
+	c, ok := m.categories[k]
+	if !ok {
+		c = analyze.CategoryOf(t, g)
+		m.categories[k] = c
+	}
+	return c
+}
+
+func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
+	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{}}
+	m.userFrame = make([]trace.Index, len(t.Frames))
+	for i := range m.userFrame {
+		m.userFrame[i] = -2
+	}
+	return m
+}
+
+// at turns a trace time into a timestamp column's value.
+func (m *model) at(t trace.Time) int64 { return int64(t) + m.epoch }
+
+// ns turns one of analyze's microsecond figures back into nanoseconds.
+// They were computed from integer nanoseconds, so rounding restores them.
+func ns(us float64) int64 { return int64(math.Round(us * 1e3)) }
+
+// stepNumber returns the number of the step containing at, or nil.
+func (m *model) stepNumber(at trace.Time) *int32 {
+	i := m.t.StepOf(at)
+	if i < 0 {
+		return nil
+	}
+	n := int32(m.t.Steps[i].Number)
+	return &n
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// nonEmpty returns &s, or nil for "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// runRow describes the run; hash and size are the input file's.
+func (m *model) runRow(source, hash string, size int64) RunRow {
+	t, md := m.t, &m.t.Meta
+	span := t.Span()
+	row := RunRow{
+		Run: m.run, Source: source, ContentHash: hash, InputBytes: size, SchemaVersion: SchemaVersion, AnalysisVersion: analyze.SchemaVersion,
+		Format: md.Format, Framework: md.Framework, Device: nonEmpty(t.DeviceName()), Devices: int32(len(md.Devices)),
+		Clock: "trace", Start: m.at(span.Start), WallNs: int64(span.Dur()), Events: int64(t.Events),
+		Kernels: int64(t.Kernels()), Steps: int32(len(t.Steps)), StepsSynthetic: m.r.Summary.StepsSynthetic,
+	}
+	if m.epoch != 0 {
+		row.Clock = "unix"
+	}
+	positive := func(v int) *int32 {
+		if v <= 0 {
+			return nil
+		}
+		return ptr(int32(v))
+	}
+	row.CUDADriverVersion = positive(md.CUDADriverVersion)
+	row.CUDARuntimeVersion = positive(md.CUDARuntimeVersion)
+	row.CUPTIVersion = positive(md.CUPTIVersion)
+	row.TraceSchemaVersion = positive(md.SchemaVersion)
+	return row
+}
+
+// kernels emits one row per GPU activity, in the model's order.
+func (m *model) kernels(emit func(KernelRow) error) error {
+	t := m.t
+	short := map[string]string{}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		row := KernelRow{
+			Run: m.run, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
+			Category: m.category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
+			GridX: g.Grid[0], GridY: g.Grid[1], GridZ: g.Grid[2], BlockX: g.Block[0], BlockY: g.Block[1], BlockZ: g.Block[2],
+			Registers: g.Registers, SharedMem: g.SharedMem,
+		}
+		s, ok := short[g.Name]
+		if !ok {
+			s = analyze.ShortKernelName(g.Name)
+			short[g.Name] = s
+		}
+		row.ShortName = s
+		launched := g.Start
+		if g.Launch != trace.None {
+			launched = t.APICalls[g.Launch].Start
+		}
+		row.Step = m.stepNumber(launched)
+		if op := t.LaunchOp(trace.Index(i)); op != trace.None {
+			row.Op = &t.Ops[op].Name
+			row.DType = nonEmpty(dtypeOf(t.Ops[op].InputTypes))
+		}
+		if f := m.userFrameOf(t.LaunchFrame(trace.Index(i))); f != trace.None {
+			row.Python = &t.Frames[f].Name
+		}
+		if g.Kind != trace.Kernel {
+			row.Bytes = ptr(g.Bytes)
+			if g.Kind == trace.Memcpy {
+				row.CopyKind = ptr(g.Copy.String())
+			}
+		}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ops emits one row per framework op.
+func (m *model) ops(emit func(OpRow) error) error {
+	t := m.t
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		row := OpRow{Run: m.run, ID: int64(i), Name: o.Name, Step: m.stepNumber(o.Start), Start: m.at(o.Start), DurationNs: int64(o.Dur()),
+			InputDims: nonEmpty(o.InputDims), InputTypes: nonEmpty(o.InputTypes)}
+		if o.Parent != trace.None {
+			row.ParentID = ptr(int64(o.Parent))
+		}
+		if o.Thread != trace.None {
+			row.Thread = t.Threads[o.Thread].TID
+		}
+		if o.Flops > 0 {
+			row.Flops = ptr(o.Flops)
+		}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// steps emits analyze's per-step figures. Result.Steps follows
+// trace.Steps one to one, which holds the exact start.
+func (m *model) steps(emit func(StepRow) error) error {
+	for i, s := range m.r.Steps {
+		row := StepRow{Run: m.run, Step: int32(s.Number), Synthetic: s.Synthetic, Start: m.at(m.t.Steps[i].Start), WallNs: ns(s.WallUs),
+			GPUBusyNs: ns(s.GPUBusyUs), GPUIdleNs: ns(s.GPUIdleUs), GPUBusyShare: s.GPUBusyShare,
+			LaunchGapIdleNs: ns(s.LaunchGapIdleUs), LongGapIdleNs: ns(s.LongGapIdleUs), KernelNs: ns(s.KernelUs),
+			Kernels: int32(s.Kernels), Memcpys: int32(s.Memcpys), Launches: int32(s.Launches), LaunchAPINs: ns(s.LaunchAPIUs), SyncNs: ns(s.SyncUs)}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// findings emits the run's findings in their ranking.
+func (m *model) findings(emit func(FindingRow) error) error {
+	for i, f := range m.r.Findings {
+		row := FindingRow{Run: m.run, Position: int32(i), ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity,
+			SavingNs: f.SavingNs, Share: f.Share, SavingFrom: f.SavingFrom, Confidence: f.Confidence, Fix: f.Fix}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// userFrameOf returns the innermost frame at or above f in the user's
+// code (not a library's), else the innermost frame with a source
+// location, else None: the line a user would edit. analyze attributes
+// kernels to Python lines by the same rule.
+func (m *model) userFrameOf(f trace.Index) trace.Index {
+	if f == trace.None {
+		return trace.None
+	}
+	if v := m.userFrame[f]; v != -2 {
+		return v
+	}
+	t := m.t
+	res, fallback := trace.None, trace.None
+	var seen []trace.Index
+	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
+		if v := m.userFrame[cur]; v != -2 {
+			if v != trace.None && (fallback == trace.None || m.isUserFrame(v)) {
+				res = v
+			}
+			break
+		}
+		seen = append(seen, cur)
+		file, _, _, ok := t.Frames[cur].Source()
+		if !ok {
+			continue
+		}
+		if fallback == trace.None {
+			fallback = cur
+		}
+		if !libraryFile(file) {
+			res = cur
+			break
+		}
+	}
+	if res == trace.None {
+		res = fallback
+	}
+	for _, s := range seen {
+		m.userFrame[s] = res
+	}
+	return res
+}
+
+func (m *model) isUserFrame(f trace.Index) bool {
+	file, _, _, ok := m.t.Frames[f].Source()
+	return ok && !libraryFile(file)
+}
+
+// libraryFile reports whether a Python source file belongs to a library
+// (the interpreter, site-packages, torch, jax, ...) rather than the user.
+func libraryFile(file string) bool {
+	if strings.HasPrefix(file, "<") {
+		return true
+	}
+	for _, s := range []string{"site-packages/", "dist-packages/", "/lib/python3", "contextlib.py", "threading.py"} {
+		if strings.Contains(file, s) {
+			return true
+		}
+	}
+	for _, pkg := range []string{"torch/", "triton/", "jax/", "jaxlib/", "numpy/", "functorch/"} {
+		if strings.HasPrefix(file, pkg) || strings.Contains(file, "/"+pkg) {
+			return true
+		}
+	}
+	return false
+}
+
+// dtypeOf returns the short name (fp32, bf16, ...) of the first tensor
+// type in an op's "Input type" text (["float", "c10::BFloat16", "Scalar"]),
+// or "" when it lists none.
+func dtypeOf(types string) string {
+	types = strings.TrimSpace(types)
+	if len(types) < 2 || types[0] != '[' {
+		return ""
+	}
+	for _, f := range strings.Split(types[1:len(types)-1], ",") {
+		if name := dtypeNames[strings.Trim(strings.TrimSpace(f), `"`)]; name != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+// dtypeNames maps the profiler's tensor type names to the names users
+// know them by.
+var dtypeNames = map[string]string{
+	"double": "fp64", "float": "fp32", "c10::Half": "fp16", "at::Half": "fp16", "c10::BFloat16": "bf16", "at::BFloat16": "bf16",
+	"c10::Float8_e4m3fn": "fp8_e4m3", "c10::Float8_e5m2": "fp8_e5m2", "long int": "int64", "long": "int64", "int64_t": "int64",
+	"int": "int32", "unsigned int": "uint32", "short": "int16", "signed char": "int8", "unsigned char": "uint8", "bool": "bool",
+	"c10::complex<float>": "complex64", "c10::complex<double>": "complex128",
+}

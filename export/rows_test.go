@@ -1,0 +1,79 @@
+package export
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/ingest"
+)
+
+// The category memo must give what analyze.CategoryOf gives for every GPU
+// activity of every fixture; if CategoryOf starts reading something the
+// memo's key lacks, this fails on the trace where it matters.
+func TestCategoryMemoAgreesWithAnalyze(t *testing.T) {
+	var files []string
+	for _, d := range []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"} {
+		m, _ := filepath.Glob(filepath.Join(d, "*.json.gz"))
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("%d fixtures", len(files))
+	}
+	checked := 0
+	for _, f := range files {
+		tr, err := ingest.ReadFile(f, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newModel("x", tr, &analyze.Result{})
+		for i := range tr.GPU {
+			if got, want := m.category(i), analyze.CategoryOf(tr, i); got != want {
+				t.Errorf("%s: activity %d (%s): memo says %s, CategoryOf %s", f, i, tr.GPU[i].Name, got, want)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d activities checked", checked)
+}
+
+func TestDTypeOf(t *testing.T) {
+	for in, want := range map[string]string{
+		`["float", "float", ""]`:               "fp32",
+		`["Scalar", "c10::BFloat16", "float"]`: "bf16",
+		`["long int", "c10::Half"]`:            "int64",
+		`[]`:                                   "",
+		`["", "Scalar"]`:                       "",
+		``:                                     "",
+		`not a list`:                           "",
+		`["c10::Float8_e4m3fn", "c10::BFloat16"]`: "fp8_e4m3",
+	} {
+		if got := dtypeOf(in); got != want {
+			t.Errorf("dtypeOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every table has a distinct column hash, and it is what writeTable
+// stores, so upToDate compares like with like.
+func TestColumnsHash(t *testing.T) {
+	seen := map[string]string{}
+	for _, tbl := range Tables() {
+		h := tableColumns(tbl)
+		if h == "" || seen[h] != "" {
+			t.Errorf("%s: column hash %q (also %s)", tbl, h, seen[h])
+		}
+		seen[h] = tbl
+	}
+	path := t.TempDir() + "/steps.parquet"
+	if err := writeTable(path, TableSteps, "sha256:x", func(emit func(StepRow) error) error { return emit(StepRow{Run: "r"}) }); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := readMeta(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta[MetaColumns] != tableColumns(TableSteps) || meta[MetaTable] != TableSteps || meta[MetaContentHash] != "sha256:x" {
+		t.Errorf("metadata %v", meta)
+	}
+}

@@ -1,0 +1,86 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSpeculativeSplitGivesTheSerialModel: on every real fixture, batches
+// cut without scanning (checked by the workers) give exactly the model the
+// serial scan gives, plain and gzipped, with batches small enough that
+// most are speculative.
+func TestSpeculativeSplitGivesTheSerialModel(t *testing.T) {
+	speculated := 0
+	for _, path := range fixturePaths(t) {
+		raw := gunzip(t, path)
+		want, err := Read(bytes.NewReader(raw), path, Options{serial: true, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range [][]byte{raw, gz(raw)} {
+			for _, chunk := range []int{0, 8 << 10} {
+				got, err := read(bytes.NewReader(in), int64(len(in)), Options{chunk: chunk, Workers: 3})
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				got.Source = path
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s (chunk %d): the speculative split's model differs from the serial scan's", path, chunk)
+				}
+			}
+		}
+		st := &streamer{r: bytes.NewReader(raw), chunk: 8 << 10, free: make(chan []byte, 4), speculate: true}
+		st.emit = func(b *batch) bool {
+			if b.spans == nil {
+				speculated++
+			}
+			return true
+		}
+		if err := st.run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if speculated == 0 {
+		t.Error("no batch was cut speculatively: the test proves nothing")
+	}
+}
+
+// TestSpeculativeMissFallsBackToSerial: separators inside a string (a raw
+// newline, which the scanner tolerates) or inside a nested value make a
+// cut miss; the read starts over serially and gives the serial model.
+func TestSpeculativeMissFallsBackToSerial(t *testing.T) {
+	ev := func(name, args string) string {
+		return "\n  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name + "\", \"pid\": 1, \"tid\": 1,\n    \"ts\": 1, \"dur\": 2,\n    \"args\": " + args + "\n  }"
+	}
+	var evs []string
+	for range 200 {
+		evs = append(evs, ev("op", `{"External id": 1}`))
+	}
+	// Where the odd event falls in a buffer varies with the events before
+	// it; padding after its separator makes that the buffer's last one,
+	// where the scanner cuts.
+	for kind, odd := range map[string]func(pad string) string{
+		"in a string": func(pad string) string { return ev("x"+kinetoSep+pad, `{}`) },
+		"nested":      func(pad string) string { return ev("nested", "[{\"a\": 1"+kinetoSep+"\"b\": \""+pad+"\"}]") },
+	} {
+		misses := 0
+		for before := 150; before < 200; before++ {
+			all := append(append(append([]string(nil), evs[:before]...), odd(strings.Repeat("y", 3000))), evs...)
+			in := []byte("{\"traceEvents\": [" + strings.Join(all, ",") + "\n]}")
+			if _, err := read(bytes.NewReader(in), int64(len(in)), Options{chunk: 4 << 10}); errors.Is(err, errMiss) {
+				misses++
+			}
+			want, werr := Read(bytes.NewReader(in), "odd", Options{serial: true})
+			got, gerr := Read(bytes.NewReader(in), "odd", Options{chunk: 4 << 10})
+			if werr != nil || gerr != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %d events before: %v %v, models equal %v", kind, before, gerr, werr, reflect.DeepEqual(got, want))
+			}
+		}
+		if misses == 0 {
+			t.Errorf("%s: no cut missed: the test proves nothing", kind)
+		}
+	}
+}
