@@ -192,8 +192,8 @@ func TestCLIUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "expected TRACE or BASE NEW, got 0 arguments"},
-		{[]string{"a", "b", "c"}, "expected TRACE or BASE NEW, got 3 arguments"},
+		{nil, "expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got 0 arguments"},
+		{[]string{"a", "b", "c"}, "expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got 3 arguments"},
 		{[]string{"../fixtures/eggroll_hooks.json.gz"}, "needs a terminal on standard output"},
 	}
 	for _, c := range cases {

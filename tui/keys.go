@@ -36,7 +36,7 @@ func newKeyMap() keyMap {
 	return keyMap{
 		next:      bind(k("tab"), "tab", "next screen"),
 		prev:      bind(k("shift+tab"), "shift+tab", "previous screen"),
-		screen:    bind(k("1", "2", "3", "4", "5", "6"), "1…6", "screen by number"),
+		screen:    bind(k("1", "2", "3", "4", "5", "6", "7"), "1…7", "screen by number"),
 		filter:    bind(k("/"), "/", "filter rows (substring)"),
 		back:      bind(k("esc"), "esc", "close detail / clear filter"),
 		help:      bind(k("?"), "?", "this help (any key closes)"),

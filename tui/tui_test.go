@@ -80,9 +80,10 @@ func keyPress(k string) tea.KeyMsg {
 func screenAfter(t *testing.T, opts Options, w, h int, keys ...string) string {
 	t.Helper()
 	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(w, h))
-	// A single trace opens on the overview, a diff on the diff.
+	// A single trace opens on the overview, a diff on the diff, a run on
+	// its ranks.
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("[1 Overview]")) || bytes.Contains(b, []byte("[6 Diff]"))
+		return bytes.Contains(b, []byte("[1 Overview]")) || bytes.Contains(b, []byte("[6 Diff]")) || bytes.Contains(b, []byte("[7 Ranks]"))
 	},
 		teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	for _, k := range keys {
@@ -152,6 +153,9 @@ func TestGoldenScreens(t *testing.T) {
 		{"finding_gap_to_timeline", recordedOptions("train_sync_pageable.json.gz"), 120, 40, []string{"enter", "enter"}},
 		{"finding_chain_to_timeline", recordedOptions("sincos_eager.json.gz"), 120, 40, []string{"enter", "enter"}},
 		{"overview_light_steps", recordedOptions("transformer_naive_attn.json.gz"), 120, 40, nil},
+		// tui DIR opens on the ranks of the run, showing the straggler.
+		{"ranks_host_straggler", runOptions("ddp_host_straggler"), 120, 40, nil},
+		{"ranks_two_groups_80x24", runOptions("two_groups"), 80, 24, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -300,15 +304,15 @@ func TestMovementKeys(t *testing.T) {
 	if tbl.cursor != 0 {
 		t.Errorf("wheel up: cursor = %d, want 0", tbl.cursor)
 	}
-	for i, want := range []int{scrOps, scrFindings, scrTimeline, scrDiff, scrOverview} {
+	for i, want := range []int{scrOps, scrFindings, scrTimeline, scrDiff, scrRanks, scrOverview} {
 		press(m, "tab")
 		if m.cur != want {
 			t.Errorf("tab %d: screen %d, want %d", i+1, m.cur, want)
 		}
 	}
 	press(m, "shift+tab")
-	if m.cur != scrDiff {
-		t.Errorf("shift+tab from overview: screen %d, want diff", m.cur)
+	if m.cur != scrRanks {
+		t.Errorf("shift+tab from overview: screen %d, want ranks", m.cur)
 	}
 }
 

@@ -114,7 +114,11 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 		{"4", "[4 Findings]", []string{"FINDING", "SEVERITY"}},
 		{"5", "[5 Timeline]", []string{"gpu0 s7", "cpu1 ops", "cpu2 ops", " py ", "steps", " rng "}},
 		{"6", "[6 Diff]", nil},
+		{"7", "[7 Ranks]", nil},
 	}
+	// Each run walks the keys on the screens that are its own: a trace
+	// all of them, a diff screen 6, a run screen 7.
+	walks := map[string]string{"diff": "6", "run": "7"}
 	for _, run := range []struct {
 		name  string
 		args  []string
@@ -122,6 +126,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 	}{
 		{"trace", []string{abs("../fixtures/recorded/train_sync_pageable.json.gz")}, "[1 Overview]"},
 		{"diff", []string{abs("../fixtures/eggroll_hooks.json.gz"), abs("../fixtures/eggroll_direct.json.gz")}, "[6 Diff]"},
+		{"run", []string{abs("../fixtures/runs/ddp_host_straggler")}, "[7 Ranks]"},
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			t.Parallel() // separate tmux servers
@@ -131,12 +136,12 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 				// Esc closes a detail view an earlier key opened there.
 				s.keys(sc.key, "Escape")
 				want := sc.want
-				if run.name == "diff" {
+				if run.name != "trace" {
 					want = nil // the trace run checks the screens' content
 				}
 				checkFrame(t, s, s.waitFor(sc.tab, append([]string{sc.tab}, want...)...), sc.tab)
-				if run.name == "diff" && sc.key != "6" {
-					continue // the screens of NEW are the trace run's
+				if only, ok := walks[run.name]; ok && sc.key != only {
+					continue
 				}
 				for _, k := range keys {
 					s.keys(tmuxKey(k))
@@ -153,6 +158,16 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 			s.waitFor("overview", "[1 Overview]")
 			if styled := s.styled(); !sgrColour.MatchString(styled) {
 				t.Errorf("overview has no colour:\n%q", styled)
+			}
+			if run.name == "run" {
+				s.keys("7")
+				s.waitFor("ranks", "[7 Ranks]", "Straggler: rank 1")
+				if styled := s.styled(); !sgrColour.MatchString(styled[strings.Index(styled, "Straggler"):]) {
+					t.Errorf("the straggler is not coloured:\n%q", styled)
+				}
+				// Drill into rank 0: every screen shows it.
+				s.keys("g", "Enter")
+				s.waitFor("rank 0", "[1 Overview]", "rank 0: rank0.pt.trace.json.gz")
 			}
 			if run.name == "diff" {
 				s.keys("6")
