@@ -124,7 +124,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	}
 	add(st.header.Render(cut(fmt.Sprintf("%s · %s (%s) · %s", d.name, sanitize(sm.Format), sanitize(sm.Framework), sanitize(device)), w)))
 	add("")
-	const labelW = 13
+	const labelW = 12
 	barW := max(w-labelW-2, 10)
 	ss := &r.StepStats
 	h := r.Headline()

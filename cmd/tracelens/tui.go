@@ -21,6 +21,7 @@ func tuiCommand() command {
 
 func runTUI(e *env, args []string) error {
 	fs := newFlags("tui")
+	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, tuiArgs, args)
 	if err != nil {
 		return err
@@ -39,7 +40,7 @@ func runTUI(e *env, args []string) error {
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
-			_, res, err := loadRun(&env{stderr: io.Discard}, pos)
+			_, res, err := loadRun(&env{stderr: io.Discard}, pos, rf)
 			return res, err
 		}
 		opts.LoadRank = tuiLoader
