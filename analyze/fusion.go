@@ -40,7 +40,7 @@ var FusionCandidate = &Analyzer{
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth; the launch term is capped at the GPU idle gaps between the chain's kernels and "+
 		"the traffic term at the chain's GPU time minus its longest kernel, so a chain never saves more than its span (GPU time plus gaps) minus its longest kernel. "+
 		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
-		"AccumulateGrad's (its .grad output must persist) and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
+		"AccumulateGrad's (its .grad output must persist), a collective's ops' (FSDP copy-in, c10d), foreach multi_tensor_apply kernels and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
 	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases},
@@ -205,16 +205,31 @@ func frameworkOp(name string) bool {
 
 // unfusable reports whether memory-bound kernel g can never join a fusion
 // chain: launched by an op that also runs a GEMM or attention kernel
-// (gemmOps), or by AccumulateGrad, whose .grad output must persist in
-// memory, so it is no intermediate a fusion could keep in registers.
+// (gemmOps); by AccumulateGrad, whose .grad output must persist in
+// memory, so it is no intermediate a fusion could keep in registers; by a
+// collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
+// record_param_comms), whose buffers the communication kernel reads; or a
+// foreach multi_tensor_apply kernel, which already handles many tensors in
+// one launch.
 func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
 	t := ix.t
+	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
+		return true
+	}
 	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
-		if gemmOps[op] || strings.Contains(t.Ops[op].Name, "AccumulateGrad") {
+		n := t.Ops[op].Name
+		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
 			return true
 		}
 	}
 	return false
+}
+
+// communicationOp reports whether an op belongs to a collective: FSDP's
+// copy-in/copy-out, c10d's collectives and the NCCL bookkeeping op.
+func communicationOp(name string) bool {
+	return strings.HasPrefix(name, "fsdp::") || strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "nccl:") ||
+		strings.Contains(name, "record_param_comms") || strings.Contains(name, "FSDP::")
 }
 
 // sameTensor reports whether consecutive kernels a and b may work on one
