@@ -48,7 +48,18 @@ func (d *doc) header(t *trace.Trace, r *analyze.Result) {
 	if !r.Summary.StepsSynthetic {
 		steps = plural(r.Summary.Steps, "step")
 	}
+	if src := stepSource(r); src != "" {
+		steps += " (" + src + ")"
+	}
 	parts = append(parts, fmt.Sprintf("**Span** %s, %s, %s", us(r.Summary.WallUs), plural(r.Summary.Events, "event"), steps))
+	if len(r.ProfilerOptions) > 0 {
+		// These options inflate host-side times; say so before any figure.
+		var opts []string
+		for _, o := range r.ProfilerOptions {
+			opts = append(opts, Code(o))
+		}
+		parts = append(parts, "**Profiler options** "+strings.Join(opts, ", ")+" (inflate host times)")
+	}
 	h := r.Headline()
 	parts = append(parts, fmt.Sprintf("**Step** %s (%s) · **GPU busy** %s · **Kernels per step** %s", h.Step, Text(h.StepNote), h.GPUBusy, h.KernelsPerStep))
 	d.para("%s", strings.Join(parts, "  \n"))
@@ -81,4 +92,17 @@ func hasGPU(r *analyze.Result) bool {
 func typical(r *analyze.Result) (wall, busy, launches, launchAPI float64) {
 	s := r.StepStats
 	return s.SteadyWallUs, s.SteadyGPUBusyUs, s.SteadyLaunches, s.SteadyLaunchAPIUs
+}
+
+// stepSource says where derived steps come from (a repeated range or
+// call), or "" when the trace marks ProfilerStep or has one whole-trace
+// step.
+func stepSource(r *analyze.Result) string {
+	switch r.Summary.StepSource {
+	case analyze.StepSourceRange:
+		return "steps are the repeated record_function range " + Code(r.Summary.StepLabel)
+	case analyze.StepSourceCall:
+		return "steps are the repeated calls of " + Code(r.Summary.StepLabel)
+	}
+	return ""
 }

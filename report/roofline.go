@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 )
@@ -26,6 +27,9 @@ func (d *doc) roofline(r *analyze.Result) {
 			fmt.Sprintf("%.0f", row.PeakTFLOPS), pct(row.Efficiency))
 	}
 	d.table(tb)
+	if src := peakSources(r.Roofline); src != "" {
+		d.para("Peaks: %s.", src)
+	}
 	for _, line := range sameShape(r.Roofline) {
 		d.b.WriteString("- " + line + "\n")
 	}
@@ -73,4 +77,18 @@ func sameShape(rows []analyze.RooflineRow) []string {
 		}
 	}
 	return out
+}
+
+// peakSources lists the distinct datasheets (or "device unknown") the
+// rows' peaks come from, in row order.
+func peakSources(rows []analyze.RooflineRow) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.PeakSource != "" && !seen[r.PeakSource] {
+			seen[r.PeakSource] = true
+			out = append(out, Text(r.PeakSource))
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -18,6 +18,8 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 	}
 	if r.Summary.StepsSynthetic {
 		d.para("The trace marks no `ProfilerStep#N` ranges, so the whole trace (%s) counts as one step.", us(r.Summary.WallUs))
+	} else if src := stepSource(r); src != "" {
+		d.para("The trace marks no `ProfilerStep#N` ranges; %s.", src)
 	}
 	gpu := hasGPU(r)
 	cols := []column{left("Step"), right("Wall"), right("GPU busy"), right("GPU idle"), right("Busy"), right("Kernels"), right("Launches"), right("Launch CPU"), right("Sync")}
@@ -55,6 +57,8 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 		row("**median excl. first**", medianStep(steps[1:]))
 	}
 	d.table(tb)
+	d.phases(r)
+	d.busySplit(r)
 	if len(steps) >= 2 {
 		lo, hi := steps[0], steps[0]
 		for _, s := range steps {

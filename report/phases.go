@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/tracelens/tracelens/analyze"
+)
+
+// hasPhases reports whether any step launched backward or optimizer
+// kernels: an inference trace is all forward and needs no split.
+func hasPhases(r *analyze.Result) bool {
+	for _, s := range r.Steps {
+		if s.BackwardUs > 0 || s.OptimizerUs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// phases renders the forward / backward / optimizer split of kernel time
+// per step and its steady medians, as analyze computed them.
+func (d *doc) phases(r *analyze.Result) {
+	if !hasPhases(r) {
+		return
+	}
+	st := r.StepStats
+	d.para("%s", phaseLine(st.MedianForwardUs, st.MedianBackwardUs, st.MedianOptimizerUs))
+	tb := newTable(left("Step"), right("Forward"), right("Backward"), right("Optimizer"), right("Kernel time"))
+	steps := r.Steps
+	const maxRows = 12
+	for i, s := range steps {
+		if len(steps) > maxRows && i == 8 {
+			tb.add(fmt.Sprintf("… %d more", len(steps)-11), "", "", "", "")
+		}
+		if len(steps) > maxRows && i >= 8 && i < len(steps)-3 {
+			continue
+		}
+		tb.add(fmt.Sprintf("#%d", s.Number), us(s.ForwardUs), us(s.BackwardUs), us(s.OptimizerUs), us(s.KernelUs))
+	}
+	tb.add("**median excl. first**", us(st.MedianForwardUs), us(st.MedianBackwardUs), us(st.MedianOptimizerUs), "")
+	d.table(tb)
+}
+
+// phaseLine is the one-sentence phase split of a step's kernel time.
+func phaseLine(fwd, bwd, opt float64) string {
+	line := fmt.Sprintf("Kernel time per step by phase (median excl. first): forward %s, backward %s, optimizer %s", us(fwd), us(bwd), us(opt))
+	if tot := fwd + bwd + opt; tot > 0 {
+		line += fmt.Sprintf(" (%s / %s / %s)", pct(fwd/tot), pct(bwd/tot), pct(opt/tot))
+	}
+	return line + "."
+}
+
+// busySplit says how much of GPU busy time is communication, when the
+// trace has any collective kernels.
+func (d *doc) busySplit(r *analyze.Result) {
+	s := r.Summary
+	if s.CommunicationUs <= 0 {
+		return
+	}
+	d.para("Over the trace, GPU busy time splits into compute %s and communication %s (NCCL/RCCL kernels, including time waiting for other ranks).", us(s.ComputeBusyUs), us(s.CommunicationUs))
+}
