@@ -6,21 +6,10 @@ import (
 	"github.com/tracelens/tracelens/analyze"
 )
 
-// hasPhases reports whether any step launched backward or optimizer
-// kernels: an inference trace is all forward and needs no split.
-func hasPhases(r *analyze.Result) bool {
-	for _, s := range r.Steps {
-		if s.BackwardUs > 0 || s.OptimizerUs > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // phases renders the forward / backward / optimizer split of kernel time
 // per step and its steady medians, as analyze computed them.
 func (d *doc) phases(r *analyze.Result) {
-	if !hasPhases(r) {
+	if !r.HasPhaseSplit() {
 		return
 	}
 	st := r.StepStats

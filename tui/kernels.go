@@ -49,6 +49,10 @@ func newKernelsScreen(d *data) *kernelsScreen {
 		k := &ks[row]
 		switch col {
 		case 0:
+			if k.Autotune {
+				// Launched by torch.compile's autotuner, not by the model.
+				return autotuneMark + k.short
+			}
 			return k.short
 		case 1:
 			return k.Category
@@ -173,6 +177,11 @@ func tableKeys(s scroller, km *keyMap, msg tea.KeyMsg) bool {
 	return true
 }
 
+// autotuneMark prefixes the name of a kernel torch.compile's autotuner
+// launched while benchmarking candidates: its time is compile cost, not
+// the model's.
+const autotuneMark = "[autotune] "
+
 // kernelDetail is the text of one kernel's detail view at width w.
 func kernelDetail(d *data, k *kernelRow, w int) []string {
 	t := d.t
@@ -181,6 +190,9 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 	out = append(out, wrap(k.short, w)...)
 	add("category %s   launches %d   total %s   share %.1f%%", k.Category, k.Count, us(k.TotalUs), k.Share*100)
 	add("mean %s   median %s   p95 %s   min %s   max %s", us(k.MeanUs), us(k.MedianUs), us(k.P95Us), us(k.MinUs), us(k.MaxUs))
+	if k.Autotune {
+		add("launched by torch.compile's autotuner while benchmarking candidates: compile cost, not the model's")
+	}
 
 	add("")
 	add("Duration histogram")

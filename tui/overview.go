@@ -180,6 +180,16 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	}
 	bar("Step split", parts, []string{"█", "▒", "░"}, " "+h.Step+" ("+h.StepNote+")")
 	add(cut(strings.Repeat(" ", labelW)+legend(parts), w))
+	if r.HasPhaseSplit() {
+		// Kernel time per step by the part of the training step that
+		// launched it: analyze's medians after the first step.
+		phases := []part{
+			{"forward", ss.MedianForwardUs, st.gpuLane},
+			{"backward", ss.MedianBackwardUs, st.warn},
+			{"optimizer", ss.MedianOptimizerUs, st.annLane},
+		}
+		bar("Phases", phases, []string{"█", "▓", "▒"}, " "+legend(phases))
+	}
 	addf("%-*s %s kernels, %s launches, GPU busy %s (medians)", labelW-1, "Per step", h.KernelsPerStep,
 		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	addf("%-*s %d launches, %d distinct, %s; %d memcpy (%s), %d memset", labelW-1, "Kernels", sm.KernelLaunches, sm.DistinctKernels,
