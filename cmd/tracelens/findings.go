@@ -124,7 +124,13 @@ func headline(r *analyze.Result) string {
 	if r.Summary.StepsSynthetic {
 		steps = "no steps marked"
 	}
-	return fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps, r.Headline(), r.Summary.KernelLaunches)
+	line := fmt.Sprintf("%s on %s: %s, %s, %d kernel launches", termtext.Sanitize(r.Source), termtext.Sanitize(dev), steps, r.Headline(), r.Summary.KernelLaunches)
+	if r.HasPhaseSplit() {
+		ss := r.StepStats
+		line += fmt.Sprintf("; kernel time per step forward %s / backward %s / optimizer %s", analyze.FormatUs(ss.MedianForwardUs),
+			analyze.FormatUs(ss.MedianBackwardUs), analyze.FormatUs(ss.MedianOptimizerUs))
+	}
+	return line
 }
 
 // combinedText states what fixing every finding would save, and which
