@@ -242,6 +242,7 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time,
 			Delta: CompareSamples(b.metrics[m.key], n.metrics[m.key], alpha)})
 	}
+	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
 	ns := [2]int{b.side.Samples, n.side.Samples}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)

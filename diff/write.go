@@ -183,6 +183,11 @@ type jsonSummary struct {
 	Launches    jsonMetric `json:"launches"`
 	LaunchAPIUs jsonMetric `json:"launch_api_us"`
 	CPUOpUs     jsonMetric `json:"cpu_op_us"`
+	// ForwardUs, BackwardUs and OptimizerUs are there when either run is
+	// a training trace (phaseMetrics).
+	ForwardUs   *jsonMetric `json:"forward_us,omitempty"`
+	BackwardUs  *jsonMetric `json:"backward_us,omitempty"`
+	OptimizerUs *jsonMetric `json:"optimizer_us,omitempty"`
 }
 
 // jsonMetric is the issue's M: medians, change, p-value, significance;
@@ -299,7 +304,8 @@ func WriteJSON(w io.Writer, r *Result) error {
 	out := jsonResult{
 		Base: jsonSide(r.Base), New: jsonSide(r.New), Alpha: r.Alpha,
 		Summary: jsonSummary{StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
-			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp)},
+			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp),
+			ForwardUs: jsonPhase(r, ForwardKernel), BackwardUs: jsonPhase(r, BackwardKernel), OptimizerUs: jsonPhase(r, OptimizerKernel)},
 		Kernels:     toJSONRows(r.Kernels),
 		Categories:  toJSONRows(r.Categories),
 		Ops:         toJSONTotals(r.Ops),
