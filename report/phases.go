@@ -13,7 +13,7 @@ func (d *doc) phases(r *analyze.Result) {
 		return
 	}
 	st := r.StepStats
-	d.para("%s", phaseLine(st.MedianForwardUs, st.MedianBackwardUs, st.MedianOptimizerUs))
+	d.para("%s", phaseLine(st.MedianForwardUs, st.MedianBackwardUs, st.MedianOptimizerUs, steadyLabel(st)))
 	tb := newTable(left("Step"), right("Forward"), right("Backward"), right("Optimizer"), right("Kernel time"))
 	steps := r.Steps
 	const maxRows = 12
@@ -26,13 +26,18 @@ func (d *doc) phases(r *analyze.Result) {
 		}
 		tb.add(fmt.Sprintf("#%d", s.Number), us(s.ForwardUs), us(s.BackwardUs), us(s.OptimizerUs), us(s.KernelUs))
 	}
-	tb.add("**median excl. first**", us(st.MedianForwardUs), us(st.MedianBackwardUs), us(st.MedianOptimizerUs), "")
+	if len(steps) < 2 {
+		// The one step's row already is the figure the line quotes.
+		d.table(tb)
+		return
+	}
+	tb.add("**"+steadyLabel(st)+"**", us(st.MedianForwardUs), us(st.MedianBackwardUs), us(st.MedianOptimizerUs), "")
 	d.table(tb)
 }
 
 // phaseLine is the one-sentence phase split of a step's kernel time.
-func phaseLine(fwd, bwd, opt float64) string {
-	line := fmt.Sprintf("Kernel time per step by phase (median excl. first): forward %s, backward %s, optimizer %s", us(fwd), us(bwd), us(opt))
+func phaseLine(fwd, bwd, opt float64, label string) string {
+	line := fmt.Sprintf("Kernel time per step by phase (%s): forward %s, backward %s, optimizer %s", label, us(fwd), us(bwd), us(opt))
 	if tot := fwd + bwd + opt; tot > 0 {
 		line += fmt.Sprintf(" (%s / %s / %s)", pct(fwd/tot), pct(bwd/tot), pct(opt/tot))
 	}
@@ -47,4 +52,13 @@ func (d *doc) busySplit(r *analyze.Result) {
 		return
 	}
 	d.para("Over the trace, GPU busy time splits into compute %s and communication %s (NCCL/RCCL kernels, including time waiting for other ranks).", us(s.ComputeBusyUs), us(s.CommunicationUs))
+}
+
+// steadyLabel names the steps analyze's steady medians are over: the
+// steps after the first, or the only step.
+func steadyLabel(st analyze.StepStats) string {
+	if st.Count < 2 {
+		return "the only step"
+	}
+	return "median excl. first"
 }
