@@ -97,7 +97,7 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 	}
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	saving := (us(between) + float64(launches)*p.Result.Launches.MedianAPIUs) / steps
-	if saving < AttentionMinShare*p.Result.StepStats.MedianWallUs {
+	if saving < AttentionMinShare*p.Result.StepStats.MedianWallUsNoFirst {
 		return nil, nil
 	}
 	where := strings.Join(lines, ", ")

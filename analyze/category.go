@@ -37,7 +37,14 @@ func Categories() []string { return append([]string(nil), categoryOrder...) }
 // written by the user has a bare name but is launched through the driver
 // API).
 func Category(name string) string {
-	n := strings.ToLower(name)
+	// Classify by what names the kernel (its qualified function and the
+	// functors among its template arguments), never by its parameter
+	// types: FBGEMM's embedding kernels take an at::PhiloxCudaState and
+	// are not RNG.
+	n := strings.ToLower(kernelIdentity(name))
+	// FBGEMM's namespace (fbgemm_gpu::) says nothing about the kernel:
+	// most of its kernels are embedding lookups, not GEMMs.
+	n = strings.ReplaceAll(n, "fbgemm", "fb")
 	has := func(subs ...string) bool {
 		for _, s := range subs {
 			if strings.Contains(n, s) {
@@ -51,19 +58,30 @@ func Category(name string) string {
 		return CategoryCopy
 	case strings.HasPrefix(n, "memset"):
 		return CategoryMemset
-	case has("nccl", "all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter", "all-reduce", "all-gather", "alltoall", "all_to_all", "sendrecv"):
+	case has("nccl", "rccl", "all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter", "all-reduce", "all-gather", "alltoall", "all_to_all", "sendrecv"):
 		return CategoryCommunication
-	case has("flash", "fmha", "attention", "attn", "sdpa", "mha_"):
+	case has("flash", "fmha", "attention", "attn", "sdpa", "mha_", "dot_do_o", "convert_dq", "dq_dk", "dkdv"):
+		// The last four are cuDNN's SDPA backward helpers (rowsum(dO·O),
+		// the dQ accumulator's conversion).
 		return CategoryAttention
+	case has("multi_tensor_apply", "foreach", "amp_update_scale", "non_finite_check"):
+		// ATen's multi-tensor kernels (foreach optimizers, AMP's
+		// unscale): elementwise math over many tensors at once.
+		return CategoryElementwise
+	case has("gammabetabackward", "layer_norm", "layernorm", "rms_norm", "rmsnorm", "group_norm", "batch_norm", "instance_norm"):
+		// Normalisation kernels and their backward (GammaBetaBackward
+		// sums the weight and bias gradients over the batch).
+		return CategoryReduction
 	case strings.HasPrefix(n, "triton_") || strings.HasPrefix(n, "triton"):
 		return CategoryTriton
 	case strings.Contains(kernelFunc(n), "gemv") || has("dot_kernel"):
 		return CategoryGEMV
 	case has("convolution", "convolve", "conv1d", "conv2d", "conv3d", "implicit_gemm", "winograd", "fprop", "dgrad", "wgrad", "cudnn"):
 		return CategoryConv
-	case has("gemm", "xmma", "nvjet", "cutlass", "cublas", "magma", "matmul", "dot_general", "_mma", "hmma", "imma", "wmma"):
+	case has("gemm", "xmma", "nvjet", "cutlass", "cublas", "magma", "matmul", "dot_general", "_mma", "hmma", "imma", "wmma", "cijk_", "hipblaslt"):
+		// Cijk_* are rocBLAS/hipBLASLt's Tensile GEMMs.
 		return CategoryGEMM
-	case has("philox", "curand", "normal_kernel", "uniform", "distribution", "randperm", "bernoulli", "random", "rng"):
+	case has("philox", "curand", "normal_kernel", "uniform", "distribution", "randperm", "bernoulli", "random", "rng", "dropout"):
 		return CategoryRNG
 	case has("reduce", "softmax", "norm", "sum_kernel", "argmax", "argmin", "cub::", "scan", "topk", "sort", "cumsum", "mean_kernel", "welford", "reduction"):
 		return CategoryReduction
@@ -75,8 +93,45 @@ func Category(name string) string {
 		// Activation words name ATen's kernels; in a user's kernel name
 		// ("fused_linear_relu_kernel") they do not make it elementwise.
 		return CategoryElementwise
+	case strings.Contains(n, "at::native::"):
+		// Any other ATen kernel is PyTorch's own, not the user's: its
+		// kernels are elementwise or data movement unless named above.
+		return CategoryElementwise
 	}
 	return CategoryCustom
+}
+
+// kernelIdentity returns what names a kernel: for a C++ signature its
+// namespace-qualified function name and ShortKernelName (the function
+// plus the functors among its template arguments); other names (cuBLAS
+// sm90_xmma_*, Triton, XLA, NCCL without parameters) whole.
+func kernelIdentity(name string) string {
+	short := ShortKernelName(name)
+	if short == name {
+		return name
+	}
+	sig := name
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '<':
+			depth++
+		case '>':
+			depth = max(depth-1, 0)
+		case '(':
+			if depth == 0 && !strings.HasPrefix(name[i:], "(anonymous namespace)") {
+				sig = name[:i]
+				i = len(name)
+			}
+		}
+	}
+	if lt := strings.IndexByte(sig, '<'); lt >= 0 {
+		sig = sig[:lt]
+	}
+	if sp := strings.LastIndexByte(sig, ' '); sp >= 0 && !strings.HasSuffix(sig[:sp+1], "(anonymous ") {
+		sig = sig[sp+1:] // drop the return type ("void")
+	}
+	return sig + " " + short
 }
 
 // kernelFunc returns the kernel's function name without return type,
@@ -111,6 +166,11 @@ func categoryOf(t *trace.Trace, g int, c string) string {
 	if (c == CategoryCustom || c == CategoryGEMM) && isTritonLaunch(t, a) {
 		return CategoryTriton
 	}
+	if c == CategoryConv && attentionOp(t, g) {
+		// cuDNN names its fused-attention helpers like its convolution
+		// kernels; the op that launched them says what they compute.
+		return CategoryAttention
+	}
 	if c == CategoryCustom {
 		// A kernel whose name says nothing (a user's "ew_sin") is what
 		// the op that launched it does.
@@ -121,6 +181,18 @@ func categoryOf(t *trace.Trace, g int, c string) string {
 		}
 	}
 	return c
+}
+
+// attentionOp reports whether GPU activity g was launched inside a
+// scaled-dot-product attention op.
+func attentionOp(t *trace.Trace, g int) bool {
+	for op := t.LaunchOp(trace.Index(g)); op != trace.None; op = t.Ops[op].Parent {
+		n := strings.ToLower(t.Ops[op].Name)
+		if strings.Contains(n, "scaled_dot_product") || strings.Contains(n, "attention") {
+			return true
+		}
+	}
+	return false
 }
 
 // opCategory classifies a framework op ("aten::mul", "capture::sin") by
@@ -171,7 +243,9 @@ func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
 		return false
 	}
 	call := &t.APICalls[a.Launch]
-	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel")
+	// hipModuleLaunchKernel is how Triton launches on ROCm.
+	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel") || strings.HasPrefix(call.Name, "hipModuleLaunchKernel") ||
+		strings.HasPrefix(call.Name, "hipExtModuleLaunchKernel")
 }
 
 // LibraryKernel reports whether a kernel comes from a vendor or framework
@@ -181,7 +255,7 @@ func LibraryKernel(name string) bool {
 	n := strings.ToLower(name)
 	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "sgemm", "hgemm", "dgemm", "magma", "cudnn",
 		"nccl", "ampere_", "volta_", "turing_", "hopper_", "sm80_", "sm90_", "sm86_", "sm89_", "sm100_", "at::native", "kernel2", "flash",
-		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::"} {
+		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::", "cijk_", "hipblaslt", "rocblas", "miopen", "rccl", "ck::", "composable_kernel"} {
 		if strings.Contains(n, s) {
 			return true
 		}

@@ -29,7 +29,9 @@ var CompileOverhead = &Analyzer{
 
 // compileEvent reports whether a range is torch.compile's own work.
 func compileEvent(name string) bool {
-	if strings.HasSuffix(name, "(dynamo_timed)") {
+	if strings.HasSuffix(name, "(dynamo_timed)") || name == "dynamo" || strings.HasPrefix(name, "compile_attempt_") {
+		// "dynamo" is the outermost range of a compilation in recent
+		// PyTorch releases.
 		return true
 	}
 	for _, p := range []string{"backend_compile", "_compile.compile_inner", "entire_frame_compile", "OutputGraph.call_user_compiler",

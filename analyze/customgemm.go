@@ -33,7 +33,8 @@ var CustomGEMM = &Analyzer{
 		"(its name or launching op says gemm/matmul/linear/dot/mm, or it alone takes over %.0f%% of GPU kernel time at %.0f µs or more a call "+
 		"and its op is not elementwise, RNG or copy) without tiling: "+
 		"it uses no shared memory, so every thread reads its operands from global memory for each multiply-add. Reported when it "+
-		"takes at least %.0f%% of GPU kernel time. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
+		"takes at least %.0f%% of GPU kernel time. A trace that does not record the kernel's launch arguments (grid and block "+
+		"all zero, as ROCm and some CUDA-graph replays write) is no evidence of missing tiling: such kernels are not reported. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
 		"(when the trace also measures a library GEMM of the same shape, that kernel's time is used instead).",
 		CustomGEMMDominantShare*100, CustomGEMMMinMeanUs, CustomGEMMMinShare*100, CustomGEMMSpeedup),
 	Requires: []*Analyzer{Attribution},
@@ -48,7 +49,7 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 	var out []Finding
 	steps := float64(max(r.StepStats.Count, 1))
 	for _, k := range r.Kernels {
-		if LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
+		if k.Autotune || LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
 			continue
 		}
 		g := -1
@@ -61,7 +62,6 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 		if g < 0 {
 			continue
 		}
-		a := &t.GPU[g]
 		opName := ""
 		if op := ix.op[g]; op != -1 {
 			opName = t.Ops[op].Name
@@ -70,8 +70,12 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 		if !byName && (k.Share < CustomGEMMDominantShare || k.MeanUs < CustomGEMMMinMeanUs || memoryBound(k.Category)) {
 			continue
 		}
-		if a.SharedMem != 0 {
-			// Tiled through shared memory: no evidence it is naive.
+		a, ok := launchEvidence(t, k.Name)
+		if !ok || a.SharedMem != 0 {
+			// Tiled through shared memory: no evidence it is naive. And
+			// a trace that does not record launch arguments (ROCm, graph
+			// replays: grid [0 0 0]) says nothing about tiling: missing
+			// is not zero.
 			continue
 		}
 		saving := k.TotalUs * (1 - 1/CustomGEMMSpeedup) / steps
@@ -141,3 +145,20 @@ func customGEMMFix(t *trace.Trace, kernel, where string) string {
 // cudaC reports whether t comes from a CUDA C program (tracelens capture)
 // rather than a Python framework, so fixes speak its language.
 func cudaC(t *trace.Trace) bool { return t.Meta.Framework == trace.FrameworkCapture }
+
+// launchEvidence returns a launch of the named kernel whose arguments the
+// trace recorded (a non-zero grid or block), preferring one that used
+// shared memory, and false when no launch of it has any.
+func launchEvidence(t *trace.Trace, name string) (*trace.GPUActivity, bool) {
+	var found *trace.GPUActivity
+	for i := range t.GPU {
+		a := &t.GPU[i]
+		if a.Name != name || a.Grid == [3]int32{} && a.Block == [3]int32{} {
+			continue
+		}
+		if found == nil || a.SharedMem > found.SharedMem {
+			found = a
+		}
+	}
+	return found, found != nil
+}

@@ -40,7 +40,7 @@ var FusionCandidate = &Analyzer{
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, capped at the chain's GPU time minus its longest kernel. "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases},
 	Run:      runFusionCandidate,
 }
 
@@ -83,7 +83,10 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) {
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
+			ix.phase[g] == optimizer {
+			// The optimizer's kernels are optimizer-step's business: its
+			// fix is fused=True, not fusing by hand.
 			flush()
 			continue
 		}
@@ -91,7 +94,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	}
 	flush()
 
-	stepUs := p.Result.StepStats.MedianWallUs
+	stepUs := p.Result.StepStats.MedianWallUsNoFirst
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	launchCost := p.Result.Launches.MedianAPIUs
 	bw := float64(fallbackGBps)
@@ -169,6 +172,9 @@ func compilerFused(name string) bool {
 // would be wrong.
 func (ix *index) compiled(g int) bool {
 	t := ix.t
+	if ix.autotune != nil && ix.autotune[g] {
+		return true
+	}
 	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
 		return true
 	}

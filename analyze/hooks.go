@@ -101,7 +101,7 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 	}
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	saving := min(us(overhead+dispatch), us(idle)) / steps
-	if saving < HookMinShare*p.Result.StepStats.MedianWallUs {
+	if saving < HookMinShare*p.Result.StepStats.MedianWallUsNoFirst {
 		return nil, nil
 	}
 	share := p.shareOfStep(saving)

@@ -21,6 +21,7 @@ type index struct {
 	*BusyFacts
 	*ShapeFacts
 	*CompileFacts
+	*PhaseFacts
 	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
 	// only).
 	kernelRow map[string]int
@@ -36,6 +37,7 @@ func newIndex(t *trace.Trace, results map[*Analyzer]any) *index {
 	ix.BusyFacts, _ = results[IdleGaps].(*BusyFacts)
 	ix.ShapeFacts, _ = results[Shapes].(*ShapeFacts)
 	ix.CompileFacts, _ = results[CompileRegions].(*CompileFacts)
+	ix.PhaseFacts, _ = results[Phases].(*PhaseFacts)
 	return ix
 }
 

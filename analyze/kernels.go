@@ -21,25 +21,37 @@ type KernelStat struct {
 	Share float64
 	// Launches indexes the kernel's GPU activities in start order.
 	Launches []trace.Index
+	// Autotune is true for the launches torch.compile's autotuner or
+	// compiler made (see AutotuneLaunches): a row of their own, ranked
+	// after the workload's kernels.
+	Autotune bool
 }
 
 // KernelTable returns one row per distinct kernel name, sorted by total
 // time descending (name ascending on ties, so output is deterministic), and
-// the total kernel time.
+// the total kernel time. Launches made by torch.compile's autotuner get
+// rows of their own (Autotune), after every workload row: they are not
+// the steady state.
 func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
-	byName := map[string]int{}
+	type key struct {
+		name     string
+		autotune bool
+	}
+	byName := map[key]int{}
 	var rows []KernelStat
 	var all trace.Duration
+	tune := AutotuneLaunches(t)
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.Kind != trace.Kernel {
 			continue
 		}
-		j, ok := byName[g.Name]
+		k := key{g.Name, tune != nil && tune[i]}
+		j, ok := byName[k]
 		if !ok {
 			j = len(rows)
-			byName[g.Name] = j
-			rows = append(rows, KernelStat{Name: g.Name})
+			byName[k] = j
+			rows = append(rows, KernelStat{Name: g.Name, Autotune: k.autotune})
 		}
 		rows[j].Launches = append(rows[j].Launches, trace.Index(i))
 		all += g.Dur()
@@ -66,6 +78,12 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b KernelStat) int {
+		if a.Autotune != b.Autotune {
+			if b.Autotune {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(b.Total, a.Total); c != 0 {
 			return c
 		}
@@ -76,7 +94,7 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 
 // Timing converts s to microseconds, as the JSON outputs report it.
 func (s *KernelStat) Timing() KernelTiming {
-	return KernelTiming{Name: s.Name, Count: s.Count, TotalUs: s.Total.Micros(), MeanUs: s.Mean.Micros(), MedianUs: s.Median.Micros(),
+	return KernelTiming{Name: s.Name, Autotune: s.Autotune, Count: s.Count, TotalUs: s.Total.Micros(), MeanUs: s.Mean.Micros(), MedianUs: s.Median.Micros(),
 		P95Us: s.P95.Micros(), MinUs: s.Min.Micros(), MaxUs: s.Max.Micros(), Share: s.Share}
 }
 

@@ -34,9 +34,12 @@ var HostSync = &Analyzer{
 		"behind .cpu() or a pageable copy, aten::nonzero, ...) and the user's Python line. Syncs inside an op are implicit (the user may "+
 		"not know); an explicit torch.cuda.synchronize() counts only when more work is launched after it in the same step (one at the "+
 		"end of a step, for timing, costs nothing) and never in traces without step markers; syncs inside torch.compile regions are "+
-		"left to compile-overhead. Reported when at least %d such sync per step. Saving model: the time the host is "+
-		"blocked in them per step (with no sync the host runs ahead and keeps the GPU's queue full).", HostSyncMinPerStep),
-	Requires: []*Analyzer{Steps, Launches, Attribution},
+		"left to compile-overhead. Syncs a framework makes on its own (outside any op, from inside a library's Python such as "+
+		"DistributedDataParallel.forward: no user op or line) and syncs during which a communication kernel runs (a wait on another "+
+		"rank's collective) are listed but not counted. Reported when at least %d such sync per step. Saving model: the time the host is "+
+		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing; with no sync the host runs "+
+		"ahead and keeps the GPU's queue full).", HostSyncMinPerStep),
+	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases},
 	Run:      runHostSync,
 }
 
@@ -47,7 +50,7 @@ var PageableMemcpy = &Analyzer{
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
 		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
-	Requires: []*Analyzer{Steps, Launches, Attribution},
+	Requires: []*Analyzer{Steps, Launches, Attribution, Phases},
 	Run:      runPageableMemcpy,
 }
 
@@ -57,7 +60,7 @@ var SmallMemcpy = &Analyzer{
 	Doc: fmt.Sprintf("Finds host↔device memcpys under %s, reported when a step makes at least %d (traces without ProfilerStep markers are skipped: a count per step needs steps): each costs an API call (and often a "+
 		"sync) for a few bytes. Saving model: all but one copy's API and sync time per step, as if the values were batched into one "+
 		"tensor (or kept on the device).", FormatBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
-	Requires: []*Analyzer{Steps, Launches, Attribution},
+	Requires: []*Analyzer{Steps, Launches, Attribution, Phases},
 	Run:      runSmallMemcpy,
 }
 
@@ -96,6 +99,8 @@ func runHostSync(p *Pass) ([]Finding, error) {
 	var order []string
 	var total trace.Duration
 	count := 0
+	excluded := map[string]int{}
+	var exOrder []string
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		st := ix.apiStep[i]
@@ -114,6 +119,14 @@ func runHostSync(p *Pass) ([]Finding, error) {
 			// it usually times a call), is deliberate.
 			continue
 		}
+		if why, where := ix.syncExcluded(c); why != "" {
+			k := where + ": " + why
+			if excluded[k] == 0 {
+				exOrder = append(exOrder, k)
+			}
+			excluded[k]++
+			continue
+		}
 		line := ""
 		if f := ix.userFrameOf(c.Frame); f != trace.None {
 			line = t.Frames[f].Name
@@ -121,6 +134,9 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		if op == "" {
 			op = c.Name
 		}
+		// Only the part of the wait during which the GPU idled costs the
+		// step.
+		blocked := ix.idleDuring(c.Span)
 		key := op + "\x00" + line
 		s := sites[key]
 		if s == nil {
@@ -129,13 +145,13 @@ func runHostSync(p *Pass) ([]Finding, error) {
 			order = append(order, key)
 		}
 		s.calls++
-		s.time += c.Dur()
-		total += c.Dur()
+		s.time += blocked
+		total += blocked
 		count++
 	}
 	steps := float64(max(len(t.Steps), 1))
 	perStep := float64(count) / steps
-	if count == 0 || perStep < HostSyncMinPerStep {
+	if count == 0 || perStep < HostSyncMinPerStep || total == 0 {
 		return nil, nil
 	}
 	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(sites[b].calls, sites[a].calls) })
@@ -168,10 +184,10 @@ func runHostSync(p *Pass) ([]Finding, error) {
 			{"blocked in total", Dur(total)},
 			{"sync calls", Count(float64(count))},
 		},
-		Evidence: []Evidence{
-			{Text: "blocking calls inside steps, by the op and Python line behind them:", Table: tb},
-			{Text: "saving model: host time blocked in these syncs per step; without them the host runs ahead and the GPU's queue stays full (the cost grows once the GPU, not the host, is the bottleneck)"},
-		},
+		Evidence: append([]Evidence{
+			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too):", Table: tb},
+			{Text: "saving model: host time blocked in these syncs per step while the GPU idled; without them the host runs ahead and the GPU's queue stays full"},
+		}, excludedSyncs(excluded, exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
 	}}, nil
@@ -200,7 +216,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	var host trace.Duration
 	for g := range t.GPU {
 		a := &t.GPU[g]
-		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) {
+		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {
 			continue
 		}
 		kind := fmt.Sprintf("%s (%s → %s)", a.Copy, a.Src, a.Dst)
@@ -349,4 +365,16 @@ func pageableFix(t *trace.Trace, where string) string {
 	}
 	return fmt.Sprintf("pin the host tensors and copy asynchronously at %s: tensor.pin_memory().to(device, non_blocking=True), or DataLoader(pin_memory=True) "+
 		"and .to(device, non_blocking=True) on its batches", where)
+}
+
+// excludedSyncs tells which blocking calls host-sync left out and why.
+func excludedSyncs(excluded map[string]int, order []string) []Evidence {
+	if len(order) == 0 {
+		return nil
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%d× %s", excluded[k], k))
+	}
+	return []Evidence{{Text: "not counted: " + strings.Join(parts, "; ")}}
 }

@@ -26,6 +26,8 @@ func (ix *index) metrics() *Result {
 	ix.categories(r)
 	ix.summary(r)
 	ix.steps(r)
+	ix.phaseSteps(r)
+	ix.commSteps(r)
 	ix.launches(r)
 	r.Ops = ix.ops()
 	r.Annotations = ix.annotations()
@@ -62,7 +64,9 @@ func (ix *index) kernels(r *Result) {
 		}
 		k.Ops = topKeys(ops, MaxAttribution)
 		k.Python = topKeys(lines, MaxAttribution)
-		ix.kernelRow[k.Name] = len(r.Kernels)
+		if _, ok := ix.kernelRow[k.Name]; !ok {
+			ix.kernelRow[k.Name] = len(r.Kernels)
+		}
 		r.Kernels = append(r.Kernels, k)
 	}
 }

@@ -154,6 +154,7 @@ func moduleFrame(name string) (string, bool) {
 func (ix *index) annotations() []AnnotationStat {
 	t := ix.t
 	lp := ix.launchPrefix()
+	bl := ix.backwardLaunches()
 	rows := map[[2]string]*AnnotationStat{}
 	add := func(kind, name string, th trace.Index, s trace.Span) {
 		key := [2]string{kind, name}
@@ -165,6 +166,8 @@ func (ix *index) annotations() []AnnotationStat {
 		r.Count++
 		r.CPUUs += us(s.Dur())
 		gpu, k := ix.launchedIn(lp, th, s.Start, s.End)
+		bg, bk := bl.causedElsewhere(th, s.Start, s.End)
+		gpu, k = gpu+bg, k+bk
 		r.GPUUs += us(gpu)
 		r.Kernels += k
 	}

@@ -36,6 +36,10 @@ type Result struct {
 	// Overlaps lists the parts of the step that more than one finding's
 	// saving comes out of, with the combined estimate for each.
 	Overlaps []Overlap `json:"overlaps"`
+	// ProfilerOptions lists the torch.profiler options the trace shows
+	// were on and that inflate host times (with_stack, profile_memory,
+	// record_shapes); findings resting on host time carry a caveat.
+	ProfilerOptions []string `json:"profiler_options"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
 	// Corrections says what Run removed or bounded because it could not
@@ -61,14 +65,26 @@ type Summary struct {
 	// over devices; GPUBusyShare is it over WallUs × devices.
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
-	Memcpys      int     `json:"memcpys"`
-	MemcpyUs     float64 `json:"memcpy_us"`
-	Memsets      int     `json:"memsets"`
-	MemsetUs     float64 `json:"memset_us"`
-	Steps        int     `json:"steps"`
+	// ComputeBusyUs is GPU busy time without communication kernels and
+	// CommunicationUs the union of communication (NCCL/RCCL) kernels:
+	// a collective waiting for another rank is not compute.
+	ComputeBusyUs   float64 `json:"compute_busy_us"`
+	CommunicationUs float64 `json:"communication_us"`
+	Memcpys         int     `json:"memcpys"`
+	MemcpyUs        float64 `json:"memcpy_us"`
+	Memsets         int     `json:"memsets"`
+	MemsetUs        float64 `json:"memset_us"`
+	Steps           int     `json:"steps"`
 	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
 	// whole trace counts as one step.
 	StepsSynthetic bool `json:"steps_synthetic"`
+	// StepSource says where the steps come from: StepSourceProfiler
+	// (ProfilerStep#N), StepSourceRange (a repeated top-level
+	// record_function range), StepSourceCall (repeated calls of one user
+	// Python function) or StepSourceTrace (the whole trace); StepLabel
+	// names the range or function.
+	StepSource string `json:"step_source"`
+	StepLabel  string `json:"step_label,omitempty"`
 	// CombinedSavingUs is the saving per step if every finding were
 	// fixed, counting savings that come out of the same part of the step
 	// once (see Overlaps): at most StepStats.SteadyWallUs.
@@ -96,7 +112,10 @@ type Overlap struct {
 // of one kernel name, in microseconds. Kernel embeds it, so the report's
 // JSON extends top's without restating it.
 type KernelTiming struct {
-	Name     string  `json:"name"`
+	Name string `json:"name"`
+	// Autotune marks launches torch.compile's autotuner made while
+	// compiling (benchmark runs, cache flushes): not the workload.
+	Autotune bool    `json:"autotune,omitempty"`
 	Count    int     `json:"count"`
 	TotalUs  float64 `json:"total_us"`
 	MeanUs   float64 `json:"mean_us"`
@@ -161,6 +180,10 @@ type Step struct {
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUIdleUs    float64 `json:"gpu_idle_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
+	// ComputeBusyUs and CommunicationUs split GPU busy time as in
+	// Summary.
+	ComputeBusyUs   float64 `json:"compute_busy_us"`
+	CommunicationUs float64 `json:"communication_us"`
 	// LaunchGapIdleUs is GPU idle time in gaps shorter than LaunchGap
 	// (the GPU waiting for the next launch); LongGapIdleUs in longer gaps
 	// (the host doing something else: data loading, Python work, syncs).
@@ -177,6 +200,13 @@ type Step struct {
 	LaunchAPIUs float64 `json:"launch_api_us"`
 	// SyncUs is time in blocking synchronisation calls (see host-sync).
 	SyncUs float64 `json:"sync_us"`
+	// ForwardUs, BackwardUs and OptimizerUs split KernelUs by the part of
+	// the training step that launched each kernel (backward: autograd's
+	// evaluate_function ops, on whichever thread; optimizer: torch.optim's
+	// Optimizer.step#/zero_grad# ranges; forward: the rest).
+	ForwardUs   float64 `json:"forward_us"`
+	BackwardUs  float64 `json:"backward_us"`
+	OptimizerUs float64 `json:"optimizer_us"`
 	// CPUOpUs is the time of top-level framework ops that started in the
 	// step (nested ops are inside them).
 	CPUOpUs float64 `json:"cpu_op_us"`
@@ -197,6 +227,11 @@ type StepStats struct {
 	// FirstStepUs is the first step's wall time, to compare with the
 	// median (cold start).
 	FirstStepUs float64 `json:"first_step_us"`
+	// MedianForwardUs, MedianBackwardUs and MedianOptimizerUs are the
+	// medians of the steps' phase kernel times after the first step.
+	MedianForwardUs   float64 `json:"median_forward_us"`
+	MedianBackwardUs  float64 `json:"median_backward_us"`
+	MedianOptimizerUs float64 `json:"median_optimizer_us"`
 
 	// The steady state is the steps after the first (which carries
 	// warm-up), or the only step. These medians over it are the figures
@@ -267,7 +302,9 @@ type AnnotationStat struct {
 	Kind  string  `json:"kind"`
 	Count int     `json:"count"`
 	CPUUs float64 `json:"cpu_us"`
-	// GPUUs is the GPU time of activities launched inside the range.
+	// GPUUs is the GPU time of activities the range caused: launched
+	// inside it on its thread, plus the backward kernels autograd's
+	// thread launched while it ran.
 	GPUUs   float64 `json:"gpu_us"`
 	Kernels int     `json:"kernels"`
 }
@@ -294,6 +331,9 @@ type RooflineRow struct {
 	GBps        float64 `json:"gbps"`
 	PeakTFLOPS  float64 `json:"peak_tflops"`
 	PeakGBps    float64 `json:"peak_gbps"`
+	// PeakSource names the datasheet the peaks come from, or says that
+	// the device is unknown (no peaks, no bound).
+	PeakSource string `json:"peak_source"`
 	// Intensity is FLOPs per byte; Ridge is the device's peak FLOPs over
 	// peak bandwidth: below it the op is memory bound.
 	Intensity float64 `json:"intensity"`

@@ -9,40 +9,6 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// Peak is a GPU's dense peak throughput per dtype (TFLOP/s, tensor cores
-// where the GPU has them for that dtype; "fp32" is the CUDA-core FFMA
-// rate) and its DRAM bandwidth (GB/s), from the vendors' datasheets.
-type Peak struct {
-	Device string
-	TFLOPS map[string]float64
-	GBps   float64
-}
-
-// peaks is matched in order against the device name, so more specific
-// names (H100 PCIe) come before general ones (H100).
-var peaks = []Peak{
-	{"H200", map[string]float64{"fp64": 67, "fp32": 67, "tf32": 495, "fp16": 989, "bf16": 989, "fp8": 1979}, 4800},
-	{"H100 PCIe", map[string]float64{"fp64": 51, "fp32": 51, "tf32": 378, "fp16": 756, "bf16": 756, "fp8": 1513}, 2000},
-	{"H100", map[string]float64{"fp64": 67, "fp32": 67, "tf32": 495, "fp16": 989, "bf16": 989, "fp8": 1979}, 3350},
-	{"A100-PCIE-40GB", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 1555},
-	{"A100-SXM4-40GB", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 1555},
-	{"A100", map[string]float64{"fp64": 19.5, "fp32": 19.5, "tf32": 156, "fp16": 312, "bf16": 312}, 2039},
-	{"L4", map[string]float64{"fp64": 0.49, "fp32": 30.3, "tf32": 60, "fp16": 121, "bf16": 121, "fp8": 242}, 300},
-	{"RTX 4090", map[string]float64{"fp64": 1.3, "fp32": 82.6, "tf32": 82.6, "fp16": 165, "bf16": 165, "fp8": 330}, 1008},
-	{"RTX 3090", map[string]float64{"fp64": 0.56, "fp32": 35.6, "tf32": 35.6, "fp16": 71, "bf16": 71}, 936},
-}
-
-// PeakFor returns the peaks of the named device, or nil when the table does
-// not know it.
-func PeakFor(device string) *Peak {
-	for i := range peaks {
-		if strings.Contains(device, peaks[i].Device) {
-			return &peaks[i]
-		}
-	}
-	return nil
-}
-
 // gemmFLOPs returns the FLOPs of one call of a GEMM-like op from its input
 // shapes, and the bytes its operands and result occupy, or 0 when the op or
 // shapes are not a GEMM it knows.
@@ -106,17 +72,20 @@ func (ix *index) roofline() []RooflineRow {
 	}
 	calls := map[trace.Index]*call{}
 	for g := range t.GPU {
-		if t.GPU[g].Kind != trace.Kernel {
+		if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.cat[g]) || ix.autotune != nil && ix.autotune[g] {
+			// Only the GEMM or attention kernel does the op's FLOPs: under
+			// autocast an outer aten::linear also launches casts and a
+			// bias add, which must not dilute its rate.
 			continue
 		}
 		op := ix.op[g]
 		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			if slices.Contains(gemmOps, t.Ops[cur].Name) {
+			if flopOp(t.Ops[cur].Name) {
 				op = cur
 				break
 			}
 		}
-		if op == trace.None || !slices.Contains(gemmOps, t.Ops[op].Name) {
+		if op == trace.None || !flopOp(t.Ops[op].Name) {
 			continue
 		}
 		c := calls[op]
@@ -141,11 +110,25 @@ func (ix *index) roofline() []RooflineRow {
 	for op, c := range calls {
 		o := &t.Ops[op]
 		// Shapes repeat (every layer, every step): the Shapes fact parses
-		// each once.
-		pr := ix.GEMM(o)
+		// each once; attention ops are parsed here.
+		var pr GEMMShape
+		if slices.Contains(attentionOps, o.Name) {
+			for _, ty := range parseTypes(o.InputTypes) {
+				if elemSize(ty) > 0 {
+					pr.DType = ty
+					break
+				}
+			}
+			pr.FLOPs, pr.Bytes, pr.Shape = attentionFLOPs(o.InputDims, elemSize(pr.DType))
+		} else {
+			pr = ix.GEMM(o)
+		}
 		dtype, elem := pr.DType, elemSize(pr.DType)
 		flops, bytes, shape := pr.FLOPs, pr.Bytes, pr.Shape
 		src := "input dims"
+		if slices.Contains(attentionOps, o.Name) {
+			src = "input dims (attention counted as causal: a lower bound)"
+		}
 		if o.Flops > 0 {
 			flops, src = o.Flops, "profiler"
 		}
@@ -154,6 +137,15 @@ func (ix *index) roofline() []RooflineRow {
 		}
 		kname := t.GPU[c.kernel].Name
 		dt := dtypeName(dtype)
+		if kd := kernelDType(kname); kd != "" && kd != dt {
+			// The kernel computes in its own dtype (autocast hands a bf16
+			// GEMM fp32 inputs; TF32 runs fp32 data): its roof and its
+			// operand bytes are the kernel's.
+			if ke := dtypeBytes(kd); ke > 0 {
+				bytes = bytes / float64(elem) * float64(ke)
+			}
+			dt = kd
+		}
 		key := o.Name + "|" + shape + "|" + dt + "|" + kname
 		gr := groups[key]
 		if gr == nil {
@@ -216,9 +208,11 @@ func (ix *index) roofline() []RooflineRow {
 		if r.Bytes > 0 {
 			r.Intensity = r.FLOPs / r.Bytes
 		}
+		r.PeakSource = "device not in the peak table: no roof"
 		if peak != nil {
-			r.PeakTFLOPS = peak.TFLOPS[peakDType(r.DType, r.Kernel)]
+			r.PeakTFLOPS = peak.TFLOPS[r.DType]
 			r.PeakGBps = peak.GBps
+			r.PeakSource = peak.Source
 		}
 		if r.PeakTFLOPS > 0 && r.PeakGBps > 0 {
 			r.Ridge = r.PeakTFLOPS * 1e12 / (r.PeakGBps * 1e9)
@@ -239,15 +233,6 @@ func (ix *index) roofline() []RooflineRow {
 		return cmp.Compare(a.Op+a.Kernel, b.Op+b.Kernel)
 	})
 	return out
-}
-
-// peakDType picks the peak an fp32 GEMM is held to: TF32 tensor cores when
-// its kernel uses them, the FFMA rate otherwise.
-func peakDType(dtype, kernel string) string {
-	if dtype == "fp32" && strings.Contains(strings.ToLower(kernel), "tf32") {
-		return "tf32"
-	}
-	return dtype
 }
 
 // gemmLikeName reports whether a kernel's name says it multiplies matrices.

@@ -67,6 +67,7 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 
 // runAnalyzers is Run with the analyzers chosen.
 func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
+	t, source, label := deriveSteps(t)
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
 	for _, f := range order(Facts()) {
@@ -79,6 +80,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 	all := newIndex(t, results)
 	all.kernelRow = map[string]int{}
 	r := all.metrics()
+	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
 	for _, a := range order(as) {
@@ -107,6 +109,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	addProfilerCaveat(t, r)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
 	return r, nil
@@ -204,6 +207,11 @@ func All() []*Analyzer {
 		TF32Disabled,
 		FP64Compute,
 		UnfusedAttention,
+		ColdStart,
+		OptimizerStep,
+		AMPCast,
+		GEMMEpilogue,
+		CompiledSlower,
 	}
 }
 

@@ -20,15 +20,22 @@ func sanitize(s string) string { return termtext.Sanitize(s) }
 // writer, which escapes them in every cell.
 func Text(s string) string {
 	s = sanitize(s)
-	if !strings.ContainsAny(s, "\\`*_[]<>&~!#") {
+	www := strings.Contains(strings.ToLower(s), "www.")
+	if !www && !strings.ContainsAny(s, "\\`*_[]<>&~!#") {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	for _, r := range s {
+	for i, r := range s {
 		switch r {
 		case '\\', '`', '*', '_', '[', ']', '<', '>', '&', '~', '!', '#':
 			b.WriteByte('\\')
+		case '.':
+			// GFM turns a bare "www.host" into a link: an escaped dot
+			// is no longer one.
+			if www && i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+				b.WriteByte('\\')
+			}
 		}
 		b.WriteRune(r)
 	}

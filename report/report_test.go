@@ -232,7 +232,9 @@ func TestMissingData(t *testing.T) {
 		want  []string
 		not   []string
 	}{
-		{"no_steps.json", []string{"The trace marks no `ProfilerStep#N` ranges, so the whole trace", "| whole trace |", "**No step markers**"}, []string{"xychart-beta", "median excl. first"}},
+		// No ProfilerStep, but the record_function range "block" repeats:
+		// its calls are the steps (analyze.StepSourceRange).
+		{"no_steps.json", []string{"3 steps", "| #0 |", "median excl. first"}, []string{"**No step markers**", "| whole trace |"}},
 		{"no_python.json", []string{"The trace has no Python stacks", "## Top kernels"}, nil},
 		{"cpu_only.json", []string{"**No GPU activity recorded**", "No GPU kernels in this trace.", "No GPU kernels: nothing to place on the roofline.", "Re-record with"}, []string{"NaN", "Inf", "GPU idle"}},
 	} {

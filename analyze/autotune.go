@@ -1,0 +1,90 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// autotuneRange reports whether an op or record_function range is
+// torch.compile doing its own work on the GPU: Inductor's autotuner timing
+// candidate kernels (benchmark runs and the L2-cache flushes between
+// them), max-autotune's algorithm selection, or compilation itself. GPU
+// work launched inside one is not the program's workload.
+func autotuneRange(name string) bool {
+	if compileEvent(name) {
+		return true
+	}
+	n := strings.ToLower(name)
+	if strings.Contains(n, "load_cached") || strings.Contains(n, "warm_precompile") {
+		// Reading autotuning results from a cache launches nothing.
+		return false
+	}
+	for _, s := range []string{"autotun", "benchmark_all_configs", "select_algorithm", "benchmark_choice", "benchmark_example_value",
+		"do_bench", "benchmark_gpu", "benchmark_fused_nodes"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// AutotuneLaunches marks, per GPU activity of t, whether it ran for
+// torch.compile's autotuner or compiler (launched inside an op or a
+// record_function range that autotuneRange recognises, on the launching
+// thread) rather than for the workload. It returns nil when the trace has
+// no such range.
+func AutotuneLaunches(t *trace.Trace) []bool {
+	memo := map[string]bool{}
+	is := func(name string) bool {
+		v, ok := memo[name]
+		if !ok {
+			v = autotuneRange(name)
+			memo[name] = v
+		}
+		return v
+	}
+	spans := threadSpans{}
+	for i := range t.Ops {
+		if is(t.Ops[i].Name) {
+			spans.add(t.Ops[i].Thread, t.Ops[i].Span)
+		}
+	}
+	for i := range t.Annotations {
+		if a := &t.Annotations[i]; !a.GPU && is(a.Name) {
+			spans.add(a.Thread, a.Span)
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	spans.merge()
+	out := make([]bool, len(t.GPU))
+	for g := range t.GPU {
+		if l := t.GPU[g].Launch; l != trace.None {
+			out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
+		}
+	}
+	return out
+}
+
+// threadSpans are host intervals per thread; after merge, sorted and
+// disjoint.
+type threadSpans map[trace.Index][]trace.Span
+
+func (ts threadSpans) add(th trace.Index, s trace.Span) { ts[th] = append(ts[th], s) }
+
+func (ts threadSpans) merge() {
+	for th, s := range ts {
+		ts[th] = mergedSpans(s)
+	}
+}
+
+// contains reports whether time at on thread th lies inside a span.
+func (ts threadSpans) contains(th trace.Index, at trace.Time) bool {
+	s := ts[th]
+	i, _ := slices.BinarySearchFunc(s, at, func(sp trace.Span, at trace.Time) int { return cmp.Compare(sp.End, at) })
+	return i < len(s) && s[i].Start <= at
+}

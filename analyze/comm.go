@@ -1,0 +1,102 @@
+package analyze
+
+import (
+	"github.com/tracelens/tracelens/trace"
+)
+
+// commBusy splits GPU busy time into communication (NCCL/RCCL collective
+// kernels) and compute (everything else: kernels, memcpy, memset), each
+// as the union of its intervals per device. A collective kernel that waits
+// for a slower rank keeps the GPU "busy" without computing anything, so
+// the two are reported apart.
+type commBusy struct {
+	comm, compute *BusyFacts
+}
+
+// splitBusy builds the two unions, or nil when the trace has no
+// communication kernels (then compute is all of busy).
+func splitBusy(t *trace.Trace, cat []string) *commBusy {
+	hasComm := false
+	for g := range t.GPU {
+		if cat[g] == CategoryCommunication {
+			hasComm = true
+			break
+		}
+	}
+	if !hasComm {
+		return nil
+	}
+	part := func(comm bool) *BusyFacts {
+		sub := &BusyFacts{busy: map[int32][]trace.Span{}}
+		for g := range t.GPU {
+			if (cat[g] == CategoryCommunication) == comm {
+				a := &t.GPU[g]
+				sub.busy[a.Device] = append(sub.busy[a.Device], a.Span)
+			}
+		}
+		for dev, spans := range sub.busy {
+			sub.busy[dev] = mergedSpans(spans)
+			sub.devices = append(sub.devices, dev)
+		}
+		return sub
+	}
+	return &commBusy{comm: part(true), compute: part(false)}
+}
+
+// commSteps fills the compute/communication split of GPU busy per step
+// and for the whole trace.
+func (ix *index) commSteps(r *Result) {
+	cb := ix.comm
+	s := &r.Summary
+	if cb == nil {
+		s.ComputeBusyUs = s.GPUBusyUs
+		for i := range r.Steps {
+			r.Steps[i].ComputeBusyUs = r.Steps[i].GPUBusyUs
+		}
+		return
+	}
+	total := func(sub *BusyFacts) float64 {
+		var d trace.Duration
+		for _, spans := range sub.busy {
+			for _, sp := range spans {
+				d += sp.Dur()
+			}
+		}
+		return us(d)
+	}
+	s.ComputeBusyUs, s.CommunicationUs = total(cb.compute), total(cb.comm)
+	for i, st := range ix.t.Steps {
+		r.Steps[i].ComputeBusyUs = us(cb.compute.busyIn(st.Start, st.End))
+		r.Steps[i].CommunicationUs = us(cb.comm.busyIn(st.Start, st.End))
+	}
+}
+
+// Phases is the fact of what part of a step launched each GPU activity
+// (forward, backward, optimizer), which activities torch.compile's
+// compiler or autotuner launched, and GPU busy split into compute and
+// communication.
+var Phases = &Analyzer{
+	Name:     "phases",
+	Doc:      "Marks each GPU activity forward, backward (autograd's evaluate_function ops, on any thread) or optimizer (Optimizer.step#/zero_grad# ranges); marks the launches torch.compile's compiler and autotuner made; splits GPU busy time into compute and communication (NCCL/RCCL) unions.",
+	Requires: []*Analyzer{Attribution, KernelCategories},
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		op := make([]trace.Index, len(t.GPU))
+		cat := make([]string, len(t.GPU))
+		for g := range t.GPU {
+			op[g] = p.ix.AttributionFacts.op[g]
+			cat[g] = p.ix.CategoryFacts.Of(g)
+		}
+		return &PhaseFacts{phase: phases(t, op), autotune: AutotuneLaunches(t), comm: splitBusy(t, cat)}, nil
+	},
+}
+
+// PhaseFacts is the result of Phases.
+type PhaseFacts struct {
+	// phase of each GPU activity; autotune marks compile/autotune
+	// launches (nil when there is none); comm splits busy time (nil
+	// without communication kernels).
+	phase    []phase
+	autotune []bool
+	comm     *commBusy
+}

@@ -1,0 +1,261 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// What the host was doing while the GPU sat idle, from the host activity
+// that covers a gap. The fix depends on it: DataLoader workers help only
+// when the host was loading data.
+const (
+	CauseDataLoading = "data loading"
+	CauseOptimizer   = "optimizer step"
+	CauseBuiltin     = "built-in call"
+	CauseSync        = "synchronisation"
+	CauseCompiled    = "torch.compile wrapper"
+	CauseRange       = "user range"
+	CauseHostCode    = "host code"
+)
+
+// clashes reports whether s overlaps a picked candidate by more than half
+// of s.
+func clashes[T interface{ getSpan() trace.Span }](s trace.Span, picked []T) bool {
+	for _, p := range picked {
+		ps := p.getSpan()
+		lo, hi := max(s.Start, ps.Start), min(s.End, ps.End)
+		if hi > lo && 2*trace.Duration(hi-lo) > s.Dur() {
+			return true
+		}
+	}
+	return false
+}
+
+// hostCand is a range that may explain a GPU idle gap, and what kind of
+// host work it is.
+type hostCand struct {
+	name    string
+	cause   string
+	span    trace.Span
+	overlap trace.Duration
+}
+
+func (c hostCand) getSpan() trace.Span { return c.span }
+
+// dataWords name data loading in a function or range name.
+var dataWords = []string{"data", "load", "batch", "fetch", "collate", "preprocess", "augment", "__next__", "next_"}
+
+func dataName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range dataWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinFrame returns the callee of a Python frame without a source
+// location ("<built-in function sleep>" → "sleep"), or "".
+func builtinFrame(name string) string {
+	rest, ok := strings.CutPrefix(name, "<built-in ")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimSuffix(rest, ">")
+	for _, p := range []string{"function ", "method "} {
+		if r, ok := strings.CutPrefix(rest, p); ok {
+			rest = r
+		}
+	}
+	if i := strings.Index(rest, " of "); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// libraryCause names host work inside a library that explains a gap:
+// PyTorch's DataLoader or torch.optim.
+func libraryCause(file string) string {
+	switch {
+	case strings.Contains(file, "torch/utils/data/"):
+		return CauseDataLoading
+	case strings.Contains(file, "torch/optim/"):
+		return CauseOptimizer
+	}
+	return ""
+}
+
+// hostActivity returns what the host was doing during gap (inside step):
+// user Python functions, built-in calls (time.sleep: no file:line),
+// DataLoader and torch.optim frames, record_function ranges (even longer
+// than the gap: a user's "data" range around a slow loader), top-level
+// ops and sync calls that overlap it most, at most two that do not
+// overlap each other, each with its cause. Functions and ops much longer
+// than the gap (the step function itself) do not name it.
+func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
+	t := ix.t
+	var cands []hostCand
+	consider := func(name, cause string, s trace.Span, anyLength bool) {
+		lo, hi := max(gap.Start, s.Start), min(gap.End, s.End)
+		if hi <= lo || 5*trace.Duration(hi-lo) < gap.Dur() || !anyLength && 4*s.Dur() > 5*gap.Dur() {
+			return
+		}
+		cands = append(cands, hostCand{name, cause, s, trace.Duration(hi - lo)})
+	}
+	overlapsGap := func(s trace.Span) bool { return s.End >= gap.Start && s.Start <= gap.End }
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		if !overlapsGap(f.Span) {
+			continue
+		}
+		file, line, fn, ok := f.Source()
+		switch {
+		case !ok:
+			if b := builtinFrame(f.Name); b != "" {
+				name := b + " (built-in, no source line)"
+				if u := ix.userFrameOf(f.Parent); u != trace.None {
+					name = fmt.Sprintf("%s (built-in) called from %s", b, t.Frames[u].Name)
+				}
+				consider(name, CauseBuiltin, f.Span, false)
+			}
+		case !libraryFile(file):
+			cause := CauseHostCode
+			if dataName(fn) {
+				cause = CauseDataLoading
+			}
+			consider(fmt.Sprintf("%s() at %s:%d", fn, file, line), cause, f.Span, false)
+		default:
+			if c := libraryCause(file); c != "" {
+				consider(fmt.Sprintf("%s() in %s", fn, file[max(strings.LastIndex(file, "torch/"), 0):]), c, f.Span, true)
+			}
+		}
+	}
+	for i := range t.Annotations {
+		a := &t.Annotations[i]
+		if !overlapsGap(a.Span) || strings.HasPrefix(a.Name, "ProfilerStep#") || a.Span.Contains(step) || compileEvent(a.Name) {
+			continue
+		}
+		cause := CauseRange
+		switch {
+		case optimizerRange(a.Name):
+			cause = CauseOptimizer
+		case dataName(a.Name):
+			cause = CauseDataLoading
+		case strings.HasPrefix(a.Name, "## Call CompiledFxGraph"):
+			cause = CauseCompiled
+		}
+		consider(a.Name, cause, a.Span, true)
+	}
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		if o.Parent == trace.None && overlapsGap(o.Span) {
+			// Top-level ops only: the call the user made, not its internals.
+			cause := CauseHostCode
+			switch {
+			case compiledRegion(o.Name):
+				cause = CauseCompiled
+			case strings.Contains(o.Name, "pin_memory"):
+				// Copying a batch into pinned memory on the training
+				// thread is the loader's work done in the loop.
+				cause = CauseDataLoading
+			}
+			consider(o.Name, cause, o.Span, false)
+		}
+	}
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		if overlapsGap(c.Span) && isSyncCall(c.Name) {
+			consider(c.Name, CauseSync, c.Span, false)
+		}
+	}
+	// Pick the largest overlap; among near ties (within 10%) the shortest
+	// range, which names the specific call rather than the function
+	// around it. Then the next largest that does not overlap it.
+	var picked []hostCand
+	for len(picked) < 2 {
+		var best trace.Duration
+		for _, c := range cands {
+			if !clashes(c.span, picked) {
+				best = max(best, c.overlap)
+			}
+		}
+		if best == 0 {
+			break
+		}
+		pick := -1
+		for i, c := range cands {
+			if clashes(c.span, picked) || 10*c.overlap < 9*best {
+				continue
+			}
+			if pick < 0 || c.span.Dur() < cands[pick].span.Dur() {
+				pick = i
+			}
+		}
+		picked = append(picked, cands[pick])
+	}
+	return picked
+}
+
+// dominantCause returns the cause that explains the most idle time among
+// the picked candidates of the listed gaps (CauseHostCode when none).
+func dominantCause(picked [][]hostCand) string {
+	by := map[string]trace.Duration{}
+	for _, ps := range picked {
+		for _, c := range ps {
+			by[c.cause] += c.overlap
+		}
+	}
+	best, bestD := CauseHostCode, trace.Duration(0)
+	for _, c := range []string{CauseDataLoading, CauseOptimizer, CauseBuiltin, CauseSync, CauseCompiled, CauseRange, CauseHostCode} {
+		if by[c] > bestD {
+			best, bestD = c, by[c]
+		}
+	}
+	return best
+}
+
+// idleFixes is gpu-idle's fix per cause of the gaps (%s: where the host
+// was): each cause has its own remedy, and only data loading calls for
+// DataLoader workers.
+var idleFixes = map[string]string{
+	CauseDataLoading: "the GPU waits for the next batch (%s): load and preprocess batches in a DataLoader with num_workers > 0 and pin_memory=True " +
+		"(copies with non_blocking=True), and prefetch the next batch while the current step runs",
+	CauseOptimizer: "the optimizer step runs on the host while the GPU waits (%s): use the fused implementation (e.g. torch.optim.AdamW(..., fused=True)), " +
+		"or capture the step (torch.compile the optimizer step, or capturable=True under a CUDA graph) so it is one launch",
+	CauseBuiltin: "the loop blocks in a built-in call (%s) with no work queued on the GPU: remove it from the step (a time.sleep, a blocking " +
+		"queue get or file read), or move it to another thread or process",
+	CauseSync: "the host waits for the GPU (%s) and then has nothing queued: drop mid-step .item()/.cpu()/torch.cuda.synchronize() " +
+		"or defer them to every N steps, so the host runs ahead",
+	CauseCompiled: "each call of the compiled function spends longer in its host wrapper (guards, Python, launches: %s) than the GPU " +
+		"takes to run it: torch.compile(mode=\"reduce-overhead\") replays it as a CUDA graph; or give each call more work",
+	CauseRange: "the host spends the gap in %s with no GPU work queued: overlap it with the GPU (issue the next step's work first, or run it " +
+		"on another thread/process) or do it every N steps",
+	CauseHostCode: "take the host work out of the GPU's critical path (%s): move per-step Python work (logging, metrics, .item()) out of the loop " +
+		"or do it every N steps, and queue the next step's GPU work before it",
+}
+
+func idleFix(cause, where string) string {
+	f, ok := idleFixes[cause]
+	if !ok {
+		f = idleFixes[CauseHostCode]
+	}
+	return fmt.Sprintf(f, where)
+}
+
+// listNames returns the distinct names of candidates with the given
+// cause (any cause when ""), in first-seen order.
+func listNames(picked [][]hostCand, cause string) []string {
+	var places []string
+	for _, ps := range picked {
+		for _, c := range ps {
+			if (cause == "" || c.cause == cause) && !slices.Contains(places, c.name) {
+				places = append(places, c.name)
+			}
+		}
+	}
+	return places
+}

@@ -1,0 +1,194 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Phases of a training step a kernel can belong to.
+const (
+	PhaseForward   = "forward"
+	PhaseBackward  = "backward"
+	PhaseOptimizer = "optimizer"
+)
+
+// phase tells which part of a training step launched each GPU activity.
+// Autograd runs backward on its own thread, so neither the step's
+// thread nor a user's record_function("backward") range sees those
+// launches; what marks them is the op the engine wraps every backward
+// node in (autograd::engine::evaluate_function: MmBackward0, ...), which
+// the profiler records on that thread around the launch (the same op
+// the fwd-bwd flow arrows and sequence numbers point at). The optimizer
+// is what runs inside torch.optim's own ranges (Optimizer.step#AdamW.step,
+// Optimizer.zero_grad#...) on the launching thread. Everything else is
+// forward (data movement and loss included).
+type phase uint8
+
+const (
+	forward phase = iota
+	backward
+	optimizer
+)
+
+func (p phase) String() string {
+	switch p {
+	case backward:
+		return PhaseBackward
+	case optimizer:
+		return PhaseOptimizer
+	}
+	return PhaseForward
+}
+
+// backwardOp reports whether an op is autograd's wrapper of a backward
+// node (eager autograd, or AOTAutograd's compiled backward).
+func backwardOp(name string) bool {
+	return strings.HasPrefix(name, "autograd::engine::evaluate_function") || strings.HasPrefix(name, "CompiledFunctionBackward")
+}
+
+// optimizerRange reports whether a record_function range is torch.optim's
+// own (its step and zero_grad hooks name them Optimizer.step#Class.step).
+func optimizerRange(name string) bool {
+	return strings.HasPrefix(name, "Optimizer.step#") || strings.HasPrefix(name, "Optimizer.zero_grad#")
+}
+
+// phases returns the phase of every GPU activity of t, classified once
+// per launching op.
+func phases(t *trace.Trace, launchOp []trace.Index) []phase {
+	out := make([]phase, len(t.GPU))
+	opt := threadSpans{}
+	for i := range t.Annotations {
+		if a := &t.Annotations[i]; !a.GPU && optimizerRange(a.Name) {
+			opt.add(a.Thread, a.Span)
+		}
+	}
+	opt.merge()
+	bwdOp := map[trace.Index]bool{}
+	isBwd := func(op trace.Index) bool {
+		if v, ok := bwdOp[op]; ok {
+			return v
+		}
+		v := false
+		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
+			if backwardOp(t.Ops[cur].Name) {
+				v = true
+				break
+			}
+		}
+		bwdOp[op] = v
+		return v
+	}
+	for g := range t.GPU {
+		if op := launchOp[g]; op != trace.None && isBwd(op) {
+			out[g] = backward
+			continue
+		}
+		if l := t.GPU[g].Launch; l != trace.None && opt.contains(t.APICalls[l].Thread, t.APICalls[l].Start) {
+			out[g] = optimizer
+		}
+	}
+	return out
+}
+
+// phaseSteps fills each step's kernel time per phase and the medians over
+// the steady-state steps.
+func (ix *index) phaseSteps(r *Result) {
+	t := ix.t
+	for g := range t.GPU {
+		st := ix.gpuStep[g]
+		if st < 0 || t.GPU[g].Kind != trace.Kernel {
+			continue
+		}
+		s := &r.Steps[st]
+		d := us(t.GPU[g].Dur())
+		switch ix.phase[g] {
+		case backward:
+			s.BackwardUs += d
+		case optimizer:
+			s.OptimizerUs += d
+		default:
+			s.ForwardUs += d
+		}
+	}
+	steady := steadySteps(r)
+	ss := &r.StepStats
+	ss.MedianForwardUs = medianOf(steady, func(s *Step) float64 { return s.ForwardUs })
+	ss.MedianBackwardUs = medianOf(steady, func(s *Step) float64 { return s.BackwardUs })
+	ss.MedianOptimizerUs = medianOf(steady, func(s *Step) float64 { return s.OptimizerUs })
+}
+
+// backwardLaunches lets a host range count the backward kernels it
+// caused on autograd's thread: per thread and over all threads, the
+// launch starts of backward GPU activities in order and the running
+// total of their GPU time and kernel count.
+type backwardLaunches struct {
+	all      launchRun
+	byThread map[trace.Index]*launchRun
+}
+
+type launchRun struct {
+	at     []trace.Time
+	gpu    []trace.Duration // gpu[i] = time launched by the first i
+	kernel []int32
+}
+
+func (lr *launchRun) in(from, to trace.Time) (trace.Duration, int) {
+	lo, _ := slices.BinarySearch(lr.at, from)
+	hi, _ := slices.BinarySearch(lr.at, to+1)
+	return lr.gpu[hi] - lr.gpu[lo], int(lr.kernel[hi] - lr.kernel[lo])
+}
+
+func (ix *index) backwardLaunches() *backwardLaunches {
+	t := ix.t
+	type launch struct {
+		at     trace.Time
+		th     trace.Index
+		d      trace.Duration
+		kernel bool
+	}
+	var ls []launch
+	for g := range t.GPU {
+		if ix.phase[g] != backward || t.GPU[g].Launch == trace.None {
+			continue
+		}
+		c := &t.APICalls[t.GPU[g].Launch]
+		ls = append(ls, launch{c.Start, c.Thread, t.GPU[g].Dur(), t.GPU[g].Kind == trace.Kernel})
+	}
+	slices.SortFunc(ls, func(a, b launch) int { return cmp.Compare(a.at, b.at) })
+	bl := &backwardLaunches{all: launchRun{gpu: []trace.Duration{0}, kernel: []int32{0}}, byThread: map[trace.Index]*launchRun{}}
+	add := func(lr *launchRun, l launch) {
+		k := int32(0)
+		if l.kernel {
+			k = 1
+		}
+		lr.at = append(lr.at, l.at)
+		lr.gpu = append(lr.gpu, lr.gpu[len(lr.gpu)-1]+l.d)
+		lr.kernel = append(lr.kernel, lr.kernel[len(lr.kernel)-1]+k)
+	}
+	for _, l := range ls {
+		add(&bl.all, l)
+		lr := bl.byThread[l.th]
+		if lr == nil {
+			lr = &launchRun{gpu: []trace.Duration{0}, kernel: []int32{0}}
+			bl.byThread[l.th] = lr
+		}
+		add(lr, l)
+	}
+	return bl
+}
+
+// causedElsewhere returns the GPU time and kernels of backward launches
+// made during [from, to] on threads other than th: the work a range on th
+// (a user's record_function("backward") around loss.backward(), the
+// training step) caused on autograd's thread.
+func (bl *backwardLaunches) causedElsewhere(th trace.Index, from, to trace.Time) (trace.Duration, int) {
+	d, k := bl.all.in(from, to)
+	if own := bl.byThread[th]; own != nil {
+		od, ok := own.in(from, to)
+		d, k = d-od, k-ok
+	}
+	return d, k
+}

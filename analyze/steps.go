@@ -1,0 +1,188 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Where a trace's steps come from (Summary.StepSource).
+const (
+	StepSourceProfiler = "ProfilerStep"
+	StepSourceRange    = "record_function"
+	StepSourceCall     = "python call"
+	StepSourceTrace    = "whole trace"
+)
+
+// MinDerivedSteps is how many repetitions of a top-level range or
+// function call make them the trace's steps when it marks no
+// ProfilerStep.
+const MinDerivedSteps = 2
+
+// deriveSteps returns t itself when it has step markers, else, when the
+// host repeats one unit of work, a shallow copy whose Steps are those
+// repetitions, and says where the steps came from. Without ProfilerStep
+// an eager simulation or benchmark called a few times is still a loop:
+// the repeated top-level record_function ranges (names equal once
+// trailing digits are dropped), else the repeated calls of one user
+// Python function, are its iterations, so the first call (CUDA context,
+// cuBLAS handles, allocator growth) can be told from the steady state.
+func deriveSteps(t *trace.Trace) (*trace.Trace, string, string) {
+	if len(t.Steps) != 1 || !t.Steps[0].Synthetic {
+		if len(t.Steps) == 0 {
+			return t, StepSourceTrace, ""
+		}
+		return t, StepSourceProfiler, ""
+	}
+	lp := launchCounts(t)
+	spans, label := repeatedRanges(t, lp)
+	source := StepSourceRange
+	if spans == nil {
+		spans, label = repeatedCalls(t, lp)
+		source = StepSourceCall
+	}
+	if spans == nil {
+		return t, StepSourceTrace, ""
+	}
+	c := *t
+	c.Steps = make([]trace.Step, len(spans))
+	for i, s := range spans {
+		c.Steps[i] = trace.Step{Span: trace.Span{Name: label, Start: s.Start, End: s.End}, Number: i}
+	}
+	return &c, source, label
+}
+
+// launchCounts holds, per host thread, the start times of the calls that
+// launched GPU work, sorted, to count launches inside a host interval.
+func launchCounts(t *trace.Trace) map[trace.Index][]trace.Time {
+	m := map[trace.Index][]trace.Time{}
+	for i := range t.APICalls {
+		if c := &t.APICalls[i]; isLaunchCall(c) {
+			m[c.Thread] = append(m[c.Thread], c.Start)
+		}
+	}
+	for _, v := range m {
+		slices.Sort(v)
+	}
+	return m
+}
+
+func launchesIn(lc map[trace.Index][]trace.Time, th trace.Index, s trace.Span) int {
+	v := lc[th]
+	lo, _ := slices.BinarySearch(v, s.Start)
+	hi, _ := slices.BinarySearch(v, s.End+1)
+	return hi - lo
+}
+
+// stepCandidate is one repeated unit of host work.
+type stepCandidate struct {
+	label  string
+	spans  []trace.Span
+	total  trace.Duration
+	thread trace.Index
+}
+
+// pick returns the candidate covering the most host time among those
+// repeated at least MinDerivedSteps times, whose calls do not overlap and
+// which launch GPU work in every call but possibly the first.
+func pick(cands map[string]*stepCandidate) ([]trace.Span, string) {
+	var best *stepCandidate
+	for _, c := range cands {
+		if len(c.spans) < MinDerivedSteps {
+			continue
+		}
+		slices.SortFunc(c.spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
+		overlap := false
+		for i := 1; i < len(c.spans); i++ {
+			if c.spans[i].Start < c.spans[i-1].End {
+				overlap = true
+			}
+		}
+		if overlap {
+			continue
+		}
+		if best == nil || c.total > best.total || c.total == best.total && c.label < best.label {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best.spans, best.label
+}
+
+// repeatedRanges returns the top-level record_function ranges repeated
+// under one name, each launching GPU work.
+func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
+	return pick(rangeGroups(t, lc))
+}
+
+// rangeGroups groups the top-level record_function ranges that launch GPU
+// work by name (trailing digits dropped), with the thread they run on.
+func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*stepCandidate {
+	cands := map[string]*stepCandidate{}
+	var outer trace.Span
+	outerTh := trace.None
+	for i := range t.Annotations {
+		a := &t.Annotations[i]
+		if a.GPU || compileEvent(a.Name) || optimizerRange(a.Name) || strings.Contains(a.Name, "compile_id=") || strings.HasPrefix(a.Name, "## ") {
+			continue
+		}
+		// Annotations are sorted by thread then start, longest first: a
+		// range inside the last top-level one is nested.
+		if a.Thread == outerTh && outer.Contains(a.Span) {
+			continue
+		}
+		outer, outerTh = a.Span, a.Thread
+		if launchesIn(lc, a.Thread, a.Span) == 0 {
+			continue
+		}
+		key := strings.TrimRight(a.Name, "0123456789")
+		c := cands[key]
+		if c == nil {
+			c = &stepCandidate{label: a.Name}
+			if key != a.Name {
+				c.label = key + "*"
+			}
+			cands[key] = c
+		}
+		c.spans = append(c.spans, a.Span)
+		c.total += a.Dur()
+		c.thread = a.Thread
+	}
+	return cands
+}
+
+// repeatedCalls returns the calls of the user Python function that is
+// called repeatedly, launches GPU work each time and covers the most
+// host time (the outermost such function: main() runs once, the
+// simulate() it calls in a loop repeats, the kernels' callers inside
+// simulate() cover less).
+func repeatedCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
+	cands := map[string]*stepCandidate{}
+	user := map[string]bool{}
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		ok, seen := user[f.Name]
+		if !seen {
+			file, _, _, src := f.Source()
+			ok = src && !libraryFile(file) && !strings.HasSuffix(f.Name, ": <module>")
+			user[f.Name] = ok
+		}
+		if !ok || launchesIn(lc, f.Thread, f.Span) == 0 {
+			continue
+		}
+		c := cands[f.Name]
+		if c == nil {
+			file, line, fn, _ := f.Source()
+			c = &stepCandidate{label: fmt.Sprintf("%s() at %s:%d", fn, file, line)}
+			cands[f.Name] = c
+		}
+		c.spans = append(c.spans, f.Span)
+		c.total += f.Dur()
+	}
+	return pick(cands)
+}
