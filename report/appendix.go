@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+func (d *doc) nextSteps(r *analyze.Result) {
+	d.heading(2, "Recommended next steps")
+	if len(r.Findings) == 0 {
+		switch {
+		case !hasGPU(r) && torch(r):
+			d.para("Re-record with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` so the GPU side is in the trace.")
+		case !hasGPU(r):
+			d.para("Re-record with GPU tracing enabled so the GPU side is in the trace.")
+		default:
+			d.para("Nothing stands out. Profile a larger batch or more steps, or compare against a baseline with `tracelens diff`.")
+		}
+		return
+	}
+	for i, f := range r.Findings {
+		if i == 5 {
+			break
+		}
+		line := fmt.Sprintf("%d. **%s**", i+1, upperFirst(Text(f.Title)))
+		if f.SavingUs > 0 {
+			per := " per step"
+			if r.Summary.StepsSynthetic {
+				per = " over the run"
+			}
+			line += " (saves about " + us(f.SavingUs) + per + ")"
+		}
+		if f.Fix != "" {
+			line += ": " + Text(f.Fix)
+		}
+		d.b.WriteString(line + "\n")
+	}
+	d.b.WriteString("\n")
+}
+
+func (d *doc) appendix(t *trace.Trace, r *analyze.Result) {
+	d.heading(2, "Appendix")
+	d.heading(3, "Trace metadata")
+	tb := newTable(left("Field"), left("Value"))
+	tb.add("Source", Code(r.Source))
+	tb.add("Format", Text(t.Meta.Format))
+	tb.add("Framework", Text(r.Framework))
+	if t.Meta.TraceName != "" {
+		tb.add("Trace name", Code(t.Meta.TraceName))
+	}
+	if t.Meta.SchemaVersion > 0 {
+		tb.add("Schema version", fmt.Sprint(t.Meta.SchemaVersion))
+	}
+	if v := t.Meta.CUDADriverVersion; v > 0 {
+		tb.add("CUDA driver", cudaVersion(v))
+	}
+	if v := t.Meta.CUDARuntimeVersion; v > 0 {
+		tb.add("CUDA runtime", cudaVersion(v))
+	}
+	if v := t.Meta.CUPTIVersion; v > 0 {
+		tb.add("CUPTI", fmt.Sprint(v))
+	}
+	for _, dv := range t.Meta.Devices {
+		tb.add(fmt.Sprintf("Device %d", dv.ID), fmt.Sprintf("%s, %d SMs, compute %d.%d, %.1f GiB, %d regs/SM, %d KiB shared/SM",
+			Text(dv.Name), dv.NumSMs, dv.ComputeMajor, dv.ComputeMinor, float64(dv.TotalGlobalMem)/(1<<30), dv.RegsPerSM, dv.SharedMemPerSM/1024))
+	}
+	tb.add("Events", count(float64(t.Events)))
+	tb.add("Span", us(r.Summary.WallUs))
+	tb.add("Threads", count(float64(len(t.Threads))))
+	tb.add("Modelled", fmt.Sprintf("%s, %s, %s, %s, %s", plural(len(t.GPU), "GPU activity"), plural(len(t.APICalls), "API call"),
+		plural(len(t.Ops), "op"), plural(len(t.Frames), "Python frame"), plural(len(t.Annotations), "annotation")))
+	keys := make([]string, 0, len(t.Meta.Other))
+	for k := range t.Meta.Other {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		tb.add(Code(k), Code(t.Meta.Other[k]))
+	}
+	d.table(tb)
+
+	d.heading(3, "Skipped events")
+	if len(t.Skipped) == 0 {
+		d.para("Nothing was skipped: every event in the trace is in the model.")
+	} else {
+		d.para("Events the reader did not model, so no figure above counts them:")
+		sk := newTable(left("Reason"), right("Count"), right("First at byte"))
+		for _, s := range t.Skipped {
+			sk.add(Text(s.Reason), count(float64(s.Count)), fmt.Sprint(s.FirstOffset))
+		}
+		d.table(sk)
+	}
+
+	if len(r.Corrections) > 0 {
+		d.heading(3, "Figures withheld")
+		d.para("Analysis produced %s that cannot be true; they are left out of this report (a bug worth reporting with the trace):", plural(len(r.Corrections), "figure"))
+		for _, c := range r.Corrections {
+			d.b.WriteString("- " + upperFirst(Text(c)) + "\n")
+		}
+		d.b.WriteString("\n")
+	}
+
+	d.heading(3, "Analyzers")
+	if len(r.Analyzers) == 0 {
+		d.para("No analyzer ran.")
+		return
+	}
+	at := newTable(left("Analyzer"), right("Findings"), left("What it checks"))
+	for _, name := range r.Analyzers {
+		n := 0
+		for _, f := range r.Findings {
+			if f.ID == name {
+				n++
+			}
+		}
+		doc := ""
+		if a := analyze.Lookup(name); a != nil {
+			doc = firstSentence(a.Doc)
+		}
+		at.add(Code(name), fmt.Sprint(n), Text(doc))
+	}
+	d.table(at)
+}
+
+func (d *doc) comparison(in []Input) {
+	d.heading(2, "Comparison")
+	d.para("One row per trace; the step columns use the median step after the first (the steady state), and \"vs first\" compares with the first trace.")
+	tb := newTable(left("Trace"), left("Device"), right("Steps"), right("Median step"), right("vs first"), right("GPU busy"), right("Launches/step"),
+		right("Kernels"), right("GPU kernel time"), left("Top category"), left("Top finding"))
+	base, _, _, _ := typical(in[0].Result)
+	for _, x := range in {
+		r := x.Result
+		wall, _, launches, _ := typical(r)
+		steps := fmt.Sprint(r.Summary.Steps)
+		if r.Summary.StepsSynthetic {
+			steps = "none"
+		}
+		vs := ""
+		if base > 0 && wall > 0 {
+			vs = fmt.Sprintf("%.2f×", wall/base)
+		}
+		busyS := "no GPU"
+		if hasGPU(r) && wall > 0 {
+			busyS = pct(r.StepStats.SteadyGPUBusyShare)
+		}
+		topCat := ""
+		if len(r.Categories) > 0 {
+			topCat = categoryTitle(r.Categories[0].Category) + " " + pct(r.Categories[0].Share)
+		}
+		topFinding := ""
+		if len(r.Findings) > 0 {
+			f := r.Findings[0]
+			topFinding = Code(f.ID)
+			if f.SavingUs > 0 {
+				topFinding += " (" + us(f.SavingUs) + ")"
+			}
+		}
+		dev := Text(r.Device)
+		tb.add(Code(workload(r.Source)), dev, steps, us(wall), vs, busyS, count(launches), count(float64(r.Summary.KernelLaunches)), us(r.Summary.GPUKernelUs), topCat, topFinding)
+	}
+	d.table(tb)
+}

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/trace"
+)
+
+func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
+	var bullets []string
+	per := "each step"
+	if r.Summary.StepsSynthetic {
+		per = "the trace (no step markers)"
+	}
+	wall, busy, launches, launchAPI := typical(r)
+	// The biggest findings lead, as in a hand-written investigation; the
+	// utilisation and kernel bullets that follow give their context.
+	shown := 0
+	for _, f := range r.Findings {
+		if shown == 2 || f.SavingUs <= 0 {
+			break
+		}
+		shown++
+		bullets = append(bullets, fmt.Sprintf("**%s**: saves about %s.", upperFirst(Text(f.Title)), savingText(r, f)))
+	}
+	switch {
+	case !hasGPU(r):
+		s := fmt.Sprintf("**No GPU activity recorded**: the trace holds %s and %s over %s but no kernel, memcpy or memset, so this report covers CPU time only.",
+			plural(len(t.Ops), "CPU op"), plural(len(t.Frames), "Python frame"), us(r.Summary.WallUs))
+		if torch(r) {
+			s += " Record with `ProfilerActivity.CUDA` to see the GPU."
+		}
+		bullets = append(bullets, s)
+		if len(r.Ops) > 0 {
+			o := r.Ops[0]
+			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
+		}
+	case wall > 0 && r.StepStats.SteadyGPUBusyShare < 0.5:
+		s := fmt.Sprintf("**GPU idle %s of %s**: wall %s, GPU busy %s. The host is the bottleneck: %s launches taking %s of CPU in launch calls (%s each) for kernels averaging %s",
+			pct(1-r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
+		if idle := wall - busy; launchAPI < idle/2 {
+			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(launchAPI/idle), us(idle))
+		}
+		bullets = append(bullets, s+".")
+	case wall > 0:
+		bullets = append(bullets, fmt.Sprintf("**GPU busy %s of %s** (wall %s, GPU busy %s): the GPU is the bottleneck, so the kernels below are where time goes.",
+			pct(r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy)))
+	}
+	if len(r.Categories) > 0 && len(r.Kernels) > 0 {
+		c, k := r.Categories[0], r.Kernels[0]
+		all := 0.0
+		for _, x := range r.Categories {
+			all += x.TotalUs
+		}
+		s := fmt.Sprintf("**%s kernels take %s of GPU time** (%s of %s); the top kernel %s alone takes %s of kernel time (%s, mean %s)",
+			upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.TotalUs), us(all), Code(shorten(kernelName(k), 60)), pct(k.Share), plural(k.Count, "launch"), us(k.MeanUs))
+		s += launchedBy(k) + "."
+		bullets = append(bullets, s)
+	}
+	if s := r.StepStats; s.Count >= 3 && s.MedianWallUsNoFirst > 0 && s.FirstStepUs > 1.2*s.MedianWallUsNoFirst {
+		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
+			us(s.FirstStepUs), s.FirstStepUs/s.MedianWallUsNoFirst, us(s.MedianWallUsNoFirst)))
+	}
+	if same := sameShape(r.Roofline); len(same) > 0 {
+		// Two implementations of one GEMM far apart is the roofline's
+		// headline (a library kernel against a hand-written one).
+		bullets = append(bullets, same[0])
+	} else if row, ok := heaviestRoofline(r.Roofline); ok {
+		bullets = append(bullets, fmt.Sprintf("**%s %s reaches %s TFLOP/s, %s of peak** (%s bound, %s FLOP/byte).",
+			Code(row.Op), Code(row.Shape), sig(row.TFLOPS), pct(row.Efficiency), Text(row.Bound), sig(row.Intensity)))
+	}
+	if b, ok := costliestRange(r); ok {
+		bullets = append(bullets, b)
+	}
+	if len(r.Findings) == 0 && hasGPU(r) {
+		bullets = append(bullets, fmt.Sprintf("**No finding**: none of the %s analyzers found a problem worth fixing in this trace.", count(float64(len(r.Analyzers)))))
+	}
+	if r.Summary.StepsSynthetic && hasGPU(r) {
+		hint := "call `prof.step()` each iteration"
+		if !torch(r) {
+			hint = "mark each iteration (`jax.profiler.StepTraceAnnotation` in JAX)"
+		}
+		bullets = append(bullets, "**No step markers**: the whole trace counts as one step, so per-step figures are per trace; "+hint+" for per-step numbers.")
+	}
+	if len(bullets) > maxBullets {
+		bullets = bullets[:maxBullets]
+	}
+	for _, b := range bullets {
+		d.b.WriteString("- " + b + "\n")
+	}
+	d.b.WriteString("\n")
+}
+
+// maxBullets keeps the executive summary to what a reader takes in at once.
+const maxBullets = 6
+
+// torch reports whether the trace came from torch.profiler, so hints can
+// name its API.
+func torch(r *analyze.Result) bool { return r.Framework == "PyTorch" }
+
+// costliestRange is a summary bullet naming the record_function range with
+// the most GPU time when several ranges compete (e.g. variants of one
+// kernel under test), with how it compares to the runner-up.
+func costliestRange(r *analyze.Result) (string, bool) {
+	var ranges []analyze.AnnotationStat
+	for _, a := range r.Annotations {
+		if a.Kind == analyze.AnnotationRange && a.GPUUs > 0 {
+			ranges = append(ranges, a)
+		}
+	}
+	if len(ranges) < 2 {
+		return "", false
+	}
+	slices.SortStableFunc(ranges, func(a, b analyze.AnnotationStat) int { return cmpDesc(a.GPUUs, b.GPUUs) })
+	a, b := ranges[0], ranges[1]
+	if a.GPUUs < 1.5*b.GPUUs {
+		// Nested or comparable ranges: no single culprit to name.
+		return "", false
+	}
+	return fmt.Sprintf("**%s is the costliest range**: %s of GPU time over %s, %.1f× the next, %s (%s).",
+		Code(a.Name), us(a.GPUUs), plural(a.Count, "call"), a.GPUUs/b.GPUUs, Code(b.Name), us(b.GPUUs)), true
+}
+
+// launchedBy says which op and Python line launched a kernel most often.
+func launchedBy(k analyze.Kernel) string {
+	var s string
+	if len(k.Ops) > 0 {
+		s += ", launched by " + Code(k.Ops[0])
+	}
+	if len(k.Python) > 0 {
+		s += " at " + Code(k.Python[0])
+	}
+	return s
+}
+
+// heaviestRoofline returns the roofline row with the most total GPU time.
+func heaviestRoofline(rows []analyze.RooflineRow) (analyze.RooflineRow, bool) {
+	best, ok := analyze.RooflineRow{}, false
+	for _, r := range rows {
+		if r.TFLOPS <= 0 {
+			continue
+		}
+		if !ok || r.MeanUs*float64(r.Calls) > best.MeanUs*float64(best.Calls) {
+			best, ok = r, true
+		}
+	}
+	return best, ok
+}
