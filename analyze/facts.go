@@ -15,7 +15,8 @@ import (
 
 // Steps assigns GPU activities and API calls to steps: an activity to the
 // step its launch call started in (its own start when it has no launch
-// call), an API call to the step it started in. This is the one definition
+// call and its device records none; a kernel without one on a device
+// that records them belongs to no step), an API call to the step it started in. This is the one definition
 // of "in a step" (and so of "per step") that every metric, finding and
 // face uses.
 var Steps = &Analyzer{
@@ -24,11 +25,24 @@ var Steps = &Analyzer{
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
+		// On a device whose kernels carry their launch calls, a kernel
+		// without one was launched before profiling started (the tail of
+		// a replay, a warm-up): no step launched it. Devices without
+		// launch records (JAX, kernel-only traces) place kernels by start.
+		launched := map[int32]bool{}
+		for i := range t.GPU {
+			if g := &t.GPU[i]; g.Kind == trace.Kernel && g.Launch != trace.None {
+				launched[g.Device] = true
+			}
+		}
 		for i := range t.GPU {
 			g := &t.GPU[i]
 			at := g.Start
 			if g.Launch != trace.None {
 				at = t.APICalls[g.Launch].Start
+			} else if g.Kind == trace.Kernel && launched[g.Device] {
+				s.gpuStep[i] = -1
+				continue
 			}
 			s.gpuStep[i] = int32(t.StepOf(at))
 		}

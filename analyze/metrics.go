@@ -161,18 +161,23 @@ func (ix *index) steps(r *Result) {
 	origin := t.Span().Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
+	works := ix.stepWorks()
 	for i, st := range t.Steps {
 		s := &r.Steps[i]
+		w := &works[i]
 		s.Number, s.Synthetic = st.Number, st.Synthetic
 		s.StartUs = us(trace.Duration(st.Start - origin))
-		s.WallUs = us(st.Dur())
-		s.GPUBusyUs = us(ix.busyIn(st.Start, st.End))
+		s.HostWallUs = us(st.Dur())
+		s.WallUs = us(w.spanDuration)
+		for _, dev := range ix.devices {
+			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
+		}
 		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
 		if s.WallUs > 0 {
-			s.GPUBusyShare = s.GPUBusyUs / (s.WallUs * float64(ndev))
+			s.GPUBusyShare = min(s.GPUBusyUs/(s.WallUs*float64(ndev)), 1)
 		}
 		for _, dev := range ix.devices {
-			for _, g := range ix.idleGaps(dev, st.Start, st.End) {
+			for _, g := range gapsIn(w.busy[dev], w.window) {
 				if g.Dur() < LaunchGap {
 					s.LaunchGapIdleUs += us(g.Dur())
 				} else {
