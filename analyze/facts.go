@@ -159,17 +159,14 @@ func (a *AttributionFacts) UserLine(g int) string { return a.userLine(g) }
 // each framework op.
 var Launches = &Analyzer{
 	Name: "launches",
-	Doc:  "Classifies API calls as launches (they put work on a stream) and blocking synchronisations (stream/device/event syncs, synchronous memcpys), and totals blocking time per enclosing framework op.",
+	Doc:  "Classifies API calls as launches (they put work on a stream) and blocking synchronisations (stream/device/event syncs, synchronous memcpys).",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		l := &LaunchFacts{launch: make([]bool, len(t.APICalls)), sync: make([]bool, len(t.APICalls)), syncOp: map[trace.Index]trace.Duration{}}
+		l := &LaunchFacts{launch: make([]bool, len(t.APICalls)), sync: make([]bool, len(t.APICalls))}
 		for i := range t.APICalls {
 			c := &t.APICalls[i]
 			l.launch[i] = isLaunchCall(c)
 			l.sync[i] = isSyncCall(c.Name)
-			if l.sync[i] && c.Op != trace.None {
-				l.syncOp[c.Op] += c.Dur()
-			}
 		}
 		return l, nil
 	},
@@ -178,7 +175,6 @@ var Launches = &Analyzer{
 // LaunchFacts is the result of Launches.
 type LaunchFacts struct {
 	launch, sync []bool
-	syncOp       map[trace.Index]trace.Duration
 }
 
 // IsLaunch reports whether API call i put work on a GPU stream.
@@ -186,9 +182,6 @@ func (l *LaunchFacts) IsLaunch(i int) bool { return l.launch[i] }
 
 // IsSync reports whether API call i blocks the host until the GPU catches up.
 func (l *LaunchFacts) IsSync(i int) bool { return l.sync[i] }
-
-// syncByOp returns the time of blocking sync calls per enclosing op.
-func (l *LaunchFacts) syncByOp() map[trace.Index]trace.Duration { return l.syncOp }
 
 // IdleGaps merges, per device, the intervals where any kernel, memcpy or
 // memset runs: GPU busy time is their union (the one definition of "GPU

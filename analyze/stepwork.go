@@ -16,6 +16,8 @@ type stepWork struct {
 	has          bool
 	window       trace.Span
 	spanDuration trace.Duration
+	// longest is the longest single kernel's time inside the window.
+	longest trace.Duration
 }
 
 // stepWorks returns each step's work and window: the host's step window
@@ -62,6 +64,13 @@ func (ix *index) stepWorks() []stepWork {
 			w.window = trace.Span{Start: st.Start + d, End: w.last}
 		}
 		w.spanDuration = trace.Duration(w.window.End - w.window.Start)
+		for _, g := range per[i] {
+			if a := &t.GPU[g]; a.Kind == trace.Kernel {
+				if d := min(a.End, w.window.End) - max(a.Start, w.window.Start); d > 0 {
+					w.longest = max(w.longest, trace.Duration(d))
+				}
+			}
+		}
 		w.busy = make(map[int32][]trace.Span, len(byDev))
 		for dev, spans := range byDev {
 			w.busy[dev] = clipSpans(unionSpans(spans), w.window)
