@@ -186,3 +186,10 @@ func repeatedCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Spa
 	}
 	return pick(cands)
 }
+
+// WithSteps returns t as Run sees it: t itself when it marks steps (or
+// repeats nothing), else a shallow copy whose Steps are the repeated
+// top-level ranges or calls, with where they came from (a StepSource* and
+// the range or function). A face that reads Trace.Steps next to
+// Result.Steps must read this trace's.
+func WithSteps(t *trace.Trace) (*trace.Trace, string, string) { return deriveSteps(t) }
