@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -26,6 +27,10 @@ type data struct {
 	tree opTree
 	// diff compares a BASE trace with this one; nil for a single trace.
 	diff *diff.Result
+	// run is the multi-rank run this trace is rank run.Ranks[rank] of;
+	// nil for a single trace.
+	run  *distributed.Result
+	rank int
 }
 
 // kernelRow is one distinct kernel: analyze's figures plus what the detail

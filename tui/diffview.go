@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
@@ -19,6 +20,7 @@ import (
 // the kernel (or category, with c) table, each change marked by whether the
 // Mann–Whitney U test calls it significant.
 type diffScreen struct {
+	d       *data
 	r       *diff.Result
 	kernels *table
 	cats    *table
@@ -26,7 +28,7 @@ type diffScreen struct {
 }
 
 func newDiffScreen(d *data) *diffScreen {
-	s := &diffScreen{r: d.diff}
+	s := &diffScreen{d: d, r: d.diff}
 	if s.r == nil {
 		return s
 	}
@@ -38,22 +40,32 @@ func newDiffScreen(d *data) *diffScreen {
 	return s
 }
 
-// mark is the significance marker of a change: ▲ slower (or more), ▼
-// faster, ~ within the noise (or untestable), + added, − removed.
+// Significance marks of a change. Every figure the diff compares (step
+// wall, GPU busy and idle, launches, API and op time, a kernel's time per
+// step) is better lower, so up is worse.
+const (
+	markWorse   = "▲" // significantly slower (or more)
+	markBetter  = "▼" // significantly faster (or fewer)
+	markNoise   = "~" // within the noise, or untestable
+	markAdded   = "+"
+	markRemoved = "−"
+)
+
+// mark is the significance marker of a change.
 func mark(st diff.Status, d *diff.Delta) string {
 	switch st {
 	case diff.Added:
-		return "+"
+		return markAdded
 	case diff.Removed:
-		return "−"
+		return markRemoved
 	}
 	switch {
 	case !d.Significant:
-		return "~"
+		return markNoise
 	case d.New.Median > d.Base.Median:
-		return "▲"
+		return markWorse
 	default:
-		return "▼"
+		return markBetter
 	}
 }
 
@@ -77,14 +89,15 @@ func diffTable(rows []diff.Row, what string, short bool) *table {
 		keys[i] = strings.ToLower(names[i] + "\x00" + sanitize(rows[i].Name))
 	}
 	change := func(r *diff.Row) float64 { return math.Abs(r.New.Median - r.Base.Median) }
+	changeStyle := func(row int, st *styles) lipgloss.Style { return st.change(mark(rows[row].Status, &rows[row].Delta)) }
 	cols := []column{
-		{title: "", width: 1},
+		{title: "", width: 1, style: changeStyle},
 		{title: what, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
 		{title: "STATUS", width: 7, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].Status, rows[b].Status) })},
 		{title: "BASE/STEP", width: 10, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].Base.Median, rows[a].Base.Median) })},
 		{title: "NEW/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].New.Median, rows[a].New.Median) })},
-		{title: "CHANGE", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(change(&rows[b]), change(&rows[a])) })},
-		{title: "DELTA", width: 8, right: true, order: orderBy(n, func(a, b int) int {
+		{title: "CHANGE", width: 9, right: true, style: changeStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(change(&rows[b]), change(&rows[a])) })},
+		{title: "DELTA", width: 8, right: true, style: changeStyle, order: orderBy(n, func(a, b int) int {
 			return cmp.Compare(math.Abs(nanTo(rows[b].Pct)), math.Abs(nanTo(rows[a].Pct)))
 		})},
 		{title: "P", width: 5, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].P, rows[b].P) })},
@@ -146,8 +159,37 @@ func (s *diffScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.cur().cycleSort()
 		return true
+	case key.Matches(msg, m.keys.open):
+		s.open(m)
+		return true
 	}
 	return tableKeys(s.cur(), &m.keys, msg)
+}
+
+// open follows the row under the cursor into NEW: a kernel to its
+// detail, a category to the kernel table filtered on it. A kernel only
+// BASE ran has nothing to open.
+func (s *diffScreen) open(m *Model) {
+	row, ok := s.cur().selected()
+	if !ok {
+		return
+	}
+	if s.byCat {
+		cat := sanitize(s.r.Categories[row].Name)
+		m.filters[scrKernels] = cat
+		ks := m.screens[scrKernels].(*kernelsScreen)
+		ks.back()
+		ks.tbl.setFilter(cat)
+		m.goTo(scrKernels)
+		return
+	}
+	r := &s.r.Kernels[row]
+	for _, name := range append([]string{r.Name}, r.NewNames...) {
+		if k, ok := s.d.kernelIndex[name]; ok {
+			m.showKernel(k)
+			return
+		}
+	}
 }
 
 func (s *diffScreen) scroll(d int) {
@@ -176,11 +218,22 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 	}
 	for i := range r.Summary {
 		m := &r.Summary[i]
-		out = append(out, cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5.2f", mark(diff.Changed, &m.Delta), m.Name,
-			metricValue(m, &m.Base), metricValue(m, &m.New), pct(m.Pct), m.P), w))
+		mk := mark(diff.Changed, &m.Delta)
+		line := cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5.2f", mk, m.Name,
+			metricValue(m, &m.Base), metricValue(m, &m.New), pct(m.Pct), m.P), w)
+		if mk != markNoise {
+			line = st.change(mk).Render(line)
+		}
+		out = append(out, line)
 	}
-	out = append(out, cut(" findings  "+findingChanges("resolved", r.Findings.Resolved)+" · "+findingChanges("new", r.Findings.New)+
-		fmt.Sprintf(" · %d persisting", len(r.Findings.Persisting)), w))
+	resolved, added := findingChanges("resolved", r.Findings.Resolved), findingChanges("new", r.Findings.New)
+	if len(r.Findings.Resolved) > 0 {
+		resolved = st.good.Render(resolved)
+	}
+	if len(r.Findings.New) > 0 {
+		added = st.bad.Render(added)
+	}
+	out = append(out, cut(" findings  "+resolved+" · "+added+fmt.Sprintf(" · %d persisting", len(r.Findings.Persisting)), w))
 	notes := r.Notes
 	if len(notes) > 2 {
 		notes = notes[:2]
@@ -224,7 +277,7 @@ func (s *diffScreen) hint() string {
 	if s.byCat {
 		what = "categories"
 	}
-	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c " + map[bool]string{true: "kernels", false: "categories"}[s.byCat] + "  ▲▼ significant ~ noise"
+	return s.cur().position() + " " + what + "  sort " + s.cur().sortName() + "  c " + map[bool]string{true: "kernels", false: "categories"}[s.byCat] + "  Enter opens  ▲▼ significant ~ noise"
 }
 
 func (s *diffScreen) setFilter(f string) bool {

@@ -1,4 +1,4 @@
-package tui_test
+package tui
 
 import (
 	"errors"
@@ -76,7 +76,7 @@ func (s *tmuxSession) exitStatus() string {
 // startTmux runs "tracelens tui args..." in a 120×40 tmux terminal.
 func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSession {
 	dir := t.TempDir()
-	s := &tmuxSession{t: t, socket: fmt.Sprintf("tracelens-e2e-%d-%s", os.Getpid(), t.Name()), name: "tui", status: filepath.Join(dir, "status")}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("tracelens-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), name: "tui", status: filepath.Join(dir, "status")}
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = "'" + a + "'"
@@ -131,7 +131,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	s := startTmux(t, bin, "", fixture)
-	s.waitFor("first frame", "[1 Overview]", "Top findings", "NVIDIA H100")
+	s.waitFor("first frame", "[1 Overview]", "TOP FINDINGS", "NVIDIA H100")
 
 	s.keys("2")
 	s.waitFor("kernels screen", "[2 Kernels]", "gemmk1_kernel", "1/16 kernels")
@@ -192,8 +192,8 @@ func TestCLIUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "expected TRACE or BASE NEW, got 0 arguments"},
-		{[]string{"a", "b", "c"}, "expected TRACE or BASE NEW, got 3 arguments"},
+		{nil, "expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got 0 arguments"},
+		{[]string{"a", "b", "c"}, "expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got 3 arguments"},
 		{[]string{"../fixtures/eggroll_hooks.json.gz"}, "needs a terminal on standard output"},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
 )
@@ -18,7 +19,8 @@ type findingsScreen struct {
 	d      *data
 	tbl    *table
 	detail *table // one row per line of the open finding
-	links  []int  // per detail line: kernel row it names, or -1
+	links  []link // per detail line: where Enter leads
+	kinds  []lineKind
 	lines  []string
 	open   int
 	w      int // width the detail was built for
@@ -28,40 +30,56 @@ type findingsScreen struct {
 func newFindingsScreen(d *data) *findingsScreen {
 	fs := d.res.Findings
 	n := len(fs)
-	keys := make([]string, n)
 	titles := make([]string, n)
 	for i := range fs {
 		titles[i] = sanitize(fs[i].Title)
-		keys[i] = strings.ToLower(titles[i] + " " + fs[i].ID)
 	}
 	saving := orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].SavingUs, fs[a].SavingUs) })
 	cols := []column{
 		{title: "#", width: 3, right: true, order: saving},
 		{title: "FINDING", prose: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(titles[a], titles[b]) })},
-		{title: "SEVERITY", width: 9, order: orderBy(n, func(a, b int) int { return cmp.Compare(severityRank(fs[a].Severity), severityRank(fs[b].Severity)) })},
+		{title: "SEVERITY", width: 9, order: orderBy(n, func(a, b int) int { return cmp.Compare(severityRank(fs[a].Severity), severityRank(fs[b].Severity)) }),
+			style: func(row int, st *styles) lipgloss.Style { return st.severity(fs[row].Severity) }},
 		{title: "SAVING/STEP", width: 12, right: true, order: saving},
 		{title: "SHARE", width: 6, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].Share, fs[a].Share) })},
 		{title: "ANALYZER", width: 16, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[a].ID, fs[b].ID) })},
 	}
-	cell := func(row, col int) string {
-		f := &fs[row]
-		switch col {
-		case 0:
-			return itoa(row + 1)
-		case 1:
-			return titles[row]
-		case 2:
-			return f.Severity
-		case 3:
-			return us(f.SavingUs).String()
-		case 4:
-			return fmt.Sprintf("%.1f%%", f.Share*100)
-		case 5:
-			return sanitize(f.ID)
-		}
-		return ""
+	fields := []findingField{fieldRank, fieldTitle, fieldSeverity, fieldSaving, fieldShare, fieldAnalyzer}
+	cell := func(row, col int) string { return findingText(fs, titles, row, fields[col]) }
+	return &findingsScreen{d: d, tbl: newTable(cols, nil, nil, 3, cell), open: -1}
+}
+
+// findingField is a column of a findings table (screen 4, the overview).
+type findingField uint8
+
+const (
+	fieldRank findingField = iota
+	fieldTitle
+	fieldSeverity
+	fieldSaving
+	fieldShare
+	fieldAnalyzer
+)
+
+// findingText is the text of one field of finding row; titles are the
+// sanitised titles.
+func findingText(fs []analyze.Finding, titles []string, row int, field findingField) string {
+	f := &fs[row]
+	switch field {
+	case fieldRank:
+		return itoa(row + 1)
+	case fieldTitle:
+		return titles[row]
+	case fieldSeverity:
+		return f.Severity
+	case fieldSaving:
+		return us(f.SavingUs).String()
+	case fieldShare:
+		return fmt.Sprintf("%.1f%%", f.Share*100)
+	case fieldAnalyzer:
+		return sanitize(f.ID)
 	}
-	return &findingsScreen{d: d, tbl: newTable(cols, keys, nil, 3, cell), open: -1}
+	return ""
 }
 
 func (s *findingsScreen) title() string { return "Findings" }
@@ -69,12 +87,8 @@ func (s *findingsScreen) title() string { return "Findings" }
 func (s *findingsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.detail != nil {
 		if key.Matches(msg, m.keys.open) {
-			if i, ok := s.detail.selected(); ok && s.links[i] >= 0 {
-				ks := m.screens[scrKernels].(*kernelsScreen)
-				m.filters[scrKernels] = ""
-				ks.tbl.setFilter("")
-				ks.show(s.links[i])
-				m.goTo(scrKernels)
+			if i, ok := s.detail.selected(); ok {
+				s.links[i].follow(m)
 			}
 			return true
 		}
@@ -94,54 +108,92 @@ func (s *findingsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	return tableKeys(s.tbl, &m.keys, msg)
 }
 
-// build lays the open finding out for width w: text wraps, evidence
-// tables keep their columns, and each kernel the evidence names gets a
-// line of its own that Enter follows.
+// lineKind is how a line of a finding's detail is drawn.
+type lineKind uint8
+
+const (
+	lineText lineKind = iota
+	lineTitle
+	lineMeta // severity, confidence, saving
+	lineSection
+	lineLink
+)
+
+// build lays the open finding out for width w: the title and text wrap,
+// evidence tables keep their columns, and each kernel, chain or gap the
+// evidence names gets a line of its own that Enter follows (to the
+// kernel's detail, or to the timeline at that place).
 func (s *findingsScreen) build(w int) {
 	f := &s.d.res.Findings[s.open]
-	s.lines, s.links = s.lines[:0], s.links[:0]
-	add := func(l string, link int) {
+	t := s.d.t
+	s.lines, s.links, s.kinds = s.lines[:0], s.links[:0], s.kinds[:0]
+	add := func(l string, kind lineKind, to link) {
 		s.lines = append(s.lines, l)
-		s.links = append(s.links, link)
+		s.kinds = append(s.kinds, kind)
+		s.links = append(s.links, to)
+	}
+	for _, l := range wrap(sanitize(f.Title), w) {
+		add(l, lineTitle, noLink)
 	}
 	for _, l := range wrap(fmt.Sprintf("severity %s · confidence %s · saves %s per step (%.1f%% of a step) · %s",
 		f.Severity, f.Confidence, us(f.SavingUs), f.Share*100, sanitize(f.ID)), w) {
-		add(l, -1)
+		add(l, lineMeta, noLink)
 	}
-	add("", -1)
-	add("Evidence", -1)
+	add("", lineText, noLink)
+	add("Evidence", lineSection, noLink)
 	for _, e := range f.Evidence {
 		if e.Text != "" {
 			for _, l := range wrap(sanitize(e.Text), w-2) {
-				add("  "+l, -1)
+				add("  "+l, lineText, noLink)
 			}
 		}
 		if e.Table != nil {
-			for _, l := range evidenceTable(e.Table, w-4) {
-				add("    "+l, -1)
+			places := gapPlaces(t, e.Table)
+			for i, l := range evidenceTable(e.Table, w-4) {
+				// Line 0 is the header; row i-1 may be a gap.
+				if i > 0 && i-1 < len(places) && places[i-1].ok() {
+					add("  → "+l, lineLink, places[i-1])
+					continue
+				}
+				add("    "+l, lineText, noLink)
 			}
+		}
+		if c, ok := chainPlace(t, e.Kernels); ok {
+			add(fmt.Sprintf("  → timeline: the first time these %d kernels run back to back", len(e.Kernels)), lineLink, c)
 		}
 		for _, k := range e.Kernels {
 			row, ok := s.d.kernelIndex[k]
 			if !ok {
-				add("    kernel "+sanitize(analyze.ShortKernelName(k)), -1)
+				add("    kernel "+sanitize(analyze.ShortKernelName(k)), lineText, noLink)
 				continue
 			}
-			add("  → kernel "+s.d.kernels[row].short+"  (Enter opens it)", row)
+			add("  → kernel "+s.d.kernels[row].short, lineLink, kernelLink(row))
 		}
 	}
-	add("", -1)
-	add("Fix", -1)
+	add("", lineText, noLink)
+	add("Fix", lineSection, noLink)
 	for _, l := range wrap(sanitize(f.Fix), w-2) {
-		add("  "+l, -1)
+		add("  "+l, lineText, noLink)
 	}
-	keys := make([]string, len(s.lines))
-	cols := []column{{title: sanitize(f.Title), prose: true}}
-	lines := s.lines
-	s.detail = newTable(cols, keys, orderBy(len(lines), func(a, b int) int { return 0 }), -1, func(row, col int) string { return lines[row] })
+	lines, kinds := s.lines, s.kinds
+	style := func(row int, st *styles) lipgloss.Style {
+		switch kinds[row] {
+		case lineTitle:
+			return st.header
+		case lineMeta:
+			return st.severity(f.Severity)
+		case lineSection:
+			return st.title
+		case lineLink:
+			return st.link
+		}
+		return st.plain
+	}
+	cols := []column{{title: fmt.Sprintf("FINDING %d OF %d", s.open+1, len(s.d.res.Findings)), prose: true, style: style}}
+	s.detail = newTable(cols, nil, orderBy(len(lines), func(a, b int) int { return 0 }), -1, func(row, col int) string { return lines[row] })
 	// Start on the first link: it is what the user most likely wants.
 	for i, l := range s.links {
-		if l >= 0 {
+		if l.ok() {
 			s.detail.selectRow(i)
 			break
 		}
@@ -233,7 +285,7 @@ func (s *findingsScreen) render(w, h int, st *styles) []string {
 
 func (s *findingsScreen) hint() string {
 	if s.detail != nil {
-		return "finding " + s.detail.position() + "  Enter on → follows a kernel  Esc back"
+		return fmt.Sprintf("finding %d/%d  line %s  Enter on → follows  Esc back", s.open+1, len(s.d.res.Findings), s.detail.position())
 	}
 	return s.tbl.position() + " findings  sort " + s.tbl.sortName() + "  Enter opens"
 }

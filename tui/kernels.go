@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
@@ -29,7 +30,8 @@ func newKernelsScreen(d *data) *kernelsScreen {
 	}
 	cols := []column{
 		{title: "KERNEL", order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].short, ks[b].short) })},
-		{title: "CATEGORY", width: 11, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) })},
+		{title: "CATEGORY", width: 11, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) }),
+			style: func(row int, st *styles) lipgloss.Style { return st.category(ks[row].Category) }},
 		{title: "COUNT", width: 6, right: true, order: desc(func(k *kernelRow) float64 { return float64(k.Count) })},
 		{title: "TOTAL", width: 7, right: true, order: desc(func(k *kernelRow) float64 { return k.TotalUs })},
 		{title: "MEAN", width: 7, right: true, order: desc(func(k *kernelRow) float64 { return k.MeanUs })},
@@ -270,8 +272,10 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 			add("  … %d more configurations", len(cs)-i)
 			break
 		}
-		occ := "?"
-		if c.c.occ >= 0 {
+		// Kineto writes occupancy 0 for cluster launches (and -1 when it
+		// has none): neither is a measured 0 %.
+		occ := "—"
+		if c.c.occ > 0 {
 			occ = fmt.Sprintf("%.0f%%", c.c.occ)
 		}
 		add("  %5d× grid %s block %s  %d regs  %d B shared  occupancy %s", c.n, dim3(c.c.grid), dim3(c.c.block), c.c.regs, c.c.smem, occ)

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -33,6 +34,12 @@ type Options struct {
 	// screen 6 compares the two.
 	BaseName string
 	LoadBase Loader
+	// LoadRun, when set, reads a multi-rank run (tracelens tui DIR)
+	// instead of Load: screen 7 compares its ranks and the other screens
+	// show one rank's trace, read with LoadRank from the rank's source
+	// file: the straggler's first, then the one Enter picks on screen 7.
+	LoadRun  func(progress func(read, total int64)) (*distributed.Result, error)
+	LoadRank func(source string) Loader
 	// Renderer draws styles for the terminal the UI writes to; nil means
 	// lipgloss's default (stdout, honouring NO_COLOR).
 	Renderer *lipgloss.Renderer
@@ -64,10 +71,11 @@ const (
 	scrFindings
 	scrTimeline
 	scrDiff
+	scrRanks
 	numScreens
 )
 
-var screenTitles = [numScreens]string{"Overview", "Kernels", "Ops", "Findings", "Timeline", "Diff"}
+var screenTitles = [numScreens]string{"Overview", "Kernels", "Ops", "Findings", "Timeline", "Diff", "Ranks"}
 
 // Model is the bubbletea model of the whole UI.
 type Model struct {
@@ -94,6 +102,14 @@ type Model struct {
 	keys     keyMap
 	input    textinput.Model // the / prompt
 	helpView help.Model
+
+	// run is the multi-rank run being explored, nil for a single trace;
+	// rank is the index into run.Ranks of the rank the screens show.
+	run  *distributed.Result
+	rank int
+	// next is a command a screen's key handler asks for (reading another
+	// rank), returned by Update.
+	next tea.Cmd
 }
 
 // loadProgress is shared between the loading goroutine and the UI.
@@ -109,6 +125,13 @@ type loadedMsg struct {
 	d       *data
 	screens [numScreens]screen
 	err     error
+}
+
+// runLoadedMsg carries a multi-rank run's analysis; the rank to show is
+// read next.
+type runLoadedMsg struct {
+	run *distributed.Result
+	err error
 }
 
 // New returns the model for a session; run it with tea.NewProgram or Run.
@@ -155,7 +178,50 @@ func (m *Model) Err() error { return m.err }
 
 // Init starts loading in the background.
 func (m *Model) Init() tea.Cmd {
+	if m.opts.LoadRun != nil {
+		return tea.Batch(m.loadRun, tick())
+	}
 	return tea.Batch(m.load, tick())
+}
+
+// loadRun reads and analyses every rank of a run (bubbletea's command
+// goroutine).
+func (m *Model) loadRun() tea.Msg {
+	m.prog.phase.Store("reading the ranks of " + sanitize(m.opts.Name))
+	run, err := m.opts.LoadRun(func(read, total int64) {
+		m.prog.read.Store(read)
+		m.prog.total.Store(total)
+	})
+	if err == nil && (run == nil || len(run.Ranks) == 0) {
+		err = fmt.Errorf("%s: no rank traces in the run", m.opts.Name)
+	}
+	return runLoadedMsg{run, err}
+}
+
+// loadRank returns the command that reads rank row of run and builds
+// every screen for it.
+func (m *Model) loadRank(run *distributed.Result, row int) tea.Cmd {
+	name, src, loadRank, prog := rankName(run, row), run.Ranks[row].Source, m.opts.LoadRank, m.prog
+	return func() tea.Msg {
+		prog.phase.Store("reading " + name)
+		if loadRank == nil {
+			return loadedMsg{err: fmt.Errorf("no way to read rank traces")}
+		}
+		t, err := loadRank(src)(func(read, total int64) {
+			prog.read.Store(read)
+			prog.total.Store(total)
+		})
+		if err != nil {
+			return loadedMsg{err: err}
+		}
+		prog.phase.Store("analysing " + name)
+		d, err := buildData(t, nil)
+		if err != nil {
+			return loadedMsg{err: err}
+		}
+		d.name, d.run, d.rank = name, run, row
+		return loadedMsg{d: d, screens: newScreens(d)}
+	}
 }
 
 func tick() tea.Cmd {
@@ -206,6 +272,7 @@ func newScreens(d *data) [numScreens]screen {
 		scrFindings: newFindingsScreen(d),
 		scrTimeline: newTimeline(d),
 		scrDiff:     newDiffScreen(d),
+		scrRanks:    newRanksScreen(d.run, d.rank),
 	}
 }
 
@@ -225,8 +292,29 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = msg.err
 			return m, tea.Quit
 		}
+		first := m.data == nil
 		m.data, m.screens, m.loaded = msg.d, msg.screens, true
+		switch {
+		case m.data.diff != nil:
+			// `tui BASE NEW` asks for the comparison: open on it.
+			m.cur = scrDiff
+		case m.data.run != nil && first:
+			// `tui DIR` asks for the run: open on its ranks.
+			m.cur = scrRanks
+		case m.data.run != nil:
+			// A rank picked on screen 7: show its trace.
+			m.rank = m.data.rank
+			m.cur = scrOverview
+		}
 		return m, nil
+	case runLoadedMsg:
+		if msg.err != nil {
+			m.err = msg.err
+			return m, tea.Quit
+		}
+		m.run = msg.run
+		m.rank = firstRank(m.run)
+		return m, m.loadRank(m.run, m.rank)
 	case tea.MouseMsg:
 		if m.loaded && msg.Action == tea.MouseActionPress {
 			switch msg.Button {
@@ -301,7 +389,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	default:
 		m.screens[m.cur].handle(m, msg)
 	}
-	return nil
+	next := m.next
+	m.next = nil
+	return next
 }
 
 // editFilter handles keys while the / prompt is open: the filter applies

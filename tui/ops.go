@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
 )
@@ -27,11 +28,9 @@ func newOpsScreen(d *data) *opsScreen {
 	desc := func(f func(o *analyze.OpStat) float64) []int32 {
 		return orderBy(n, func(a, b int) int { return cmp.Compare(f(&ops[b]), f(&ops[a])) })
 	}
-	keys := make([]string, n)
 	names := make([]string, n)
 	for i := range ops {
 		names[i] = sanitize(ops[i].Name)
-		keys[i] = strings.ToLower(names[i])
 	}
 	flatCols := []column{
 		{title: "OP", order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
@@ -63,11 +62,20 @@ func newOpsScreen(d *data) *opsScreen {
 		return ""
 	}
 	s := &opsScreen{d: d, open: make([]bool, len(d.tree.nodes))}
-	s.flat = newTable(flatCols, keys, nil, 4, flatCell)
+	s.flat = newTable(flatCols, nil, nil, 4, flatCell)
 
 	nodes := d.tree.nodes
+	// Kernel leaves take their category's colour, as on the Kernels screen.
+	leafStyle := func(row int, st *styles) lipgloss.Style {
+		if nd := &nodes[row]; nd.kernel {
+			if k, ok := d.kernelIndex[nd.name]; ok {
+				return st.category(d.kernels[k].Category)
+			}
+		}
+		return st.plain
+	}
 	treeCols := []column{
-		{title: "OP › CHILD OPS › KERNELS"},
+		{title: "OP › CHILD OPS › KERNELS", style: leafStyle},
 		{title: "CALLS", width: 6, right: true},
 		{title: "CPU TOTAL", width: 9, right: true},
 		{title: "GPU TOTAL", width: 9, right: true},

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 )
 
 // Run shows the UI on the terminal behind in and out until the user quits,
@@ -14,6 +15,13 @@ import (
 func Run(opts Options, in io.Reader, out io.Writer) error {
 	if opts.Renderer == nil {
 		opts.Renderer = lipgloss.NewRenderer(out)
+	}
+	// Settle the colour profile and, when colours show, ask the terminal
+	// for its background (light or dark) now: lipgloss would otherwise
+	// ask on the first frame, while bubbletea reads the terminal's input
+	// and could take the answer for keys.
+	if opts.Renderer.ColorProfile() != termenv.Ascii {
+		opts.Renderer.HasDarkBackground()
 	}
 	m := New(opts)
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithMouseCellMotion())

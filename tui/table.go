@@ -2,6 +2,8 @@ package tui
 
 import (
 	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
 // column describes one column of a table.
@@ -20,6 +22,9 @@ type column struct {
 	// is built so that cycling the sort costs nothing; nil when the column
 	// is not sortable.
 	order []int32
+	// style, when set, colours the column's cell of a row (a severity,
+	// a category, a better/worse change); the cursor row stays uniform.
+	style func(row int, st *styles) lipgloss.Style
 }
 
 // table is a scrollable, sortable, filterable list of rows that renders
@@ -33,7 +38,12 @@ type column struct {
 type table struct {
 	cols []column
 	cell func(row, col int) string
-	// key is the lower-cased text the filter matches, one per row.
+	// extra is text the filter matches besides the cells, one per row
+	// (a kernel's full name behind its short one), or nil.
+	extra []string
+	// key is the lower-cased text the filter matches, one per row: every
+	// column's cell and extra. It is built on the first filter, so a
+	// table nobody filters costs nothing.
 	key []string
 	// base is the order used when no column is sortable (tree views).
 	base []int32
@@ -46,10 +56,11 @@ type table struct {
 	height  int     // rows on screen, from the last render
 }
 
-// newTable builds a table over n rows sorted by column sortCol (or in base
-// order when that column has no order).
-func newTable(cols []column, key []string, base []int32, sortCol int, cell func(row, col int) string) *table {
-	t := &table{cols: cols, key: key, base: base, sortCol: sortCol, cell: cell, height: 10}
+// newTable builds a table sorted by column sortCol (or in base order when
+// that column has no order). The / filter matches every column's text and
+// extra.
+func newTable(cols []column, extra []string, base []int32, sortCol int, cell func(row, col int) string) *table {
+	t := &table{cols: cols, extra: extra, base: base, sortCol: sortCol, cell: cell, height: 10}
 	t.refresh()
 	return t
 }
@@ -70,6 +81,7 @@ func (t *table) refresh() {
 		t.view = ord
 	} else {
 		f := strings.ToLower(t.filter)
+		t.buildKeys(len(ord))
 		view := make([]int32, 0, 64)
 		for _, r := range ord {
 			if strings.Contains(t.key[r], f) {
@@ -88,6 +100,28 @@ func (t *table) refresh() {
 		}
 	}
 	t.clamp()
+}
+
+// buildKeys makes the filter's text of each of n rows once: what the
+// user sees in every column (including those a narrow terminal drops) and
+// the extra text.
+func (t *table) buildKeys(n int) {
+	if t.key != nil {
+		return
+	}
+	t.key = make([]string, n)
+	var b strings.Builder
+	for r := range n {
+		b.Reset()
+		for c := range t.cols {
+			b.WriteString(t.cell(r, c))
+			b.WriteByte(0)
+		}
+		if r < len(t.extra) {
+			b.WriteString(t.extra[r])
+		}
+		t.key[r] = strings.ToLower(b.String())
+	}
 }
 
 // setFilter filters rows by case-insensitive substring.
@@ -243,12 +277,25 @@ func (t *table) render(w, h int, st *styles) []string {
 		} else {
 			b.WriteString("  ")
 		}
+		styled := i != t.cursor
 		for j, c := range shown {
-			t.writeCell(&b, t.cell(row, c), widths[j], t.cols[c].right, t.cols[c].prose, j == len(shown)-1)
+			col := &t.cols[c]
+			if styled && col.style != nil {
+				var cb strings.Builder
+				t.writeCell(&cb, t.cell(row, c), widths[j], col.right, col.prose, true)
+				b.WriteString(col.style(row, st).Render(cb.String()))
+				if j != len(shown)-1 {
+					b.WriteByte(' ')
+				}
+				continue
+			}
+			t.writeCell(&b, t.cell(row, c), widths[j], col.right, col.prose, j == len(shown)-1)
 		}
-		line := strings.TrimRight(b.String(), " ")
+		line := b.String()
 		if i == t.cursor {
-			line = st.cursor.Render(fit(line, w))
+			line = st.cursor.Render(fit(strings.TrimRight(line, " "), w))
+		} else {
+			line = strings.TrimRight(line, " ")
 		}
 		lines = append(lines, line)
 	}

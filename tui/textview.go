@@ -38,7 +38,11 @@ func (v *textView) render(w, h int, st *styles) []string {
 	v.clamp()
 	out := make([]string, 0, h)
 	for i := v.top; i < len(v.lines) && len(out) < h; i++ {
-		out = append(out, cut(" "+v.lines[i], w))
+		l := cut(" "+v.lines[i], w)
+		if v.heading(i) {
+			l = st.title.Render(l)
+		}
+		out = append(out, l)
 	}
 	if len(v.lines) > h && len(out) == h {
 		// Say there is more, on the last line, rather than hide it.
@@ -48,6 +52,13 @@ func (v *textView) render(w, h int, st *styles) []string {
 		}
 	}
 	return out
+}
+
+// heading reports whether line i titles a section: unindented text after
+// an empty line (Duration histogram, Launches per step, ...).
+func (v *textView) heading(i int) bool {
+	l := v.lines[i]
+	return i > 0 && v.lines[i-1] == "" && l != "" && l[0] != ' '
 }
 
 func (v *textView) position() string {

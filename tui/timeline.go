@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -12,83 +11,47 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// timelineScreen is screen 5: one lane per GPU stream, drawn with block
-// characters whose density is the fraction of each column's time the
-// stream was busy, for one step or the whole trace.
+// timelineScreen is screen 5: GPU streams, host threads (ops and Python
+// frames) and annotation lanes (steps, user ranges) on one time axis, for
+// one step or the whole trace, so a gap on a stream lines up with what the
+// host was doing meanwhile. Busy lanes are drawn with block characters
+// whose density is the fraction of each column's time the lane was busy;
+// steps and ranges as labelled spans.
 type timelineScreen struct {
 	d     *data
 	lanes []lane
+	shown []int // lanes the / filter keeps
 	whole trace.Span
 	step  int        // index into t.Steps, or -1 for the whole trace
 	win   trace.Span // the part shown (zoom and pan)
 	cur   int        // cursor column
-	lane  int        // lane the cursor reads
+	lane  int        // index into shown of the lane the cursor reads
 	cols  int        // columns of the last render
 	// placed is set once the cursor has been put on the first activity,
 	// so the first frame names a kernel rather than the idle start.
 	placed bool
-}
-
-// lane is one stream's activities: t.GPU[from:to] (sorted by start), with
-// prefix sums of their durations so the busy time of any interval costs
-// two binary searches however many kernels the stream ran.
-type lane struct {
-	label    string
-	from, to int
-	prefix   []trace.Duration
+	// curAt, when hasCurAt, is a time the next render puts the cursor on
+	// (a link's place, set before the column count is known).
+	curAt    trace.Time
+	hasCurAt bool
+	filter   string
+	// mark is the place a link showed (a gap, a chain), underlined below
+	// the lanes and named markWhat; empty when none.
+	mark     trace.Span
+	markWhat string
 }
 
 const laneLabelW = 11
 
 func newTimeline(d *data) *timelineScreen {
 	t := d.t
-	s := &timelineScreen{d: d, step: -1, whole: t.Span()}
-	for i := 0; i < len(t.GPU); {
-		j := i
-		for j < len(t.GPU) && t.GPU[j].Device == t.GPU[i].Device && t.GPU[j].Stream == t.GPU[i].Stream {
-			j++
-		}
-		l := lane{label: fmt.Sprintf("gpu%d s%d", t.GPU[i].Device, t.GPU[i].Stream), from: i, to: j, prefix: make([]trace.Duration, j-i+1)}
-		for k := i; k < j; k++ {
-			l.prefix[k-i+1] = l.prefix[k-i] + t.GPU[k].Dur()
-		}
-		s.lanes = append(s.lanes, l)
-		i = j
-	}
+	s := &timelineScreen{d: d, step: -1, whole: t.Span(), lanes: buildLanes(t)}
 	s.win = s.whole
+	s.setFilter("")
 	return s
 }
 
 func (s *timelineScreen) title() string { return "Timeline" }
-
-// busyBefore returns how long the lane was busy before time x. A stream
-// runs one activity at a time, so only the last one started can straddle x.
-func (s *timelineScreen) busyBefore(l *lane, x trace.Time) trace.Duration {
-	g := s.d.t.GPU[l.from:l.to]
-	k := sort.Search(len(g), func(i int) bool { return g[i].Start >= x })
-	b := l.prefix[k]
-	if k > 0 && g[k-1].End > x {
-		b -= trace.Duration(g[k-1].End - x)
-	}
-	return max(b, 0)
-}
-
-// under returns the activity of lane l covering most of [a, b), or -1.
-func (s *timelineScreen) under(l *lane, a, b trace.Time) int {
-	g := s.d.t.GPU[l.from:l.to]
-	hi := sort.Search(len(g), func(i int) bool { return g[i].Start >= b })
-	best, bestOv := -1, trace.Duration(0)
-	for i, n := hi-1, 0; i >= 0 && n < 4096; i, n = i-1, n+1 {
-		if g[i].End <= a {
-			break
-		}
-		ov := trace.Duration(min(g[i].End, b) - max(g[i].Start, a))
-		if ov > bestOv {
-			best, bestOv = l.from+i, ov
-		}
-	}
-	return best
-}
 
 func (s *timelineScreen) colDur() trace.Duration {
 	return max(trace.Duration(s.win.End-s.win.Start)/trace.Duration(max(s.cols, 1)), 1)
@@ -96,6 +59,11 @@ func (s *timelineScreen) colDur() trace.Duration {
 
 func (s *timelineScreen) colStart(c int) trace.Time {
 	return s.win.Start + trace.Time(int64(s.win.End-s.win.Start)*int64(c)/int64(max(s.cols, 1)))
+}
+
+// colOf is the column time x falls in (possibly off screen).
+func (s *timelineScreen) colOf(x trace.Time) int {
+	return int(int64(x-s.win.Start) * int64(max(s.cols, 1)) / int64(max(s.win.Dur(), 1)))
 }
 
 // bounds is the span the window may move in: the chosen step or the trace.
@@ -143,6 +111,43 @@ func (s *timelineScreen) clampWin() {
 	s.win.Start = max(s.win.Start, b.Start)
 }
 
+// show puts span at the middle third of the window, the cursor on its
+// start and, when lane >= 0, the cursor on that lane: a link from a
+// finding's gap or chain lands here.
+func (s *timelineScreen) show(span trace.Span, laneIdx int, what string) {
+	s.placed = true
+	s.mark, s.markWhat = span, what
+	s.step = -1
+	if i := s.d.t.StepOf(span.Start); i >= 0 && !s.d.t.Steps[i].Synthetic && span.End <= s.d.t.Steps[i].End {
+		s.step = i
+	}
+	d := max(span.Dur(), trace.Duration(max(s.cols, 1)))
+	s.win = trace.Span{Start: span.Start - trace.Time(d), End: span.End + trace.Time(d)}
+	s.clampWin()
+	// The column count is known at the next render, which places the
+	// cursor.
+	s.curAt, s.hasCurAt = span.Start, true
+	if laneIdx >= 0 {
+		s.filter = ""
+		s.setFilter("")
+		s.lane = laneIdx
+	}
+}
+
+// laneOfGPU returns the lane of a device's stream, or -1.
+func (s *timelineScreen) laneOfGPU(device, stream int32) int {
+	for i := range s.lanes {
+		l := &s.lanes[i]
+		if l.kind == laneGPU && l.n > 0 {
+			g := &s.d.t.GPU[l.ref(0)]
+			if g.Device == device && g.Stream == stream {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 func (s *timelineScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	steps := s.d.t.Steps
 	km := &m.keys
@@ -176,7 +181,7 @@ func (s *timelineScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, km.laneUp):
 		s.lane = max(s.lane-1, 0)
 	case key.Matches(msg, km.laneDown):
-		s.lane = min(s.lane+1, max(len(s.lanes)-1, 0))
+		s.lane = min(s.lane+1, max(len(s.shown)-1, 0))
 	case key.Matches(msg, km.prevStep):
 		if len(steps) > 0 && !steps[0].Synthetic {
 			if s.step <= 0 {
@@ -191,30 +196,76 @@ func (s *timelineScreen) handle(m *Model, msg tea.KeyMsg) bool {
 		}
 	case key.Matches(msg, km.wholeTrace):
 		s.setStep(-1)
+	case key.Matches(msg, km.open):
+		s.open(m)
 	default:
 		return false
 	}
 	return true
 }
 
+// open follows what is under the cursor: a kernel to its detail, an op
+// to its row in the Ops table, a step to the step's window.
+func (s *timelineScreen) open(m *Model) {
+	l, i := s.underCursor()
+	if i < 0 {
+		return
+	}
+	t := s.d.t
+	switch l.kind {
+	case laneGPU:
+		g := &t.GPU[l.ref(i)]
+		if row, ok := s.d.kernelIndex[g.Name]; ok && g.Kind == trace.Kernel {
+			m.showKernel(row)
+		}
+	case laneOps:
+		m.showOp(t.Ops[l.ref(i)].Name)
+	case laneSteps:
+		s.setStep(l.ref(i))
+	}
+}
+
+// underCursor returns the lane the cursor reads and its item under the
+// cursor column (-1 when idle).
+func (s *timelineScreen) underCursor() (*lane, int) {
+	if len(s.shown) == 0 {
+		return nil, -1
+	}
+	l := &s.lanes[s.shown[min(s.lane, len(s.shown)-1)]]
+	return l, l.under(s.colStart(s.cur), s.colStart(s.cur+1))
+}
+
 func (s *timelineScreen) scroll(d int) {
-	s.lane = min(max(s.lane+d/3, 0), max(len(s.lanes)-1, 0))
+	s.lane = min(max(s.lane+d/3, 0), max(len(s.shown)-1, 0))
 }
 
 // shades are the block characters for busy fractions 0, (0,¼], … (¾,1].
 var shades = [...]string{" ", "░", "▒", "▓", "█"}
 
+// idleMark fills a GPU column with no activity at all, so a gap shows
+// even without colour.
+const idleMark = "·"
+
 func (s *timelineScreen) render(w, h int, st *styles) []string {
 	t := s.d.t
 	if len(s.lanes) == 0 {
-		return []string{"", "  no GPU activity in this trace"}
+		return []string{"", "  no activity in this trace"}
 	}
 	s.cols = max(w-laneLabelW-1, 10)
 	if !s.placed {
 		s.placed = true
-		l := &s.lanes[0]
-		first := t.GPU[l.from].Start
-		s.cur = int(int64(first-s.win.Start) * int64(s.cols) / int64(max(s.win.Dur(), 1)))
+		if l := &s.lanes[0]; l.n > 0 {
+			s.cur = s.colOf(l.start(0))
+		}
+	}
+	if s.hasCurAt {
+		// The first column that starts inside the place: its whole
+		// interval then reads the place, not what came before it.
+		s.hasCurAt = false
+		s.cur = s.colOf(s.curAt)
+		if s.colStart(s.cur) < s.curAt {
+			s.cur++
+		}
 	}
 	s.cur = min(max(s.cur, 0), s.cols-1)
 	cd := s.colDur()
@@ -228,54 +279,240 @@ func (s *timelineScreen) render(w, h int, st *styles) []string {
 	out = append(out, cut(fmt.Sprintf(" %s  %s  window %s–%s  zoom %.0f×  %s/column", where, b.Dur(),
 		trace.Duration(s.win.Start-b.Start), trace.Duration(s.win.End-b.Start), zoom, cd), w))
 	out = append(out, s.ruler(b.Start))
-	out = append(out, s.stepMarks())
+	if len(s.shown) == 0 {
+		return append(out, st.dim.Render(cut("  no lane matches the filter \""+s.filter+"\" (Esc clears it)", w)))
+	}
 	// Lanes: as many as fit, scrolled so the selected one shows.
-	room := max(h-len(out)-4, 1)
+	s.lane = min(s.lane, len(s.shown)-1)
+	room := max(h-len(out)-3, 1)
 	first := 0
 	if s.lane >= room {
 		first = s.lane - room + 1
 	}
-	var sb strings.Builder
-	for li := first; li < len(s.lanes) && li < first+room; li++ {
-		l := &s.lanes[li]
-		sb.Reset()
+	for li := first; li < len(s.shown) && li < first+room; li++ {
+		l := &s.lanes[s.shown[li]]
 		mark := "  "
+		label := st.plain
 		if li == s.lane {
 			mark = "> "
+			label = st.header
 		}
-		sb.WriteString(fit(mark+l.label, laneLabelW))
-		sb.WriteByte('|')
-		prev := s.busyBefore(l, s.colStart(0))
-		for c := 0; c < s.cols; c++ {
-			next := s.busyBefore(l, s.colStart(c+1))
-			span := s.colStart(c+1) - s.colStart(c)
-			f := float64(next-prev) / float64(max(span, 1))
-			prev = next
-			i := 0
-			if f > 0 {
-				i = min(int(f*4-1e-9)+1, 4)
-			}
-			sb.WriteString(shades[i])
+		line := label.Render(fit(mark+l.label, laneLabelW)) + "|"
+		switch {
+		case l.spans():
+			line += s.spanCells(l, st)
+		case l.kind == lanePy:
+			line += s.frameCells(l, st)
+		default:
+			line += s.densityCells(l, st)
 		}
-		out = append(out, st.bar.Render(sb.String()))
+		out = append(out, line)
 	}
-	out = append(out, strings.Repeat(" ", laneLabelW+1+s.cur)+"▲")
-	a, z := s.colStart(s.cur), s.colStart(s.cur+1)
-	out = append(out, cut(fmt.Sprintf(" cursor %s into the %s", trace.Duration(a-b.Start), map[bool]string{true: "step", false: "trace"}[s.step >= 0]), w))
-	l := &s.lanes[min(s.lane, len(s.lanes)-1)]
-	if g := s.under(l, a, z); g >= 0 {
-		act := &t.GPU[g]
-		name := act.Name
-		if act.Kind == trace.Kernel {
-			name = analyze.ShortKernelName(name)
-		} else {
-			name = act.Kind.String() + " " + act.Copy.String()
+	out = append(out, s.cursorLine(st))
+	a := s.colStart(s.cur)
+	where = fmt.Sprintf(" cursor %s into the %s", trace.Duration(a-b.Start), map[bool]string{true: "step", false: "trace"}[s.step >= 0])
+	if s.markWhat != "" {
+		where += fmt.Sprintf("   ━ %s: %s at +%s", s.markWhat, s.mark.Dur(), trace.Duration(s.mark.Start-b.Start))
+	}
+	out = append(out, cut(where, w))
+	l, i := s.underCursor()
+	if i >= 0 {
+		hint := ""
+		switch l.kind {
+		case laneGPU:
+			if t.GPU[l.ref(i)].Kind == trace.Kernel {
+				hint = "  (Enter: kernel detail)"
+			}
+		case laneOps:
+			hint = "  (Enter: op in the Ops table)"
+		case laneSteps:
+			hint = "  (Enter: this step)"
 		}
-		out = append(out, cut(fmt.Sprintf(" %s: %s at +%s  %s", l.label, act.Dur(), trace.Duration(act.Start-b.Start), sanitize(name)), w))
+		out = append(out, cut(fmt.Sprintf(" %s: %s at +%s  %s%s", l.what, trace.Duration(l.end(i)-l.start(i)), trace.Duration(l.start(i)-b.Start), l.describe(i), hint), w))
 	} else {
-		out = append(out, cut(fmt.Sprintf(" %s: idle", l.label), w))
+		out = append(out, cut(fmt.Sprintf(" %s: idle", l.what), w))
+	}
+	if lg := s.legend(w, st); lg != "" {
+		out = append(out, lg)
 	}
 	return out
+}
+
+// densityCells draws a busy lane: one shade per column, coloured by the
+// lane's kind; on a GPU stream by the category of the kernel at the
+// column's middle, and a column with no activity at all is an idle mark.
+func (s *timelineScreen) densityCells(l *lane, st *styles) string {
+	var sb, run strings.Builder
+	runStyle := ""
+	idle := "\x00idle"
+	flush := func() {
+		switch runStyle {
+		case "":
+			sb.WriteString(run.String())
+		case idle:
+			sb.WriteString(st.idleLane.Render(run.String()))
+		case "\x00lane":
+			sb.WriteString(l.style(st).Render(run.String()))
+		default:
+			sb.WriteString(st.category(runStyle).Render(run.String()))
+		}
+		run.Reset()
+	}
+	prev := l.busyBefore(s.colStart(0))
+	for c := 0; c < s.cols; c++ {
+		a, z := s.colStart(c), s.colStart(c+1)
+		next := l.busyBefore(z)
+		f := float64(next-prev) / float64(max(z-a, 1))
+		prev = next
+		cell, style := shades[0], runStyle
+		switch {
+		case f > 0 && l.kind == laneGPU:
+			cell, style = shades[min(int(f*4-1e-9)+1, 4)], s.gpuCategory(l, a, z)
+		case f > 0:
+			cell, style = shades[min(int(f*4-1e-9)+1, 4)], "\x00lane"
+		case l.kind == laneGPU:
+			cell, style = idleMark, idle
+		}
+		if style != runStyle {
+			flush()
+			runStyle = style
+		}
+		run.WriteString(cell)
+	}
+	flush()
+	return strings.TrimRight(sb.String(), " ")
+}
+
+// gpuCategory is the category (analyze's) of the GPU activity at the
+// middle of column [a, b) of a stream lane, or of the first one in it.
+func (s *timelineScreen) gpuCategory(l *lane, a, b trace.Time) string {
+	mid := a + (b-a)/2
+	i := l.first(mid+1) - 1
+	if i < 0 || l.end(i) <= a {
+		i++
+	}
+	if i < 0 || i >= l.n || l.start(i) >= b {
+		return "\x00lane"
+	}
+	g := &s.d.t.GPU[l.ref(i)]
+	switch g.Kind {
+	case trace.Memcpy:
+		return analyze.CategoryCopy
+	case trace.Memset:
+		return analyze.CategoryMemset
+	}
+	if row, ok := s.d.kernelIndex[g.Name]; ok {
+		return s.d.kernels[row].Category
+	}
+	return "\x00lane"
+}
+
+// legend names the colours of the GPU lanes: the trace's categories in
+// their colours (none without colour).
+func (s *timelineScreen) legend(w int, st *styles) string {
+	if !st.colour {
+		return ""
+	}
+	parts := []string{" GPU by category:"}
+	for _, c := range s.d.res.Categories {
+		parts = append(parts, st.category(c.Category).Render("█ "+c.Category))
+	}
+	parts = append(parts, st.idleLane.Render(idleMark+" idle"))
+	return cut(strings.Join(parts, " "), w)
+}
+
+// spanCells draws steps and ranges as labelled spans: the name where the
+// outermost item starts, then a line to its end. Lanes with more items in
+// the window than columns fall back to density.
+func (s *timelineScreen) spanCells(l *lane, st *styles) string {
+	cells := make([]string, s.cols)
+	for i := range cells {
+		cells[i] = " "
+	}
+	drawn := 0
+	for k := 0; k < len(l.tops); k++ {
+		i := int(l.tops[k])
+		if l.end(i) <= s.win.Start {
+			continue
+		}
+		if l.start(i) >= s.win.End {
+			break
+		}
+		if drawn++; drawn > s.cols {
+			return s.densityCells(l, st)
+		}
+		a, z := max(s.colOf(l.start(i)), 0), min(s.colOf(l.end(i)-1), s.cols-1)
+		label := []rune(l.describe(i))
+		if l.kind == laneSteps {
+			label = []rune(fmt.Sprintf("#%d", s.d.t.Steps[i].Number))
+		}
+		for c := a; c <= z; c++ {
+			switch {
+			case c == a:
+				cells[c] = "▕"
+			case c-a-1 < len(label) && c < z:
+				cells[c] = string(label[c-a-1])
+			default:
+				cells[c] = "─"
+			}
+		}
+	}
+	line := strings.TrimRight(strings.Join(cells, ""), " ")
+	return l.style(st).Render(line)
+}
+
+// cursorLine marks the cursor column with ▲ and underlines the place the
+// last link showed, when it is in the window.
+func (s *timelineScreen) cursorLine(st *styles) string {
+	cells := []rune(strings.Repeat(" ", s.cols))
+	if s.mark.End > s.mark.Start && s.mark.End > s.win.Start && s.mark.Start < s.win.End {
+		a, z := max(s.colOf(s.mark.Start), 0), min(s.colOf(s.mark.End-1), s.cols-1)
+		for c := a; c <= z; c++ {
+			cells[c] = '━'
+		}
+	}
+	cells[s.cur] = '▲'
+	line := strings.TrimRight(string(cells), " ")
+	return strings.Repeat(" ", laneLabelW+1) + st.warn.Render(line)
+}
+
+// frameCells draws a Python lane like a flame graph at the window's level
+// of detail: each column shows the outermost frame under it that is
+// shorter than a quarter of the window, named where it changes. Frames
+// longer than that (the script, the training loop) would draw one bar
+// across the lane; the readout under the lanes names them.
+func (s *timelineScreen) frameCells(l *lane, st *styles) string {
+	var b strings.Builder
+	limit := s.win.Dur() / 4
+	prevName, pos := "", 0
+	var label []rune
+	for c := 0; c < s.cols; c++ {
+		a := s.colStart(c)
+		i := l.cover(a + (s.colStart(c+1)-a)/2)
+		if i < 0 {
+			b.WriteByte(' ')
+			prevName = ""
+			continue
+		}
+		if l.parent != nil {
+			for p := l.parent(i); p >= 0 && p < i && trace.Duration(l.end(p)-l.start(p)) < limit; p = l.parent(p) {
+				i = p
+			}
+		}
+		name := l.label2(i)
+		switch {
+		case name != prevName:
+			label, pos = []rune(name), 0
+			b.WriteString("▕")
+		case pos < len(label):
+			b.WriteRune(label[pos])
+			pos++
+		default:
+			b.WriteString("─")
+		}
+		prevName = name
+	}
+	return l.style(st).Render(strings.TrimRight(b.String(), " "))
 }
 
 // ruler labels the time axis relative to the start of the bounds.
@@ -293,30 +530,23 @@ func (s *timelineScreen) ruler(origin trace.Time) string {
 	return strings.TrimRight(string(line), " ")
 }
 
-// stepMarks puts a "▼#N" where each step starts inside the window.
-func (s *timelineScreen) stepMarks() string {
-	t := s.d.t
-	line := []rune(fit("  steps", laneLabelW) + " " + strings.Repeat(" ", s.cols))
-	if len(t.Steps) == 0 || t.Steps[0].Synthetic {
-		return strings.TrimRight(string(line), " ")
-	}
-	for _, st := range t.Steps {
-		if st.Start < s.win.Start || st.Start >= s.win.End {
-			continue
-		}
-		c := int(int64(st.Start-s.win.Start) * int64(s.cols) / int64(max(s.win.Dur(), 1)))
-		for i, r := range []rune(fmt.Sprintf("▼#%d", st.Number)) {
-			if p := laneLabelW + 1 + c + i; p < len(line) {
-				line[p] = r
-			}
-		}
-	}
-	return strings.TrimRight(string(line), " ")
-}
-
 func (s *timelineScreen) hint() string {
-	return "←→ cursor  h/l pan  +/- zoom  [ ] step  a all  ↑↓ stream"
+	return itoa(len(s.shown)) + " lanes  ←→hl cursor  <> pan  +- zoom  [] step  a all  ↑↓ lane  ⏎ opens"
 }
 
-func (s *timelineScreen) setFilter(string) bool { return false }
-func (s *timelineScreen) back() bool            { return false }
+// setFilter keeps the lanes whose label or name contains f ("gpu", "py",
+// a thread's name).
+func (s *timelineScreen) setFilter(f string) bool {
+	s.filter = f
+	s.shown = s.shown[:0]
+	lf := strings.ToLower(f)
+	for i := range s.lanes {
+		if strings.Contains(s.lanes[i].key, lf) {
+			s.shown = append(s.shown, i)
+		}
+	}
+	s.lane = min(s.lane, max(len(s.shown)-1, 0))
+	return true
+}
+
+func (s *timelineScreen) back() bool { return false }

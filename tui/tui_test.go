@@ -80,7 +80,11 @@ func keyPress(k string) tea.KeyMsg {
 func screenAfter(t *testing.T, opts Options, w, h int, keys ...string) string {
 	t.Helper()
 	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(w, h))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("[1 Overview]")) },
+	// A single trace opens on the overview, a diff on the diff, a run on
+	// its ranks.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("[1 Overview]")) || bytes.Contains(b, []byte("[6 Diff]")) || bytes.Contains(b, []byte("[7 Ranks]"))
+	},
 		teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	for _, k := range keys {
 		tm.Send(keyPress(k))
@@ -141,6 +145,17 @@ func TestGoldenScreens(t *testing.T) {
 		{"diff_single_trace", hooks, 80, 24, []string{"6"}},
 		{"help_80x24", hooks, 80, 24, []string{"?"}},
 		{"jax_overview", fixtureOptions("jax_eggroll.perfetto.json.gz"), 100, 30, nil},
+		// tui BASE NEW opens on the diff.
+		{"diff_first_frame", diffOpts, 120, 40, nil},
+		// Host threads (main and autograd), Python, steps and ranges.
+		{"timeline_host_lanes", recordedOptions("train_sync_pageable.json.gz"), 120, 40, []string{"5", "]", "]"}},
+		// The gpu-idle finding opens on its first gap; Enter shows it.
+		{"finding_gap_to_timeline", recordedOptions("train_sync_pageable.json.gz"), 120, 40, []string{"enter", "enter"}},
+		{"finding_chain_to_timeline", recordedOptions("sincos_eager.json.gz"), 120, 40, []string{"enter", "enter"}},
+		{"overview_light_steps", recordedOptions("transformer_naive_attn.json.gz"), 120, 40, nil},
+		// tui DIR opens on the ranks of the run, showing the straggler.
+		{"ranks_host_straggler", runOptions("ddp_host_straggler"), 120, 40, nil},
+		{"ranks_two_groups_80x24", runOptions("two_groups"), 80, 24, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -289,15 +304,15 @@ func TestMovementKeys(t *testing.T) {
 	if tbl.cursor != 0 {
 		t.Errorf("wheel up: cursor = %d, want 0", tbl.cursor)
 	}
-	for i, want := range []int{scrOps, scrFindings, scrTimeline, scrDiff, scrOverview} {
+	for i, want := range []int{scrOps, scrFindings, scrTimeline, scrDiff, scrRanks, scrOverview} {
 		press(m, "tab")
 		if m.cur != want {
 			t.Errorf("tab %d: screen %d, want %d", i+1, m.cur, want)
 		}
 	}
 	press(m, "shift+tab")
-	if m.cur != scrDiff {
-		t.Errorf("shift+tab from overview: screen %d, want diff", m.cur)
+	if m.cur != scrRanks {
+		t.Errorf("shift+tab from overview: screen %d, want ranks", m.cur)
 	}
 }
 
@@ -333,7 +348,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 	for n := range fs.d.res.Findings {
 		press(m, "enter")
 		var ok bool
-		if i, ok = fs.detail.selected(); ok && fs.links[i] >= 0 {
+		if i, ok = fs.detail.selected(); ok && fs.links[i].kernel >= 0 {
 			break
 		}
 		if n == len(fs.d.res.Findings)-1 {
@@ -341,7 +356,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 		}
 		press(m, "esc", "down")
 	}
-	want := fs.d.kernels[fs.links[i]].full
+	want := fs.d.kernels[fs.links[i].kernel].full
 	press(m, "enter")
 	if m.cur != scrKernels {
 		t.Fatalf("Enter on a link left screen %d", m.cur)

@@ -1,0 +1,263 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/tracelens/tracelens/distributed"
+)
+
+// ranksScreen is screen 7: the ranks of a multi-rank run side by side
+// (tracelens tui DIR): per rank its step, communication kernel time, how
+// much of it is exposed, waiting for later ranks versus moving data, how
+// late it arrives at collectives on average (SKEW) and how long it makes
+// the others wait;
+// the straggler explained; the run's findings. Enter drills into a rank:
+// every other screen then shows that rank's trace.
+type ranksScreen struct {
+	run *distributed.Result
+	// shown is the index (into run.Ranks) of the rank the other screens
+	// show.
+	shown int
+	tbl   *table
+}
+
+func newRanksScreen(run *distributed.Result, shown int) *ranksScreen {
+	s := &ranksScreen{run: run, shown: shown}
+	if run == nil {
+		return s
+	}
+	rs := run.Ranks
+	n := len(rs)
+	straggler := -1
+	if run.Straggler != nil {
+		straggler = run.Straggler.Rank
+	}
+	desc := func(f func(r *distributed.RankRow) float64) []int32 {
+		return orderBy(n, func(a, b int) int { return cmp.Compare(f(&rs[b]), f(&rs[a])) })
+	}
+	dur := func(v float64) string { return us(v).String() }
+	// The straggler's rank and the wait it causes are red; a rank whose
+	// communication is mostly waiting for later ranks is yellow.
+	stragglerStyle := func(row int, st *styles) lipgloss.Style {
+		if rs[row].Rank == straggler {
+			return st.bad
+		}
+		return st.plain
+	}
+	waitStyle := func(row int, st *styles) lipgloss.Style {
+		if r := &rs[row]; r.CommKernelUs > 0 && r.WaitUs > r.CommKernelUs/2 {
+			return st.warn
+		}
+		return st.plain
+	}
+	cols := []column{
+		{title: "RANK", width: 6, right: true, style: stragglerStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Rank, rs[b].Rank) })},
+		{title: "STEP", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.StepMedianUs })},
+		{title: "COMM", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.CommKernelUs })},
+		{title: "EXPOSED", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.ExposedCommUs })},
+		{title: "OVERLAP", width: 7, right: true, drop: 3, order: desc(func(r *distributed.RankRow) float64 { return r.OverlapShare })},
+		{title: "WAIT", width: 8, right: true, style: waitStyle, order: desc(func(r *distributed.RankRow) float64 { return r.WaitUs })},
+		{title: "TRANSFER", width: 8, right: true, drop: 2, order: desc(func(r *distributed.RankRow) float64 { return r.TransferUs })},
+		{title: "SKEW", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.StartSkewUs })},
+		{title: "LAST", width: 5, right: true, drop: 4, order: desc(func(r *distributed.RankRow) float64 { return float64(r.LastArrivals) })},
+		{title: "OTHERS WAIT", width: 11, right: true, style: stragglerStyle, order: desc(func(r *distributed.RankRow) float64 { return r.CausedWaitUs })},
+		{title: "CLOCK", width: 8, right: true, drop: 1, order: desc(func(r *distributed.RankRow) float64 { return r.ClockOffsetUs })},
+		{title: "TRACE", order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Source, rs[b].Source) })},
+	}
+	cell := func(row, col int) string {
+		r := &rs[row]
+		switch col {
+		case 0:
+			mark := " "
+			if row == s.shown {
+				mark = "●"
+			}
+			return mark + itoa(r.Rank)
+		case 1:
+			return dur(r.StepMedianUs)
+		case 2:
+			return dur(r.CommKernelUs)
+		case 3:
+			return dur(r.ExposedCommUs)
+		case 4:
+			return fmt.Sprintf("%.0f%%", r.OverlapShare*100)
+		case 5:
+			return dur(r.WaitUs)
+		case 6:
+			return dur(r.TransferUs)
+		case 7:
+			return dur(r.StartSkewUs)
+		case 8:
+			return itoa(r.LastArrivals)
+		case 9:
+			return dur(r.CausedWaitUs)
+		case 10:
+			return dur(r.ClockOffsetUs)
+		case 11:
+			return sanitize(filepath.Base(r.Source))
+		}
+		return ""
+	}
+	s.tbl = newTable(cols, nil, nil, 0, cell)
+	s.tbl.selectRow(shown)
+	return s
+}
+
+func (s *ranksScreen) title() string { return "Ranks" }
+
+func (s *ranksScreen) handle(m *Model, msg tea.KeyMsg) bool {
+	if s.run == nil {
+		return false
+	}
+	switch {
+	case key.Matches(msg, m.keys.open):
+		if row, ok := s.tbl.selected(); ok {
+			m.next = m.openRank(row)
+		}
+		return true
+	case key.Matches(msg, m.keys.sort):
+		s.tbl.cycleSort()
+		return true
+	}
+	return tableKeys(s.tbl, &m.keys, msg)
+}
+
+func (s *ranksScreen) scroll(d int) {
+	if s.run != nil {
+		s.tbl.move(d)
+	}
+}
+
+// header is what the screen says above the rank table: the run, the
+// straggler explained.
+func (s *ranksScreen) header(w int, st *styles) []string {
+	r := s.run
+	line := fmt.Sprintf(" %d ranks of %d · %d collectives matched", len(r.Ranks), r.WorldSize, r.Collectives)
+	if len(r.Missing) > 0 {
+		line += fmt.Sprintf(" · ranks %v have no trace", r.Missing)
+	}
+	if r.ClockCorrected {
+		line += " · clock offsets removed"
+	}
+	out := []string{st.header.Render(cut(line, w))}
+	if sg := r.Straggler; sg != nil {
+		for _, l := range wrap(fmt.Sprintf("Straggler: rank %d (%s), %s late per step: %s", sg.Rank, sg.Kind, us(sg.LateUs), sanitize(sg.Sentence)), w-1) {
+			out = append(out, st.bad.Render(" "+l))
+		}
+	} else {
+		out = append(out, st.good.Render(cut(" No straggler: no rank makes the others wait much.", w)))
+	}
+	return append(out, "")
+}
+
+// footer lists the run's dimensions, findings and notes.
+func (s *ranksScreen) footer(w int, st *styles) []string {
+	r := s.run
+	var out []string
+	if len(r.Dimensions) > 0 {
+		out = append(out, "", st.header.Render(cut(fmt.Sprintf(" %-20s %11s %9s %9s %9s %9s", "DIMENSION", "COLLECTIVES", "COMM", "EXPOSED", "WAIT", "BYTES"), w)))
+		for _, d := range r.Dimensions {
+			out = append(out, cut(fmt.Sprintf(" %-20s %11d %9s %9s %9s %9s", cut(sanitize(d.Dimension), 20), d.Collectives,
+				us(d.CommKernelUs), us(d.ExposedCommUs), us(d.WaitUs), byteCount(d.Bytes)), w))
+		}
+	}
+	if len(r.Findings) > 0 {
+		out = append(out, "", st.title.Render(" Run findings"))
+		for _, f := range r.Findings {
+			out = append(out, st.severity(f.Severity).Render(cut(fmt.Sprintf("  %-6s %s (saves %s per step)", f.Severity, sanitize(f.Title), us(f.SavingUs)), w)))
+		}
+	}
+	for _, u := range r.Unmatched {
+		out = append(out, st.dim.Render(cut(fmt.Sprintf(" unmatched: rank %d, group %s: %d communication kernels (%s)", u.Rank, sanitize(u.Group), u.Count, sanitize(u.Reason)), w)))
+	}
+	for _, warn := range r.Warnings {
+		out = append(out, st.dim.Render(cut(" note: "+sanitize(warn), w)))
+	}
+	return out
+}
+
+// byteCount prints bytes in binary units.
+func byteCount(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, u := float64(b), 0
+	for v >= unit && u < 4 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGT"[u-1])
+}
+
+func (s *ranksScreen) render(w, h int, st *styles) []string {
+	if s.run == nil {
+		return []string{"", cut("  One trace is open. To compare the ranks of a multi-rank run: tracelens tui DIR (or GLOB, or the rank files)", w)}
+	}
+	head, foot := s.header(w, st), s.footer(w, st)
+	// The table gets what is left, at least its header and three ranks;
+	// the footer gives way first.
+	room := h - len(head) - len(foot)
+	if need := min(len(s.run.Ranks), 3) + 1; room < need {
+		foot = foot[:max(len(foot)-(need-room), 0)]
+		room = h - len(head) - len(foot)
+	}
+	out := append(head, s.tbl.render(w, max(room, 2), st)...)
+	return append(out, foot...)
+}
+
+func (s *ranksScreen) hint() string {
+	if s.run == nil {
+		return "ranks"
+	}
+	return s.tbl.position() + " ranks  sort " + s.tbl.sortName() + "  Enter: this rank on every screen  ● shown"
+}
+
+func (s *ranksScreen) setFilter(f string) bool {
+	if s.run == nil {
+		return false
+	}
+	s.tbl.setFilter(f)
+	return true
+}
+
+func (s *ranksScreen) back() bool { return false }
+
+// openRank reads rank row of the run and shows it on every screen; the
+// Ranks screen keeps its place.
+func (m *Model) openRank(row int) tea.Cmd {
+	if m.run == nil || row == m.rank {
+		m.goTo(scrOverview)
+		return nil
+	}
+	m.loaded, m.started = false, time.Now()
+	m.prog.read.Store(0)
+	m.prog.total.Store(0)
+	return tea.Batch(m.loadRank(m.run, row), tick())
+}
+
+// rankName is how the UI names rank row's trace.
+func rankName(run *distributed.Result, row int) string {
+	r := &run.Ranks[row]
+	return fmt.Sprintf("rank %d: %s", r.Rank, sanitize(filepath.Base(r.Source)))
+}
+
+// firstRank is the rank a run opens on: the straggler, whose trace says
+// why the others wait, else the first.
+func firstRank(run *distributed.Result) int {
+	if run.Straggler != nil {
+		for i, r := range run.Ranks {
+			if r.Rank == run.Straggler.Rank {
+				return i
+			}
+		}
+	}
+	return 0
+}
