@@ -161,7 +161,7 @@ func (ix *index) steps(r *Result) {
 	origin := t.Span().Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
-	works := ix.stepWorks()
+	works := ix.stepWorks(r.Device)
 	for i, st := range t.Steps {
 		s := &r.Steps[i]
 		w := &works[i]
@@ -169,7 +169,7 @@ func (ix *index) steps(r *Result) {
 		s.StartUs = us(trace.Duration(st.Start - origin))
 		s.HostWallUs = us(st.Dur())
 		s.WallUs = us(w.spanDuration)
-		s.LongestGPUUs = us(w.longest)
+		s.IrreducibleGPUUs = w.irreducible
 		for _, dev := range ix.devices {
 			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
 		}
@@ -265,7 +265,7 @@ func (ix *index) steadyStats(r *Result) {
 	ss.SteadyKernels = medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
 	ss.SteadyLaunches = medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
 	ss.SteadyLaunchAPIUs = medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
-	ss.SteadyIrreducibleUs = min(medianOf(steps, func(s *Step) float64 { return s.LongestGPUUs })/maxSpeedup(PeakFor(r.Device)), ss.SteadyGPUBusyUs)
+	ss.SteadyIrreducibleUs = min(medianOf(steps, func(s *Step) float64 { return s.IrreducibleGPUUs }), ss.SteadyGPUBusyUs)
 	// The median of per-step shares, not busy over wall of two medians:
 	// each step's share is within [0, 1], so their median is too.
 	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)
@@ -338,9 +338,8 @@ func (ix *index) launches(r *Result) {
 // durUs turns microseconds back into a Duration for printing.
 func durUs(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }
 
-// maxSpeedup is the most any fix can speed up one kernel: fusion keeps
-// the kernel, precision fixes run it at a faster peak, at best the
-// device's fastest 16-bit tensor rate over its slowest (fp64) rate; 16×
+// maxSpeedup is the most a precision fix can speed up a tensor-core
+// kernel: the device's fastest 16-bit tensor rate over its fp64 rate; 16×
 // for a device without a peak table entry.
 func maxSpeedup(pk *Peak) float64 {
 	if pk == nil || pk.TFLOPS["fp64"] <= 0 {

@@ -200,11 +200,12 @@ type Step struct {
 	// (the host doing something else: data loading, Python work, syncs).
 	LaunchGapIdleUs float64 `json:"launch_gap_idle_us"`
 	LongGapIdleUs   float64 `json:"long_gap_idle_us"`
-	// LongestGPUUs is the longest kernel the step launched (inside its
-	// window): a fix shortens, fuses or removes kernels, but the work that
-	// remains runs in at least one kernel. (Copies are not counted: the
-	// pageable-copy model keeps their time at the host link's rate.)
-	LongestGPUUs float64 `json:"longest_gpu_us"`
+	// IrreducibleGPUUs is GPU work of the step no fix removes: its
+	// largest kernel time (inside its window) at the most a fix speeds
+	// that kernel up (kernelSpeedup: a tensor-core kernel by the device's
+	// fastest over its fp64 peak, any other by 2; fusion keeps it). Copies
+	// are not counted: the pageable-copy model keeps their time itself.
+	IrreducibleGPUUs float64 `json:"irreducible_gpu_us"`
 	// KernelUs sums the durations of kernels that started in the step.
 	KernelUs float64 `json:"kernel_us"`
 	Kernels  int     `json:"kernels"`
@@ -264,10 +265,8 @@ type StepStats struct {
 	SteadyKernels      float64 `json:"steady_kernels"`
 	SteadyLaunches     float64 `json:"steady_launches"`
 	SteadyLaunchAPIUs  float64 `json:"steady_launch_api_us"`
-	// SteadyIrreducibleUs is GPU work no fix removes from the step: the
-	// median of the steps' LongestGPUUs, sped up as much as any fix can
-	// (fusion keeps that kernel; a precision change runs it at most at the
-	// device's fastest over its fp64 peak). Savings out of GPU busy time
+	// SteadyIrreducibleUs is GPU work no fix removes from the step (the
+	// median of the steps' IrreducibleGPUUs): savings out of GPU busy time
 	// stop short of it, so "all findings fixed" leaves at least it.
 	SteadyIrreducibleUs float64 `json:"steady_irreducible_gpu_us"`
 }

@@ -16,8 +16,9 @@ type stepWork struct {
 	has          bool
 	window       trace.Span
 	spanDuration trace.Duration
-	// longest is the longest single kernel's time inside the window.
-	longest trace.Duration
+	// irreducible is the GPU work (µs) no fix removes: the largest
+	// kernel's time inside the window at the most a fix speeds it up.
+	irreducible float64
 }
 
 // stepWorks returns each step's work and window: the host's step window
@@ -26,8 +27,9 @@ type stepWork struct {
 // host, sets the pace then). Every busy interval is
 // clipped to the window, so busy ≤ window × devices: a step's busy share
 // is within 0–100 % by construction.
-func (ix *index) stepWorks() []stepWork {
+func (ix *index) stepWorks(device string) []stepWork {
 	t := ix.t
+	fastest := maxSpeedup(PeakFor(device))
 	ws := make([]stepWork, len(t.Steps))
 	per := make([][]trace.Index, len(t.Steps))
 	for g := range t.GPU {
@@ -67,7 +69,7 @@ func (ix *index) stepWorks() []stepWork {
 		for _, g := range per[i] {
 			if a := &t.GPU[g]; a.Kind == trace.Kernel {
 				if d := min(a.End, w.window.End) - max(a.Start, w.window.Start); d > 0 {
-					w.longest = max(w.longest, trace.Duration(d))
+					w.irreducible = max(w.irreducible, us(trace.Duration(d))/kernelSpeedup(ix.cat[g], fastest))
 				}
 			}
 		}
@@ -115,4 +117,16 @@ func gapsIn(spans []trace.Span, w trace.Span) []trace.Span {
 		gaps = append(gaps, trace.Span{Start: cur, End: w.End})
 	}
 	return gaps
+}
+
+// kernelSpeedup is the most a fix speeds up one kernel of category cat:
+// a tensor-core kernel (GEMM, convolution, attention) by up to fastest
+// (its precision changed down to the device's fastest rate); any other
+// kernel by 2 (half the bytes in half precision; fusion keeps the kernel).
+func kernelSpeedup(cat string, fastest float64) float64 {
+	switch cat {
+	case CategoryGEMM, CategoryGEMV, CategoryConv, CategoryAttention:
+		return max(fastest, 1)
+	}
+	return 2
 }
