@@ -37,7 +37,10 @@ var FusionCandidate = &Analyzer{
 		"stream, all launched by framework ops, that recur at least %d times with the same kernels (across steps or layers): each kernel "+
 		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions), kernels launched inside torch.compile regions or CUDA graph replays (the compiler already chose what to fuse) and memcpys break a chain. "+
 		"Saving model per occurrence: (kernels − 1) × median launch API time + the intermediate tensors' write and read traffic "+
-		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, capped at the chain's GPU time minus its longest kernel. "+
+		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth; the launch term is capped at the GPU idle gaps between the chain's kernels and "+
+		"the traffic term at the chain's GPU time minus its longest kernel, so a chain never saves more than its span (GPU time plus gaps) minus its longest kernel. "+
+		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
+		"AccumulateGrad's (its .grad output must persist), a collective's ops' (FSDP copy-in, c10d), foreach multi_tensor_apply kernels and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
 	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases},
@@ -74,17 +77,19 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		}
 		run = run[:0]
 	}
+	gemmOps := ix.gemmOps()
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if len(run) > 0 {
 			prev := &t.GPU[run[len(run)-1]]
 			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
-				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) {
+				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) ||
+				!ix.sameTensor(run[len(run)-1], g) {
 				flush()
 			}
 		}
 		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
-			ix.phase[g] == optimizer {
+			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
 			// The optimizer's kernels are optimizer-step's business: its
 			// fix is fused=True, not fusing by hand.
 			flush()
@@ -112,7 +117,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
-		var total, gpuTotal, trafficTotal float64
+		var total, gapTotal, gpuTotal, trafficTotal float64
 		for _, occ := range gr.occ {
 			var sum, longest trace.Duration
 			var traffic float64
@@ -135,7 +140,15 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 			if traffic > 0 {
 				gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
 			}
-			total += float64(len(occ)-1)*launchCost + gpuSave
+			// The launches saved shorten the chain only by the gaps between
+			// its kernels (launch time the GPU waited for), and the fused
+			// kernel still does at least the longest kernel's work: one
+			// occurrence saves at most its span (GPU time plus gaps) minus
+			// its longest kernel, however slow the host's launches.
+			gaps := max(0, us(trace.Duration(t.GPU[occ[len(occ)-1]].End-t.GPU[occ[0]].Start)-sum))
+			gapSave := min(float64(len(occ)-1)*launchCost, gaps)
+			total += gapSave + gpuSave
+			gapTotal += gapSave
 			gpuTotal += us(sum)
 			trafficTotal += traffic
 		}
@@ -143,7 +156,13 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if stepUs <= 0 || saving < FusionMinShare*stepUs {
 			continue
 		}
-		cands = append(cands, cand{p.fusionFinding(gr, saving, gpuTotal/steps, trafficTotal/float64(len(gr.occ)), launchCost, bw), saving})
+		f := p.fusionFinding(gr, saving, gpuTotal/steps, trafficTotal/float64(len(gr.occ)), launchCost, bw)
+		if gapTotal > total/2 {
+			// Mostly GPU idle between the chain's kernels, waiting for
+			// launches: the part launch-bound also draws on.
+			f.SavingFrom = FromLaunchGaps
+		}
+		cands = append(cands, cand{f, saving})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.saving, a.saving) })
 	var out []Finding
@@ -151,6 +170,98 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		out = append(out, cands[i].f)
 	}
 	return out, nil
+}
+
+// gemmOps marks every op (aten op or autograd node) that has a GEMM or
+// attention kernel among the kernels it launched, directly or through its
+// children: the other kernels of such an op (autocast's weight casts
+// under aten::linear, cuBLAS's workspace memset, AddmmBackward0's bias
+// reduction) are the GEMM's preparation or epilogue, which amp-cast and a
+// fused-epilogue GEMM address; they cannot fuse with the neighbouring
+// layer's elementwise kernels into one kernel. User ranges are not marked:
+// a record_function("forward") holds GEMMs and fusable chains alike.
+func (ix *index) gemmOps() map[trace.Index]bool {
+	t := ix.t
+	marked := map[trace.Index]bool{}
+	for g := range t.GPU {
+		if c := ix.cat[g]; c != CategoryGEMM && c != CategoryAttention {
+			continue
+		}
+		for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+			if frameworkOp(t.Ops[op].Name) {
+				marked[op] = true
+			}
+		}
+	}
+	return marked
+}
+
+// frameworkOp reports whether an op name is an ATen op or an autograd
+// node (not a user range or a Python function).
+func frameworkOp(name string) bool {
+	return strings.HasPrefix(name, "aten::") || strings.HasPrefix(name, "autograd::engine::evaluate_function:") ||
+		strings.Contains(name, "Backward")
+}
+
+// unfusable reports whether memory-bound kernel g can never join a fusion
+// chain: launched by an op that also runs a GEMM or attention kernel
+// (gemmOps); by AccumulateGrad, whose .grad output must persist in
+// memory, so it is no intermediate a fusion could keep in registers; by a
+// collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
+// record_param_comms), whose buffers the communication kernel reads; or a
+// foreach multi_tensor_apply kernel, which already handles many tensors in
+// one launch.
+func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
+	t := ix.t
+	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
+		return true
+	}
+	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+		n := t.Ops[op].Name
+		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// communicationOp reports whether an op belongs to a collective: FSDP's
+// copy-in/copy-out, c10d's collectives and the NCCL bookkeeping op.
+func communicationOp(name string) bool {
+	return strings.HasPrefix(name, "fsdp::") || strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "nccl:") ||
+		strings.Contains(name, "record_param_comms") || strings.Contains(name, "FSDP::")
+}
+
+// sameTensor reports whether consecutive kernels a and b may work on one
+// tensor. Between two autograd nodes it requires the same shape of the
+// nodes' ops' first inputs, as a backward elementwise chain has: a
+// different shape means the next node works on another tensor (a weight's
+// gradient cast next to an activation's GeluBackward0), which one kernel
+// cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
+// factor, repeat_interleave, mul with the activation), so only backward
+// nodes are checked; unknown shapes (no record_shapes) never break a chain.
+func (ix *index) sameTensor(a, b int) bool {
+	t := ix.t
+	oa, ob := ix.op[a], ix.op[b]
+	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
+		return true
+	}
+	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)
+	return da == "" || db == "" || da == db
+}
+
+// firstDims is the first tensor's dims in an op's input-dims JSON text
+// ("[[64, 2048], [2048]]" → "[64, 2048]"); empty when there is none.
+func firstDims(dims string) string {
+	i := strings.Index(dims, "[[")
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(dims[i+1:], ']')
+	if j < 0 {
+		return ""
+	}
+	return strings.ReplaceAll(dims[i+1:i+2+j], " ", "")
 }
 
 // compilerFused reports whether a kernel is already a compiler's fusion
@@ -278,7 +389,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 				chain, n, a.Device, a.Stream, len(gr.occ)),
 				Table:   tb,
 				Kernels: names},
-			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time, plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (capped at the chain's GPU time minus its longest kernel)",
+			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time (at most the GPU idle gaps between the chain's kernels), plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (at most the chain's GPU time minus its longest kernel)",
 				n-1, fmtUs(launchCost), FormatBytes(traffic), bw)},
 		},
 		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),

@@ -170,6 +170,7 @@ func (ix *index) steps(r *Result) {
 		s.HostWallUs = us(st.Dur())
 		s.WallUs = us(w.spanDuration)
 		s.IrreducibleGPUUs = w.irreducible
+		s.ComputeBusyUs, s.CommunicationUs = w.computeUs, w.commUs
 		for _, dev := range ix.devices {
 			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
 		}

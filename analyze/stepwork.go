@@ -11,11 +11,14 @@ import (
 // host's step window would show the previous step's work and miss its
 // own, so a step's GPU figures come from the work it launched.
 type stepWork struct {
-	busy         map[int32][]trace.Span
-	first, last  trace.Time
-	has          bool
-	window       trace.Span
-	spanDuration trace.Duration
+	busy map[int32][]trace.Span
+	// computeUs and commUs split busy into non-communication and
+	// communication kernels' unions (summed over devices).
+	computeUs, commUs float64
+	first, last       trace.Time
+	has               bool
+	window            trace.Span
+	spanDuration      trace.Duration
 	// irreducible is the GPU work (µs) no fix removes: the largest
 	// kernel's time inside the window at the most a fix speeds it up.
 	irreducible float64
@@ -72,6 +75,24 @@ func (ix *index) stepWorks(device string) []stepWork {
 					w.irreducible = max(w.irreducible, us(trace.Duration(d))/kernelSpeedup(ix.cat[g], fastest))
 				}
 			}
+		}
+		comp, comm := map[int32][]trace.Span{}, map[int32][]trace.Span{}
+		for _, g := range per[i] {
+			a := &t.GPU[g]
+			if a.End <= a.Start {
+				continue
+			}
+			if ix.cat[g] == CategoryCommunication {
+				comm[a.Device] = append(comm[a.Device], a.Span)
+			} else {
+				comp[a.Device] = append(comp[a.Device], a.Span)
+			}
+		}
+		for _, spans := range comp {
+			w.computeUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
+		}
+		for _, spans := range comm {
+			w.commUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
 		}
 		w.busy = make(map[int32][]trace.Span, len(byDev))
 		for dev, spans := range byDev {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
@@ -28,13 +29,25 @@ const DefaultAlpha = 0.05
 type Status string
 
 // Kernel statuses. Same and Changed are decided by the U test, so a kernel
-// whose time moved within the noise stays Same.
+// whose time moved within the noise stays Same. When the test cannot
+// decide (too few steps a side: with 2 steps a side the smallest p-value is
+// 0.33), "same" would assert what was never tested, so the row is judged
+// on its medians instead: ChangedUntested when they moved by more than
+// UntestedChangePct, Untested otherwise.
 const (
-	Same    Status = "same"
-	Changed Status = "changed"
-	Added   Status = "added"
-	Removed Status = "removed"
+	Same            Status = "same"
+	Changed         Status = "changed"
+	ChangedUntested Status = "changed, untested"
+	Untested        Status = "untested"
+	Added           Status = "added"
+	Removed         Status = "removed"
 )
+
+// UntestedChangePct is the change of the median, in percent either way,
+// above which a row the U test cannot judge is reported as
+// ChangedUntested: large enough to stay clear of the ±1–8 % step-to-step
+// spread of real GPU traces.
+const UntestedChangePct = 10
 
 // Match tells how a kernel row's base and new kernels were paired.
 type Match string
@@ -127,9 +140,12 @@ type FindingChange struct {
 }
 
 // Findings sorts finding ids into resolved (only in base), new (only in
-// new) and persisting (in both).
+// new) and persisting (in both). Unreported holds the findings only in base
+// when no kernel changed between the runs: the same kernels ran, so nothing
+// was resolved; the finding's estimate (often built on host times the
+// profiler inflates) merely fell under its reporting threshold.
 type Findings struct {
-	Resolved, New, Persisting []FindingChange
+	Resolved, New, Persisting, Unreported []FindingChange
 }
 
 // Result is the comparison of two runs.
@@ -232,6 +248,12 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Ops = compareTotals(base, next, opTotals)
 	r.Annotations = compareTotals(base, next, annotationTotals)
 	r.Findings = compareFindings(base.Findings, next.Findings)
+	if kernelsUnchanged(r.Kernels) {
+		r.Findings.Unreported, r.Findings.Resolved = r.Findings.Resolved, nil
+	}
+	if note := profilerOptionsNote(base.ProfilerOptions, next.ProfilerOptions); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
 
 	shared := 0
 	for _, k := range r.Kernels {
@@ -427,12 +449,25 @@ func pairRow(name string, b, n *series, m Match, samples [2]int, alpha float64) 
 		row.Status = Added
 	case n == nil:
 		row.Status = Removed
-	case row.Significant:
-		row.Status = Changed
 	default:
-		row.Status = Same
+		row.Status = judge(&row.Delta)
 	}
 	return row
+}
+
+// judge is the status of a row present in both runs: the U test's verdict
+// when it can reach α, else the medians' change against UntestedChangePct.
+func judge(d *Delta) Status {
+	switch {
+	case d.Significant:
+		return Changed
+	case !d.Testable():
+		if math.Abs(d.Pct) > UntestedChangePct {
+			return ChangedUntested
+		}
+		return Untested
+	}
+	return Same
 }
 
 // sortRows puts the heaviest rows first: by the larger of the two per-step
@@ -585,4 +620,34 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		}
 	}
 	return out
+}
+
+// kernelsUnchanged reports whether both runs ran the same kernels for the
+// same time: every row in both and none Changed or ChangedUntested.
+func kernelsUnchanged(rows []Row) bool {
+	for _, k := range rows {
+		if k.Status != Same && k.Status != Untested {
+			return false
+		}
+	}
+	return len(rows) > 0
+}
+
+// profilerOptionsNote warns when the runs were recorded with different
+// torch.profiler options: with_stack and profile_memory add host work to
+// every op (~10 % of the step on opts_gpt_stack_mem), so host times and the
+// findings built on them (launch-bound, fusion) move although the program
+// did not. Empty when the options agree.
+func profilerOptionsNote(base, next []string) string {
+	b, n := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(next))
+	if slices.Equal(b, n) {
+		return ""
+	}
+	list := func(o []string) string {
+		if len(o) == 0 {
+			return "none"
+		}
+		return strings.Join(o, ", ")
+	}
+	return fmt.Sprintf("the runs were recorded with different profiler options (base: %s; new: %s): host times and the findings built on them differ by the profiler's own overhead, not the code's — compare like with like", list(b), list(n))
 }

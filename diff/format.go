@@ -276,6 +276,9 @@ func findingLines(r *Result, code func(string) string) []string {
 	add("new", r.Findings.New, func(f FindingChange) string {
 		return fmt.Sprintf(" (%s severity, worth %s per step)", f.Severity, FormatTime(f.NewSavingUs))
 	})
+	add("not resolved", r.Findings.Unreported, func(f FindingChange) string {
+		return fmt.Sprintf(" (was worth %s per step; the same kernels ran, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseSavingUs))
+	})
 	add("persisting", r.Findings.Persisting, func(f FindingChange) string {
 		return fmt.Sprintf(" (worth %s → %s per step)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs))
 	})

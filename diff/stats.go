@@ -90,6 +90,13 @@ func CompareSamples(base, new []float64, alpha float64) Delta {
 	return d
 }
 
+// Testable reports whether the U test could judge this change: both sides
+// have enough samples to reach α and they are not all equal. A Delta that
+// is not Testable and not Significant says nothing either way.
+func (d *Delta) Testable() bool {
+	return d.Note == "" || d.Note == "all samples equal"
+}
+
 func allEqual(a, b []float64) bool {
 	for _, x := range a {
 		if x != a[0] {

@@ -233,6 +233,7 @@ type jsonFindings struct {
 	Resolved   []jsonFinding `json:"resolved"`
 	New        []jsonFinding `json:"new"`
 	Persisting []jsonFinding `json:"persisting"`
+	Unreported []jsonFinding `json:"unreported,omitempty"`
 }
 
 type jsonFinding struct {
@@ -304,7 +305,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 		Ops:         toJSONTotals(r.Ops),
 		Annotations: toJSONTotals(r.Annotations),
 		Findings: jsonFindings{Resolved: toJSONFindings(r.Findings.Resolved), New: toJSONFindings(r.Findings.New),
-			Persisting: toJSONFindings(r.Findings.Persisting)},
+			Persisting: toJSONFindings(r.Findings.Persisting), Unreported: toJSONFindings(r.Findings.Unreported)},
 		CrossFramework: r.CrossFramework,
 		Notes:          append([]string{}, r.Notes...),
 		SummaryLine:    r.SummaryLine(),

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
@@ -131,15 +132,25 @@ func (d *doc) comparison(in []Input) {
 	tb := newTable(left("Trace"), left("Device"), right("Steps"), right("Median step"), right("vs first"), right("GPU busy"), right("Launches/step"),
 		right("Kernels"), right("GPU kernel time"), left("Top category"), left("Top finding"))
 	base, _, _, _ := typical(in[0].Result)
+	baseWhole := wholeTraceStep(in[0].Result)
+	var notComparable []string
 	for _, x := range in {
 		r := x.Result
 		wall, _, launches, _ := typical(r)
 		steps := fmt.Sprint(r.Summary.Steps)
-		if r.Summary.StepsSynthetic {
+		if wholeTraceStep(r) {
 			steps = "none"
 		}
 		vs := ""
-		if base > 0 && wall > 0 {
+		switch {
+		case wholeTraceStep(r) != baseWhole:
+			// A whole trace holds the profiler's own start and stop,
+			// compilation and every call: against one real step its
+			// ratio means nothing (jax_eggroll: 47.9 ms, 40 of them the
+			// profiler's start/stop, "34.9× slower" than a 1.37 ms step).
+			vs = "not comparable"
+			notComparable = append(notComparable, Code(workload(r.Source)))
+		case base > 0 && wall > 0:
 			vs = fmt.Sprintf("%.2f×", wall/base)
 		}
 		busyS := "no GPU"
@@ -159,7 +170,26 @@ func (d *doc) comparison(in []Input) {
 			}
 		}
 		dev := Text(r.Device)
-		tb.add(Code(workload(r.Source)), dev, steps, us(wall), vs, busyS, count(launches), count(float64(r.Summary.KernelLaunches)), us(r.Summary.GPUKernelUs), topCat, topFinding)
+		stepS := us(wall)
+		if wholeTraceStep(r) && wall > 0 {
+			stepS += " (whole trace)"
+		}
+		tb.add(Code(workload(r.Source)), dev, steps, stepS, vs, busyS, count(launches), count(float64(r.Summary.KernelLaunches)), us(r.Summary.GPUKernelUs), topCat, topFinding)
 	}
 	d.table(tb)
+	if len(notComparable) > 0 {
+		first := "marks steps"
+		if baseWhole {
+			first = "marks no steps"
+		}
+		d.para("%s: the first trace %s and these do the opposite, so one side's \"median step\" is its whole trace — with the profiler's own start and stop, "+
+			"warm-up and compilation in it — and is not comparable with a step; the ratio is left out. Mark the iterations (`prof.step()`, or one `record_function` per call) "+
+			"and compare per step, or compare GPU kernel time per call.", strings.Join(notComparable, ", "), first)
+	}
+}
+
+// wholeTraceStep reports whether r's "step" is its whole trace: no
+// ProfilerStep and no repeated range or call to stand in for one.
+func wholeTraceStep(r *analyze.Result) bool {
+	return r.Summary.StepsSynthetic || r.Summary.StepSource == analyze.StepSourceTrace
 }

@@ -44,6 +44,8 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(launchAPI/idle), us(idle))
 		}
 		bullets = append(bullets, s+".")
+	case wall > 0 && r.Summary.CommunicationUs > 0:
+		bullets = append(bullets, busyWithCommunication(r, per, wall, busy))
 	case wall > 0:
 		bullets = append(bullets, fmt.Sprintf("**GPU busy %s of %s** (wall %s, GPU busy %s): the GPU is the bottleneck, so the kernels below are where time goes.",
 			pct(r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy)))
@@ -147,4 +149,48 @@ func heaviestRoofline(rows []analyze.RooflineRow) (analyze.RooflineRow, bool) {
 		}
 	}
 	return best, ok
+}
+
+// busyWithCommunication is the utilisation bullet of a trace with
+// communication kernels. An NCCL kernel is "busy" from its launch until the
+// other ranks arrive, spinning while it waits, so GPU busy time says
+// nothing about whether this GPU limits the step: the bullet quotes the
+// compute share (busy time outside communication kernels) and calls the
+// GPU the bottleneck only when compute alone fills the step
+// (computeBoundShare); otherwise the rest is collectives (exposed
+// communication or waiting for a slower rank) and idle time.
+func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) string {
+	share := steadyComputeShare(r)
+	head := fmt.Sprintf("**GPU computes %s of %s** (wall %s, GPU busy %s including communication kernels)", pct(share), per, us(wall), us(busy))
+	if share >= computeBoundShare {
+		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
+	}
+	return head + fmt.Sprintf(": the other %s is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, "+
+		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix.",
+		pct(1-share))
+}
+
+// computeBoundShare is the compute share of the step above which a rank's
+// GPU, not its collectives, limits the step.
+const computeBoundShare = 0.9
+
+// steadyComputeShare is the median over the steady steps (all after the
+// first, or the only one) of the share of the step the GPU spends in
+// kernels other than communication: each step's busy share scaled by its
+// compute part, so it stays within [0, 1] and within the busy share.
+func steadyComputeShare(r *analyze.Result) float64 {
+	steps := r.Steps
+	if len(steps) > 1 {
+		steps = steps[1:]
+	}
+	var shares []float64
+	for _, s := range steps {
+		if s.GPUBusyUs > 0 {
+			shares = append(shares, s.GPUBusyShare*min(1, s.ComputeBusyUs/s.GPUBusyUs))
+		}
+	}
+	if len(shares) == 0 {
+		return 0
+	}
+	return analyze.Median(shares)
 }
