@@ -50,7 +50,12 @@ func objectFields(s string, i int, buf []byte, f *fields) int {
 		i = skipWS(s, i+1)
 		var end int
 		var kind byte
-		if buf != nil && i < len(s) && (s[i] == '{' || s[i] == '[') {
+		escaped := false
+		if i < len(s) && s[i] == '"' {
+			// The string's walk already tells whether it holds an escape.
+			_, end, escaped = fastString(s, i)
+			kind = '"'
+		} else if buf != nil && i < len(s) && (s[i] == '{' || s[i] == '[') {
 			e, err := scanValueDepth(buf, i, maxDepth-1)
 			if err != nil {
 				return -1
@@ -65,7 +70,7 @@ func objectFields(s string, i int, buf []byte, f *fields) int {
 		raw := s[i:end]
 		switch key {
 		case "ph", "cat", "name", "pid", "tid", "id":
-			if kind == '"' && hasBackslash(raw) {
+			if escaped {
 				return -1
 			}
 			text := raw
@@ -133,15 +138,6 @@ func strOnly(kind byte, text string) string {
 		return text
 	}
 	return ""
-}
-
-func hasBackslash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 func skipWS(s string, i int) int {
