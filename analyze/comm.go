@@ -64,11 +64,8 @@ func (ix *index) commSteps(r *Result) {
 		}
 		return us(d)
 	}
+	// Per step, steps() splits the work each step launched (stepWorks).
 	s.ComputeBusyUs, s.CommunicationUs = total(cb.compute), total(cb.comm)
-	for i, st := range ix.t.Steps {
-		r.Steps[i].ComputeBusyUs = us(cb.compute.busyIn(st.Start, st.End))
-		r.Steps[i].CommunicationUs = us(cb.comm.busyIn(st.Start, st.End))
-	}
 }
 
 // Phases is the fact of what part of a step launched each GPU activity

@@ -15,7 +15,8 @@ import (
 
 // Steps assigns GPU activities and API calls to steps: an activity to the
 // step its launch call started in (its own start when it has no launch
-// call), an API call to the step it started in. This is the one definition
+// call and its device records none; a kernel without one on a device
+// that records them belongs to no step), an API call to the step it started in. This is the one definition
 // of "in a step" (and so of "per step") that every metric, finding and
 // face uses.
 var Steps = &Analyzer{
@@ -24,11 +25,24 @@ var Steps = &Analyzer{
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
+		// On a device whose kernels carry their launch calls, a kernel
+		// without one was launched before profiling started (the tail of
+		// a replay, a warm-up): no step launched it. Devices without
+		// launch records (JAX, kernel-only traces) place kernels by start.
+		launched := map[int32]bool{}
+		for i := range t.GPU {
+			if g := &t.GPU[i]; g.Kind == trace.Kernel && g.Launch != trace.None {
+				launched[g.Device] = true
+			}
+		}
 		for i := range t.GPU {
 			g := &t.GPU[i]
 			at := g.Start
 			if g.Launch != trace.None {
 				at = t.APICalls[g.Launch].Start
+			} else if g.Kind == trace.Kernel && launched[g.Device] {
+				s.gpuStep[i] = -1
+				continue
 			}
 			s.gpuStep[i] = int32(t.StepOf(at))
 		}
@@ -145,17 +159,14 @@ func (a *AttributionFacts) UserLine(g int) string { return a.userLine(g) }
 // each framework op.
 var Launches = &Analyzer{
 	Name: "launches",
-	Doc:  "Classifies API calls as launches (they put work on a stream) and blocking synchronisations (stream/device/event syncs, synchronous memcpys), and totals blocking time per enclosing framework op.",
+	Doc:  "Classifies API calls as launches (they put work on a stream) and blocking synchronisations (stream/device/event syncs, synchronous memcpys).",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		l := &LaunchFacts{launch: make([]bool, len(t.APICalls)), sync: make([]bool, len(t.APICalls)), syncOp: map[trace.Index]trace.Duration{}}
+		l := &LaunchFacts{launch: make([]bool, len(t.APICalls)), sync: make([]bool, len(t.APICalls))}
 		for i := range t.APICalls {
 			c := &t.APICalls[i]
 			l.launch[i] = isLaunchCall(c)
 			l.sync[i] = isSyncCall(c.Name)
-			if l.sync[i] && c.Op != trace.None {
-				l.syncOp[c.Op] += c.Dur()
-			}
 		}
 		return l, nil
 	},
@@ -164,7 +175,6 @@ var Launches = &Analyzer{
 // LaunchFacts is the result of Launches.
 type LaunchFacts struct {
 	launch, sync []bool
-	syncOp       map[trace.Index]trace.Duration
 }
 
 // IsLaunch reports whether API call i put work on a GPU stream.
@@ -172,9 +182,6 @@ func (l *LaunchFacts) IsLaunch(i int) bool { return l.launch[i] }
 
 // IsSync reports whether API call i blocks the host until the GPU catches up.
 func (l *LaunchFacts) IsSync(i int) bool { return l.sync[i] }
-
-// syncByOp returns the time of blocking sync calls per enclosing op.
-func (l *LaunchFacts) syncByOp() map[trace.Index]trace.Duration { return l.syncOp }
 
 // IdleGaps merges, per device, the intervals where any kernel, memcpy or
 // memset runs: GPU busy time is their union (the one definition of "GPU

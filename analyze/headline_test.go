@@ -10,8 +10,10 @@ import (
 // TestHeadlineMatchesPython checks the steady-state step, GPU busy time and
 // kernels per step against testdata/headline.json, which
 // testdata/headline.py computes from the trace JSON alone (steps from the
-// ProfilerStep#N ranges, kernels placed by their launch call's start, busy
-// time as the union of kernel, memcpy and memset intervals in the step).
+// ProfilerStep#N ranges, kernels placed by their launch call's start, a
+// step's window the range or, for asynchronous and CUDA-graph steps, the
+// GPU work it launched; busy time as the union of that work's kernel,
+// memcpy and memset intervals in the window).
 func TestHeadlineMatchesPython(t *testing.T) {
 	b, err := os.ReadFile("testdata/headline.json")
 	if err != nil {

@@ -161,18 +161,25 @@ func (ix *index) steps(r *Result) {
 	origin := t.Span().Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
+	works := ix.stepWorks(r.Device)
 	for i, st := range t.Steps {
 		s := &r.Steps[i]
+		w := &works[i]
 		s.Number, s.Synthetic = st.Number, st.Synthetic
 		s.StartUs = us(trace.Duration(st.Start - origin))
-		s.WallUs = us(st.Dur())
-		s.GPUBusyUs = us(ix.busyIn(st.Start, st.End))
+		s.HostWallUs = us(st.Dur())
+		s.WallUs = us(w.spanDuration)
+		s.IrreducibleGPUUs = w.irreducible
+		s.ComputeBusyUs, s.CommunicationUs = w.computeUs, w.commUs
+		for _, dev := range ix.devices {
+			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
+		}
 		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
 		if s.WallUs > 0 {
-			s.GPUBusyShare = s.GPUBusyUs / (s.WallUs * float64(ndev))
+			s.GPUBusyShare = min(s.GPUBusyUs/(s.WallUs*float64(ndev)), 1)
 		}
 		for _, dev := range ix.devices {
-			for _, g := range ix.idleGaps(dev, st.Start, st.End) {
+			for _, g := range gapsIn(w.busy[dev], w.window) {
 				if g.Dur() < LaunchGap {
 					s.LaunchGapIdleUs += us(g.Dur())
 				} else {
@@ -259,6 +266,7 @@ func (ix *index) steadyStats(r *Result) {
 	ss.SteadyKernels = medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
 	ss.SteadyLaunches = medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
 	ss.SteadyLaunchAPIUs = medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
+	ss.SteadyIrreducibleUs = min(medianOf(steps, func(s *Step) float64 { return s.IrreducibleGPUUs }), ss.SteadyGPUBusyUs)
 	// The median of per-step shares, not busy over wall of two medians:
 	// each step's share is within [0, 1], so their median is too.
 	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)
@@ -330,3 +338,13 @@ func (ix *index) launches(r *Result) {
 
 // durUs turns microseconds back into a Duration for printing.
 func durUs(v float64) trace.Duration { return trace.Duration(v*1e3 + 0.5) }
+
+// maxSpeedup is the most a precision fix can speed up a tensor-core
+// kernel: the device's fastest 16-bit tensor rate over its fp64 rate; 16×
+// for a device without a peak table entry.
+func maxSpeedup(pk *Peak) float64 {
+	if pk == nil || pk.TFLOPS["fp64"] <= 0 {
+		return 16
+	}
+	return max(pk.TFLOPS["bf16"], pk.TFLOPS["fp16"], pk.TFLOPS["tf32"], pk.TFLOPS["fp32"]) / pk.TFLOPS["fp64"]
+}

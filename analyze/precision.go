@@ -15,7 +15,7 @@ var FP64Compute = &Analyzer{
 	Doc: fmt.Sprintf("Finds kernels that compute in double precision (ATen kernels instantiated for double, cuBLAS dgemm/f64 kernels), "+
 		"reported when they take at least %.0f%% of GPU kernel time. Saving model: memory-bound fp64 kernels move twice the bytes of "+
 		"fp32 (half their time saved); fp64 GEMMs run at the device's fp64 rate instead of its fp32 (or TF32) rate (time × (1 − "+
-		"fp64 peak / fp32 peak), half when the device is unknown).", FP64MinShare*100),
+		"fp64 peak / TF32 peak): in fp32 the fix enables TF32 tensor cores; the fp32 peak on devices without TF32, half when the device is unknown).", FP64MinShare*100),
 	Run: runFP64Compute,
 }
 
@@ -42,10 +42,7 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 	if r.Summary.GPUKernelUs == 0 {
 		return nil, nil
 	}
-	ratio := 0.5
-	if pk := PeakFor(r.Device); pk != nil && pk.TFLOPS["fp32"] > 0 {
-		ratio = 1 - min(pk.TFLOPS["fp64"]/pk.TFLOPS["fp32"], 1)
-	}
+	ratio, vs := gemmFP32Ratio(PeakFor(r.Device))
 	var total, saving float64
 	tb := NewTable(Col("kernel", KindName), Col("category", KindName), Col("count", KindCount), Col("total", KindDuration), Col("ops", KindName), Col("python", KindSource))
 	var names, lines []string
@@ -91,9 +88,9 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 		},
 		Evidence: []Evidence{
 			{Text: "kernels instantiated for double precision:", Table: tb, Kernels: names},
-			{Text: fmt.Sprintf("saving model: half the time of memory-bound fp64 kernels (half the bytes in fp32) and (1 − fp64/fp32 peak) = %.0f%% of fp64 GEMM time", ratio*100)},
+			{Text: fmt.Sprintf("saving model: half the time of memory-bound fp64 kernels (half the bytes in fp32) and (1 − fp64/%s peak) = %.0f%% of fp64 GEMM time (same efficiency against the peak the fix runs at)", vs, ratio*100)},
 		},
-		Fix: fmt.Sprintf("use float32 (or bf16 under autocast) at %s unless the algorithm needs fp64: create tensors with dtype=torch.float32, "+
+		Fix: fmt.Sprintf("use float32 with TF32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True) or bf16 under autocast at %s unless the algorithm needs fp64: create tensors with dtype=torch.float32, "+
 			"watch for numpy float64 arrays passed to torch.from_numpy and for torch.set_default_dtype(torch.float64); keep fp64 only for the accumulations that need it",
 			where),
 		Confidence: High,
@@ -107,4 +104,22 @@ func containsStr(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// gemmFP32Ratio returns the share of fp64 GEMM time that running the GEMM
+// in fp32 saves, and the peak it compares against: GEMMs in fp32 run on
+// the tensor cores as TF32 once the fix enables it (fp64's own fix says
+// so), so the time scales by the fp64/TF32 peak ratio (same efficiency);
+// a device without TF32 compares with its fp32 peak, an unknown one
+// assumes half.
+func gemmFP32Ratio(pk *Peak) (float64, string) {
+	if pk == nil {
+		return 0.5, "assumed 2× fp32"
+	}
+	for _, dt := range []string{"tf32", "fp32"} {
+		if f := pk.TFLOPS[dt]; f > 0 && pk.TFLOPS["fp64"] > 0 {
+			return 1 - min(pk.TFLOPS["fp64"]/f, 1), strings.ToUpper(dt)
+		}
+	}
+	return 0.5, "assumed 2× fp32"
 }

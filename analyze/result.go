@@ -167,16 +167,27 @@ type CategoryTime struct {
 	PerStep []StepShare `json:"per_step"`
 }
 
-// Step is one iteration's figures. GPU work is clipped to the step's wall
-// interval; launches are counted by when the launch call started.
+// Step is one iteration's figures. Its GPU work is the work it launched
+// (see Steps), measured in the step's span: the host's step interval, or
+// the extent of that work on the GPU when longer (asynchronous steps and
+// CUDA-graph replays, whose GPU work outlasts the host's); launches are
+// counted by when the launch call started.
 type Step struct {
 	Number    int  `json:"number"`
 	Synthetic bool `json:"synthetic"`
 	// StartUs is the step start relative to the trace's first event.
 	StartUs float64 `json:"start_us"`
-	WallUs  float64 `json:"wall_us"`
-	// GPUBusyUs is the union of kernel, memcpy and memset intervals inside
-	// the step, summed over devices; GPUIdleUs is WallUs × devices minus it.
+	// WallUs is the step's real duration: the host's step interval
+	// (HostWallUs), or the extent of the GPU work the step launched when
+	// that is longer (the GPU sets the pace: asynchronous steps, CUDA-graph
+	// replays). Every "per step" share is over it.
+	WallUs float64 `json:"wall_us"`
+	// HostWallUs is the host's step interval (ProfilerStep#N, or the
+	// range or call marking the step).
+	HostWallUs float64 `json:"host_wall_us"`
+	// GPUBusyUs is the union of the kernel, memcpy and memset intervals
+	// the step launched, inside its span, summed over devices; GPUIdleUs is
+	// WallUs × devices minus it, so GPUBusyShare is within [0, 1].
 	GPUBusyUs    float64 `json:"gpu_busy_us"`
 	GPUIdleUs    float64 `json:"gpu_idle_us"`
 	GPUBusyShare float64 `json:"gpu_busy_share"`
@@ -189,6 +200,12 @@ type Step struct {
 	// (the host doing something else: data loading, Python work, syncs).
 	LaunchGapIdleUs float64 `json:"launch_gap_idle_us"`
 	LongGapIdleUs   float64 `json:"long_gap_idle_us"`
+	// IrreducibleGPUUs is GPU work of the step no fix removes: its
+	// largest kernel time (inside its window) at the most a fix speeds
+	// that kernel up (kernelSpeedup: a tensor-core kernel by the device's
+	// fastest over its fp64 peak, any other by 2; fusion keeps it). Copies
+	// are not counted: the pageable-copy model keeps their time itself.
+	IrreducibleGPUUs float64 `json:"irreducible_gpu_us"`
 	// KernelUs sums the durations of kernels that started in the step.
 	KernelUs float64 `json:"kernel_us"`
 	Kernels  int     `json:"kernels"`
@@ -236,7 +253,8 @@ type StepStats struct {
 	// The steady state is the steps after the first (which carries
 	// warm-up), or the only step. These medians over it are the figures
 	// every face quotes as "the step": step time, GPU busy, kernels and
-	// launches per step; finding shares are over SteadyWallUs.
+	// launches per step; finding shares are over SteadyWallUs (the median
+	// of the steps' WallUs: their real duration, not only the host's).
 	SteadySteps        int     `json:"steady_steps"`
 	SteadyWallUs       float64 `json:"steady_wall_us"`
 	SteadyGPUBusyUs    float64 `json:"steady_gpu_busy_us"`
@@ -247,6 +265,10 @@ type StepStats struct {
 	SteadyKernels      float64 `json:"steady_kernels"`
 	SteadyLaunches     float64 `json:"steady_launches"`
 	SteadyLaunchAPIUs  float64 `json:"steady_launch_api_us"`
+	// SteadyIrreducibleUs is GPU work no fix removes from the step (the
+	// median of the steps' IrreducibleGPUUs): savings out of GPU busy time
+	// stop short of it, so "all findings fixed" leaves at least it.
+	SteadyIrreducibleUs float64 `json:"steady_irreducible_gpu_us"`
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time

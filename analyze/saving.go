@@ -35,10 +35,14 @@ func (p *Pass) finish(f *Finding, id string) error {
 	if !(f.SavingUs > 0) || math.IsInf(f.SavingUs, 0) {
 		f.SavingUs = 0
 	}
-	if step > 0 && f.SavingUs > step {
-		f.Evidence = append(f.Evidence, Evidence{Text: fmt.Sprintf("the saving model gives %s per step, more than the %s step itself: capped at the step",
-			FormatUs(f.SavingUs), FormatUs(step))})
-		f.SavingUs = step
+	if a, what := findingCap(&p.Result.StepStats, f.SavingFrom); step > 0 && f.SavingUs > a {
+		text := fmt.Sprintf("the saving model gives %s per step, more than the %s step itself: capped at the step", FormatUs(f.SavingUs), FormatUs(step))
+		if a < step {
+			text = fmt.Sprintf("the saving model gives %s per step, more than the %s of %s a fix can remove from the %s step (the work that remains still runs): capped there",
+				FormatUs(f.SavingUs), FormatUs(a), what, FormatUs(step))
+		}
+		f.Evidence = append(f.Evidence, Evidence{Text: text})
+		f.SavingUs = a
 	}
 	f.SavingNs = int64(math.Round(f.SavingUs * 1e3))
 	f.Share = shareOf(f.SavingUs, step)
@@ -73,74 +77,94 @@ func SavingFromText(from string) string {
 	return from
 }
 
+// removable returns the most of the steady-state step that fixes saving
+// out of part from (SavingFrom) can remove, and its name. Idle time can go
+// entirely; GPU busy time cannot: the work that remains after a fix (the
+// fused kernel, the GEMM in TF32, the copy from pinned memory) still runs,
+// at least the step's longest activity (SteadyIrreducibleUs). A part the
+// model does not know is bounded by the step less that work.
+func removable(ss *StepStats, from string) (float64, string) {
+	step := ss.SteadyWallUs
+	busy := min(ss.SteadyGPUBusyUs, step)
+	floor := min(ss.SteadyIrreducibleUs, busy)
+	switch from {
+	case FromKernelTime:
+		return busy - floor, "GPU busy time"
+	case FromLaunchGaps:
+		return min(ss.SteadyLaunchGapUs, step), "GPU idle time in launch gaps"
+	case FromHostWaits:
+		return min(ss.SteadyLongGapUs, step), "GPU idle time in long gaps"
+	case FromGPUIdle:
+		return min(ss.SteadyGPUIdleUs, step), "GPU idle time"
+	}
+	return step - floor, "step time"
+}
+
+// findingCap bounds one finding's saving per step: a saving out of GPU
+// busy time by the busy time less the work that still runs (removable); any
+// other by the step. Idle-time savings are not cut to the
+// steady step's idle time one by one: some are one-off costs (cold start:
+// the first step's idle time, spread over the steps); combineSavings
+// bounds them together by the idle time.
+func findingCap(ss *StepStats, from string) (float64, string) {
+	if from == FromKernelTime {
+		return removable(ss, from)
+	}
+	return ss.SteadyWallUs, "step time"
+}
+
 // combineSavings fills Summary.CombinedSavingUs and Result.Overlaps.
 // Savings from different parts of the step add up. Savings from one part
-// (SavingFrom) overlap: together they save at most the median time that
-// part takes per steady-state step (or the largest single saving, whose
-// model may use a mean rather than a median). GPU idle time in launch
-// gaps, long gaps, or either, is one family: together at most the idle
-// time. The total is at most the step.
+// (SavingFrom) overlap: each fix removes its share of what is left of the
+// part after the others, so together they remove part × (1 − Π(1 −
+// saving/part)), which counts overlaps once and never reaches the whole
+// part (no saving does: see removable). GPU idle time in launch gaps, long
+// gaps, or either, is one family bounded by the idle time. The total is
+// at most the step less the GPU work that still runs after every fix.
 func combineSavings(r *Result) {
 	ss := &r.StepStats
 	step := ss.SteadyWallUs
-	avail := map[string]float64{
-		FromKernelTime: min(ss.SteadyGPUBusyUs, step),
-		FromLaunchGaps: min(ss.SteadyLaunchGapUs, step),
-		FromHostWaits:  min(ss.SteadyLongGapUs, step),
-		FromGPUIdle:    min(ss.SteadyGPUIdleUs, step),
-	}
 	idleFamily := func(from string) bool {
 		return from == FromLaunchGaps || from == FromHostWaits || from == FromGPUIdle
 	}
 	type part struct {
-		findings     []int
-		sum, largest float64
+		findings []int
+		sum      float64
+		left     float64 // fraction of the part left after the fixes
 	}
 	parts := map[string]*part{}
 	var order []string
 	for i, f := range r.Findings {
-		pt := parts[f.SavingFrom]
+		key := f.SavingFrom
+		if idleFamily(key) {
+			key = FromGPUIdle
+		}
+		pt := parts[key]
 		if pt == nil {
-			pt = &part{}
-			parts[f.SavingFrom] = pt
-			order = append(order, f.SavingFrom)
+			pt = &part{left: 1}
+			parts[key] = pt
+			order = append(order, key)
 		}
 		pt.findings = append(pt.findings, i)
 		pt.sum += f.SavingUs
-		pt.largest = max(pt.largest, f.SavingUs)
+		if a, _ := removable(ss, key); a > 0 {
+			pt.left *= 1 - min(f.SavingUs/a, 1)
+		}
 	}
-	var total, idle, idleSum, idleLargest float64
-	var idleFindings []int
+	var total float64
 	r.Overlaps = []Overlap{}
 	for _, from := range order {
 		pt := parts[from]
-		a, known := avail[from]
-		if !known {
-			a = step
-		}
-		combined := min(pt.sum, max(a, pt.largest))
-		if idleFamily(from) {
-			idle += combined
-			idleSum += pt.sum
-			idleLargest = max(idleLargest, pt.largest)
-			idleFindings = append(idleFindings, pt.findings...)
-			continue
-		}
+		a, _ := removable(ss, from)
+		combined := min(pt.sum, a*(1-pt.left))
 		total += combined
 		if len(pt.findings) > 1 && overlapping(combined, pt.sum) {
+			slices.Sort(pt.findings)
 			r.Overlaps = append(r.Overlaps, Overlap{SavingFrom: from, Findings: pt.findings, SumUs: pt.sum, AvailableUs: a, CombinedUs: combined})
 		}
 	}
-	if len(idleFindings) > 0 {
-		idle = min(idle, max(avail[FromGPUIdle], idleLargest))
-		total += idle
-		if len(idleFindings) > 1 && overlapping(idle, idleSum) {
-			slices.Sort(idleFindings)
-			r.Overlaps = append(r.Overlaps, Overlap{SavingFrom: FromGPUIdle, Findings: idleFindings, SumUs: idleSum, AvailableUs: avail[FromGPUIdle], CombinedUs: idle})
-		}
-	}
 	if step > 0 {
-		total = min(total, step)
+		total = min(total, step-min(ss.SteadyIrreducibleUs, step))
 	}
 	r.Summary.CombinedSavingUs = total
 	r.Summary.CombinedSavingShare = shareOf(total, step)

@@ -145,31 +145,52 @@ type kernelTotal struct {
 	TotalNs int64
 }
 
-// kernelTotals queries the kernels table: per run and kernel name, the
-// number of launches and their total duration.
-func kernelTotals(t *testing.T, db *sql.DB, dir string) map[string]map[string]kernelTotal {
+// kernelKey names a row of top's and report's kernel tables: one kernel
+// name can have two, the workload's launches and those torch.compile's
+// autotuner made.
+type kernelKey struct {
+	Name     string
+	Autotune bool
+}
+
+// kernelTotals queries the kernels table: per run, kernel name and
+// autotune mark, the number of launches and their total duration.
+func kernelTotals(t *testing.T, db *sql.DB, dir string) map[string]map[kernelKey]kernelTotal {
 	t.Helper()
-	rows, err := db.Query(`select run, name, count(*), sum(duration_ns) from ` + table(dir, "kernels") + ` where kind = 'kernel' group by run, name`)
+	rows, err := db.Query(`select run, name, autotune, count(*), sum(duration_ns) from ` + table(dir, "kernels") + ` where kind = 'kernel' group by run, name, autotune`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	got := map[string]map[string]kernelTotal{}
+	got := map[string]map[kernelKey]kernelTotal{}
 	for rows.Next() {
-		var run, name string
+		var run string
+		var key kernelKey
 		var k kernelTotal
-		if err := rows.Scan(&run, &name, &k.Count, &k.TotalNs); err != nil {
+		if err := rows.Scan(&run, &key.Name, &key.Autotune, &k.Count, &k.TotalNs); err != nil {
 			t.Fatal(err)
 		}
 		if got[run] == nil {
-			got[run] = map[string]kernelTotal{}
+			got[run] = map[kernelKey]kernelTotal{}
 		}
-		got[run][name] = k
+		got[run][key] = k
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// byName adds up the autotune and workload rows of each kernel name.
+func byName(rows map[kernelKey]kernelTotal) map[string]kernelTotal {
+	out := map[string]kernelTotal{}
+	for k, v := range rows {
+		o := out[k.Name]
+		o.Count += v.Count
+		o.TotalNs += v.TotalNs
+		out[k.Name] = o
+	}
+	return out
 }
 
 // TestDuckDBKernelTotalsMatchTop: per fixture, a GROUP BY over the kernels
@@ -183,9 +204,10 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 		f, run := in.Path, in.Run
 		var top struct {
 			Kernels []struct {
-				Name    string  `json:"name"`
-				Count   int64   `json:"count"`
-				TotalUs float64 `json:"total_us"`
+				Name     string  `json:"name"`
+				Autotune bool    `json:"autotune"`
+				Count    int64   `json:"count"`
+				TotalUs  float64 `json:"total_us"`
 			} `json:"kernels"`
 		}
 		if err := json.Unmarshal(cliOutput(t, "top", "-n", "0", "--format", "json", f), &top); err != nil {
@@ -195,7 +217,7 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 			t.Errorf("%s: DuckDB finds %d distinct kernels, top %d", run, len(got[run]), len(top.Kernels))
 		}
 		for _, k := range top.Kernels {
-			g := got[run][k.Name]
+			g := got[run][kernelKey{k.Name, k.Autotune}]
 			if g.Count != k.Count || math.Abs(float64(g.TotalNs)-k.TotalUs*1e3) > 0.5 {
 				t.Errorf("%s: kernel %.60s: DuckDB %d launches, %d ns; top %d launches, %.3f µs", run, k.Name, g.Count, g.TotalNs, k.Count, k.TotalUs)
 			}
@@ -222,11 +244,12 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 		if !ok {
 			t.Errorf("kernel_totals.json has %s, which is not exported; regenerate it", file)
 		}
-		if len(got[run]) != len(kernels) {
-			t.Errorf("%s: DuckDB finds %d distinct kernels, the Python decode %d", run, len(got[run]), len(kernels))
+		names := byName(got[run])
+		if len(names) != len(kernels) {
+			t.Errorf("%s: DuckDB finds %d distinct kernel names, the Python decode %d", run, len(names), len(kernels))
 		}
 		for name, w := range kernels {
-			if g := got[run][name]; g.Count != w[0] || g.TotalNs != w[1] {
+			if g := names[name]; g.Count != w[0] || g.TotalNs != w[1] {
 				t.Errorf("%s: kernel %.60s: DuckDB %d launches, %d ns; Python %d launches, %d ns", run, name, g.Count, g.TotalNs, w[0], w[1])
 			}
 		}
@@ -281,26 +304,31 @@ func report(t *testing.T, file string) []byte {
 func TestDuckDBAttributionMatchesReport(t *testing.T) {
 	dir, db := exported(t)
 	type attribution struct{ op, python, category string }
-	got := map[[2]string]*attribution{}
+	type key struct {
+		run string
+		kernelKey
+	}
+	got := map[key]*attribution{}
 	top := func(col string) {
 		rows, err := db.Query(`
-			select run, name, ` + col + ` from (
-				select run, name, ` + col + `, row_number() over (partition by run, name order by count(*) desc, ` + col + `) as r
-				from ` + table(dir, "kernels") + ` where kind = 'kernel' and ` + col + ` is not null group by run, name, ` + col + `)
+			select run, name, autotune, ` + col + ` from (
+				select run, name, autotune, ` + col + `, row_number() over (partition by run, name, autotune order by count(*) desc, ` + col + `) as r
+				from ` + table(dir, "kernels") + ` where kind = 'kernel' and ` + col + ` is not null group by run, name, autotune, ` + col + `)
 			where r = 1`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var run, name, v string
-			if err := rows.Scan(&run, &name, &v); err != nil {
+			var k key
+			var v string
+			if err := rows.Scan(&k.run, &k.Name, &k.Autotune, &v); err != nil {
 				t.Fatal(err)
 			}
-			a := got[[2]string{run, name}]
+			a := got[k]
 			if a == nil {
 				a = &attribution{}
-				got[[2]string{run, name}] = a
+				got[k] = a
 			}
 			switch col {
 			case "op":
@@ -321,6 +349,7 @@ func TestDuckDBAttributionMatchesReport(t *testing.T) {
 		var rep struct {
 			Kernels []struct {
 				Name     string   `json:"name"`
+				Autotune bool     `json:"autotune"`
 				Category string   `json:"category"`
 				Ops      []string `json:"ops"`
 				Python   []string `json:"python"`
@@ -330,7 +359,7 @@ func TestDuckDBAttributionMatchesReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range rep.Kernels {
-			a := got[[2]string{run, k.Name}]
+			a := got[key{run, kernelKey{k.Name, k.Autotune}}]
 			if a == nil {
 				a = &attribution{}
 			}
@@ -424,6 +453,64 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no findings in any fixture: the comparison tested nothing")
+	}
+}
+
+// TestDuckDBStepPhasesMatchReport: per fixture and step, the steps
+// table's phase split (forward/backward/optimizer kernel time) and busy
+// split (compute/communication) equal `report --format json`'s steps[],
+// and some fixture has backward, optimizer and communication time (so the
+// comparison is not of zeros only).
+func TestDuckDBStepPhasesMatchReport(t *testing.T) {
+	dir, db := exported(t)
+	type phases struct{ fwd, bwd, opt, compute, comm float64 }
+	got := map[string][]phases{}
+	rows, err := db.Query(`select run, forward_ns, backward_ns, optimizer_ns, compute_busy_ns, communication_ns from ` +
+		table(dir, "steps") + ` order by run, start`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var run string
+		var p phases
+		if err := rows.Scan(&run, &p.fwd, &p.bwd, &p.opt, &p.compute, &p.comm); err != nil {
+			t.Fatal(err)
+		}
+		got[run] = append(got[run], p)
+	}
+	rows.Close()
+	near := func(ns, us float64) bool { return math.Abs(ns-us*1e3) <= 0.5 }
+	var bwd, opt, comm bool
+	for _, in := range tracesUnderTest(t) {
+		var rep struct {
+			Steps []struct {
+				ForwardUs       float64 `json:"forward_us"`
+				BackwardUs      float64 `json:"backward_us"`
+				OptimizerUs     float64 `json:"optimizer_us"`
+				ComputeBusyUs   float64 `json:"compute_busy_us"`
+				CommunicationUs float64 `json:"communication_us"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal(report(t, in.Path), &rep); err != nil {
+			t.Fatal(err)
+		}
+		g := got[in.Run]
+		if len(g) != len(rep.Steps) {
+			t.Errorf("%s: DuckDB has %d steps, report %d", in.Run, len(g), len(rep.Steps))
+			continue
+		}
+		for i, w := range rep.Steps {
+			if p := g[i]; !near(p.fwd, w.ForwardUs) || !near(p.bwd, w.BackwardUs) || !near(p.opt, w.OptimizerUs) ||
+				!near(p.compute, w.ComputeBusyUs) || !near(p.comm, w.CommunicationUs) {
+				t.Errorf("%s: step %d: DuckDB %+v ns, report %+v µs", in.Run, i, p, w)
+			}
+			bwd = bwd || w.BackwardUs > 0
+			opt = opt || w.OptimizerUs > 0
+			comm = comm || w.CommunicationUs > 0
+		}
+	}
+	if !bwd || !opt || !comm {
+		t.Fatalf("no fixture step with backward (%v), optimizer (%v) or communication (%v) time: the comparison tested zeros", bwd, opt, comm)
 	}
 }
 

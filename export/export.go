@@ -186,6 +186,12 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", in.Path, err))
 	}
+	// Run derives steps for traces without ProfilerStep marks; the rows
+	// place activities in steps by the trace Run saw.
+	t, _, _ = analyze.WithSteps(t)
+	if len(t.Steps) != len(r.Steps) {
+		return fail(fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps)))
+	}
 	rows, err := writeRun(opt.Dir, in, hash, size, t, r)
 	if err != nil {
 		return fail(fmt.Errorf("%s: exporting to %s: %w", in.Path, opt.Dir, err))

@@ -19,6 +19,10 @@ type model struct {
 	userFrame []trace.Index
 	// categories memoises analyze.CategoryOf (see category).
 	categories map[categoryKey]string
+	// autotune marks, per GPU activity, the launches torch.compile's
+	// autotuner or compiler made (analyze.AutotuneLaunches; nil when
+	// none did).
+	autotune []bool
 }
 
 // categoryKey is everything analyze.CategoryOf reads about a GPU
@@ -54,7 +58,8 @@ func (m *model) category(g int) string {
 }
 
 func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
-	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{}}
+	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{},
+		autotune: analyze.AutotuneLaunches(t)}
 	m.userFrame = make([]trace.Index, len(t.Frames))
 	for i := range m.userFrame {
 		m.userFrame[i] = -2
@@ -125,7 +130,7 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 			Run: m.run, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
 			Category: m.category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
 			GridX: g.Grid[0], GridY: g.Grid[1], GridZ: g.Grid[2], BlockX: g.Block[0], BlockY: g.Block[1], BlockZ: g.Block[2],
-			Registers: g.Registers, SharedMem: g.SharedMem,
+			Registers: g.Registers, SharedMem: g.SharedMem, Autotune: m.autotune != nil && m.autotune[i],
 		}
 		s, ok := short[g.Name]
 		if !ok {
@@ -181,14 +186,19 @@ func (m *model) ops(emit func(OpRow) error) error {
 	return nil
 }
 
-// steps emits analyze's per-step figures. Result.Steps follows
-// trace.Steps one to one, which holds the exact start.
+// steps emits analyze's per-step figures. Result.Steps follows the
+// steps of the trace analyze.WithSteps returns one to one; the start is
+// read from Result.Steps so that a trace whose steps differ cannot
+// misplace (or crash) a row.
 func (m *model) steps(emit func(StepRow) error) error {
-	for i, s := range m.r.Steps {
-		row := StepRow{Run: m.run, Step: int32(s.Number), Synthetic: s.Synthetic, Start: m.at(m.t.Steps[i].Start), WallNs: ns(s.WallUs),
+	origin := m.at(m.t.Span().Start)
+	for _, s := range m.r.Steps {
+		row := StepRow{Run: m.run, Step: int32(s.Number), Synthetic: s.Synthetic, Start: origin + ns(s.StartUs), WallNs: ns(s.WallUs),
 			GPUBusyNs: ns(s.GPUBusyUs), GPUIdleNs: ns(s.GPUIdleUs), GPUBusyShare: s.GPUBusyShare,
 			LaunchGapIdleNs: ns(s.LaunchGapIdleUs), LongGapIdleNs: ns(s.LongGapIdleUs), KernelNs: ns(s.KernelUs),
-			Kernels: int32(s.Kernels), Memcpys: int32(s.Memcpys), Launches: int32(s.Launches), LaunchAPINs: ns(s.LaunchAPIUs), SyncNs: ns(s.SyncUs)}
+			Kernels: int32(s.Kernels), Memcpys: int32(s.Memcpys), Launches: int32(s.Launches), LaunchAPINs: ns(s.LaunchAPIUs), SyncNs: ns(s.SyncUs),
+			ComputeBusyNs: ns(s.ComputeBusyUs), CommunicationNs: ns(s.CommunicationUs),
+			ForwardNs: ns(s.ForwardUs), BackwardNs: ns(s.BackwardUs), OptimizerNs: ns(s.OptimizerUs)}
 		if err := emit(row); err != nil {
 			return err
 		}

@@ -103,11 +103,15 @@ type KernelRow struct {
 	// ShortName is the name without return type, namespaces and
 	// parameters; Category is tracelens's kernel category (gemm,
 	// attention, elementwise, ..., custom).
-	ShortName   string `parquet:"short_name,dict"`
-	Category    string `parquet:"category,dict"`
-	Start       int64  `parquet:"start,timestamp(nanosecond:local)"`
-	DurationNs  int64  `parquet:"duration_ns"`
-	Correlation int64  `parquet:"correlation"`
+	ShortName string `parquet:"short_name,dict"`
+	Category  string `parquet:"category,dict"`
+	// Autotune is true for the launches torch.compile's autotuner or
+	// compiler made (analyze.AutotuneLaunches): the report lists them in
+	// rows of their own, apart from the workload's.
+	Autotune    bool  `parquet:"autotune"`
+	Start       int64 `parquet:"start,timestamp(nanosecond:local)"`
+	DurationNs  int64 `parquet:"duration_ns"`
+	Correlation int64 `parquet:"correlation"`
 	// Op is the innermost framework op around the launch; Python the
 	// user-code source line ("train.py(42): forward") that led to it.
 	Op     *string `parquet:"op,optional,dict"`
@@ -173,6 +177,18 @@ type StepRow struct {
 	Launches    int32 `parquet:"launches"`
 	LaunchAPINs int64 `parquet:"launch_api_ns"`
 	SyncNs      int64 `parquet:"sync_ns"`
+	// ComputeBusyNs and CommunicationNs split GPU busy time: the union of
+	// non-communication activity and of communication (NCCL/RCCL)
+	// kernels, summed over devices.
+	ComputeBusyNs   int64 `parquet:"compute_busy_ns"`
+	CommunicationNs int64 `parquet:"communication_ns"`
+	// ForwardNs, BackwardNs and OptimizerNs split KernelNs by the part of
+	// the training step that launched each kernel (backward: autograd's
+	// evaluate_function ops; optimizer: Optimizer.step/zero_grad ranges;
+	// forward: the rest).
+	ForwardNs   int64 `parquet:"forward_ns"`
+	BackwardNs  int64 `parquet:"backward_ns"`
+	OptimizerNs int64 `parquet:"optimizer_ns"`
 }
 
 // FindingRow is one finding of one run.

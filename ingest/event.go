@@ -96,8 +96,6 @@ type worker struct {
 	strs map[string]string
 	// slow reads every event with gjson (the fast path's reference).
 	slow bool
-	// spans is reused for the events of speculative batches.
-	spans []int32
 	// strBytes counts interned names' memory (text, header, map entry)
 	// for the memory budget.
 	strBytes int64
@@ -206,26 +204,27 @@ func (w *worker) parse(b *batch) *chunkResult {
 		}
 	}
 	clear(w.catIdx)
+	known := len(w.keys)
 	if b.spans == nil && b.cutEnd > 0 {
-		spans, err := cutEvents(b.buf, int(b.cutStart), int(b.cutEnd), w.spans[:0])
-		w.spans = spans
+		n, last, err := w.cutEvents(r, b)
 		if err != nil {
 			r.err = err
 			return r
 		}
-		b.spans = spans
+		r.events = n
+		r.end = b.base + int64(last)
+	} else {
+		for i := 0; i < len(b.spans); i += 2 {
+			s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
+			w.event(r, s, b.base+int64(b.spans[i]))
+		}
+		r.events = len(b.spans) / 2
+		if n := len(b.spans); n > 0 {
+			r.end = b.base + int64(b.spans[n-1])
+		}
 	}
-	known := len(w.keys)
-	for i := 0; i < len(b.spans); i += 2 {
-		s := bstr(b.buf[b.spans[i]:b.spans[i+1]])
-		w.event(r, s, b.base+int64(b.spans[i]))
-	}
-	r.events = len(b.spans) / 2
 	r.strBytes, w.strBytes = w.strBytes, 0
 	r.newThreads = append([]threadKey(nil), w.keys[known:]...)
-	if n := len(b.spans); n > 0 {
-		r.end = b.base + int64(b.spans[n-1])
-	}
 	h := &w.hint
 	h.gpu, h.api, h.ops, h.frames, h.flows = len(r.gpu), len(r.api), len(r.ops), len(r.frames), len(r.flows)
 	return r

@@ -13,32 +13,65 @@ package ingest
 // checked for balanced brackets and closed strings). It returns false when
 // the event needs the gjson path.
 func fastFields(s string, f *fields) bool {
-	i := skipWS(s, 1)
+	end := objectFields(s, 0, nil, f)
+	return end >= 0 && skipWS(s, end) == len(s)
+}
+
+// objectFields fills f from the event object at s[i] and returns the index
+// just past it, or -1 when the event needs the gjson path.
+//
+// With buf (the bytes of s) it also checks what the scanner would check,
+// so that a speculative batch's events are walked once rather than scanned
+// and then read (see cutEvents): outside nested values it accepts only
+// whitespace, ':' and ',', whole strings and exact numbers and literals
+// (all of which the scanner accepts), and it scans nested values with the
+// scanner itself, one level shallower. A -1 then leaves the event to the
+// scanner, which finds its end or the miss.
+func objectFields(s string, i int, buf []byte, f *fields) int {
+	if i >= len(s) || s[i] != '{' {
+		return -1
+	}
+	i = skipWS(s, i+1)
 	if i < len(s) && s[i] == '}' {
-		return true
+		return i + 1
 	}
 	for {
 		if i >= len(s) || s[i] != '"' {
-			return false
+			return -1
 		}
 		key, j, esc := fastString(s, i)
 		if j < 0 || esc {
-			return false // escaped keys: let gjson unescape them
+			return -1 // escaped keys: let gjson unescape them
 		}
 		i = skipWS(s, j)
 		if i >= len(s) || s[i] != ':' {
-			return false
+			return -1
 		}
 		i = skipWS(s, i+1)
-		end, kind := fastValue(s, i)
+		var end int
+		var kind byte
+		escaped := false
+		if i < len(s) && s[i] == '"' {
+			// The string's walk already tells whether it holds an escape.
+			_, end, escaped = fastString(s, i)
+			kind = '"'
+		} else if buf != nil && i < len(s) && (s[i] == '{' || s[i] == '[') {
+			e, err := scanValueDepth(buf, i, maxDepth-1)
+			if err != nil {
+				return -1
+			}
+			end, kind = e, s[i]
+		} else {
+			end, kind = fastValue(s, i)
+		}
 		if end < 0 {
-			return false
+			return -1
 		}
 		raw := s[i:end]
 		switch key {
 		case "ph", "cat", "name", "pid", "tid", "id":
-			if kind == '"' && hasBackslash(raw) {
-				return false
+			if escaped {
+				return -1
 			}
 			text := raw
 			if kind == '"' {
@@ -77,15 +110,15 @@ func fastFields(s string, f *fields) bool {
 		}
 		i = skipWS(s, end)
 		if i >= len(s) {
-			return false
+			return -1
 		}
 		switch s[i] {
 		case ',':
 			i = skipWS(s, i+1)
 		case '}':
-			return skipWS(s, i+1) == len(s)
+			return i + 1
 		default:
-			return false
+			return -1
 		}
 	}
 }
@@ -105,15 +138,6 @@ func strOnly(kind byte, text string) string {
 		return text
 	}
 	return ""
-}
-
-func hasBackslash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 func skipWS(s string, i int) int {

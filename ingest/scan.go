@@ -64,6 +64,11 @@ func (e *scanError) Error() string { return e.msg }
 // (which must not be whitespace). It returns errNeedMore when b ends before
 // the value does.
 func scanValue(b []byte, i int) (int, error) {
+	return scanValueDepth(b, i, maxDepth)
+}
+
+// scanValueDepth is scanValue with nesting bounded by limit (≤ maxDepth).
+func scanValueDepth(b []byte, i, limit int) (int, error) {
 	var stack [maxDepth]byte
 	depth := 0
 	n := len(b)
@@ -96,8 +101,8 @@ func scanValue(b []byte, i int) (int, error) {
 				return i, nil
 			}
 		case clsOpen:
-			if depth == maxDepth {
-				return 0, &scanError{i, fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
+			if depth == limit {
+				return 0, &scanError{i, fmt.Sprintf("nesting deeper than %d levels", limit)}
 			}
 			stack[depth] = c
 			depth++
@@ -532,8 +537,10 @@ func (s *streamer) events() error {
 // ends on a line "  }". A raw newline cannot occur inside a JSON string, so
 // the separator "\n  },\n  {" lies between values; the scanner cuts each
 // buffer at its last separator and hands the part before it to a worker
-// unscanned. The worker scans the part event by event (in parallel with
-// the others) and checks that its last event ends exactly at the cut.
+// unscanned. The worker reads the part event by event (in parallel with
+// the others), checking each as the scanner would while it reads its
+// fields, so each byte is walked once (see cutEvents), and checks that its
+// last event ends exactly at the cut.
 // Batch 0 starts at a true event start, and a batch whose scan from a true
 // start ends exactly at its cut makes the next batch's start true, so when
 // every batch checks out, the events are exactly those a serial scan finds.
@@ -558,30 +565,47 @@ func speculativeCut(b []byte, p int) int {
 	return p + i + 4 // just past the '}'
 }
 
-// cutEvents finds the events of a speculative batch: values separated by
-// commas from buf[start] to exactly buf[end]. It returns errMiss when they
-// do not end there.
-func cutEvents(buf []byte, start, end int, spans []int32) ([]int32, error) {
-	i := start
+// cutEvents models the events of a speculative batch, values separated by
+// commas from buf[start] to exactly buf[end], walking each once: the fast
+// path reads an event's fields while checking what the scanner checks
+// (objectFields), and an event it declines is scanned and read the usual
+// way. It returns the number of events and the end of the last, or errMiss
+// when they do not end exactly at the cut.
+func (w *worker) cutEvents(r *chunkResult, b *batch) (int, int, error) {
+	buf := b.buf[:b.cutEnd]
+	s := bstr(buf)
+	end := len(buf)
+	i, n := int(b.cutStart), 0
 	for {
-		e, err := scanValue(buf[:end], i)
-		if err != nil {
-			return spans, errMiss
+		var f fields
+		e := -1
+		if !w.slow {
+			e = objectFields(s, i, buf, &f)
 		}
-		spans = append(spans, int32(i), int32(e))
-		for e < end && classes[buf[e]] == clsSpace {
-			e++
+		if e >= 0 {
+			w.dispatch(r, &f, b.base+int64(i))
+		} else {
+			var err error
+			if e, err = scanValue(buf, i); err != nil {
+				return n, 0, errMiss
+			}
+			w.event(r, s[i:e], b.base+int64(i))
 		}
-		if e == end {
-			return spans, nil
+		n++
+		j := e
+		for j < end && classes[buf[j]] == clsSpace {
+			j++
 		}
-		if buf[e] != ',' {
-			return spans, errMiss
+		if j == end {
+			return n, e, nil
 		}
-		e++
-		for e < end && classes[buf[e]] == clsSpace {
-			e++
+		if buf[j] != ',' {
+			return n, 0, errMiss
 		}
-		i = e
+		j++
+		for j < end && classes[buf[j]] == clsSpace {
+			j++
+		}
+		i = j
 	}
 }

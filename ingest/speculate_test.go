@@ -84,3 +84,48 @@ func TestSpeculativeMissFallsBackToSerial(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedCutChecksLikeTheScanner: the workers read a speculative batch's
+// events while checking them (objectFields with the scanner's rules), so
+// an event the scanner rejects (mismatched brackets in args, a stray byte
+// between members, nesting one level too deep) or accepts oddly (a raw
+// newline in a string, nesting at exactly the limit, escapes) must give
+// what the serial scan gives: the same model, or an error at the same
+// offset.
+func TestFusedCutChecksLikeTheScanner(t *testing.T) {
+	ev := func(body string) string {
+		return "\n  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1,\n    \"ts\": 1, \"dur\": 2" + body + "\n  }"
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	odd := map[string]string{
+		"mismatched":   `, "args": {"a": [1}}`,
+		"stray byte":   `, "args": {"a": 1} x`,
+		"at the limit": `, "args": {"a": ` + deep(maxDepth-2) + `}`,
+		"too deep":     `, "args": {"a": ` + deep(maxDepth-1) + `}`,
+		"raw newline":  `, "args": {"a": "x` + "\n" + `y"}`,
+		"escaped name": `, "args": {}, "name": "a\u00e9\"b"`,
+		"bad number":   `, "args": {}, "ts": 01`,
+		"bare word":    `, "args": {}, "x": tru`,
+		"no colon":     `, "args" {}`,
+	}
+	for kind, body := range odd {
+		var all []string
+		for i := range 400 {
+			b := `, "args": {"External id": 1}`
+			if i == 200 {
+				b = body
+			}
+			all = append(all, ev(b))
+		}
+		in := []byte("{\"traceEvents\": [" + strings.Join(all, ",") + "\n]}")
+		want, werr := Read(bytes.NewReader(in), "odd", Options{serial: true})
+		got, gerr := Read(bytes.NewReader(in), "odd", Options{chunk: 4 << 10, Workers: 2})
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Errorf("%s: serial error %v, speculative %v", kind, werr, gerr)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the speculative split's model differs from the serial scan's", kind)
+		}
+	}
+}

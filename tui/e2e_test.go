@@ -81,7 +81,10 @@ func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSessio
 	for i, a := range args {
 		quoted[i] = "'" + a + "'"
 	}
-	cmd := fmt.Sprintf("%s '%s' tui %s; echo $? > '%s'; sleep 60", env, bin, strings.Join(quoted, " "), s.status)
+	// CI runners set CI, which termenv reads as "not a terminal" (no
+	// colour); the tmux pane is a terminal, as a user's is, so the
+	// program must not inherit it.
+	cmd := fmt.Sprintf("unset CI; %s '%s' tui %s; echo $? > '%s'; sleep 60", env, bin, strings.Join(quoted, " "), s.status)
 	s.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", s.name, "sh", "-c", cmd)
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	return s

@@ -3,10 +3,15 @@
 
 For each Kineto fixture: steps are the ProfilerStep#N ranges; a kernel,
 memcpy or memset belongs to the step its launch call (same correlation id)
-started in; the steady state is the steps after the first. Prints, per
-fixture, the median steady step wall (ns), the median GPU busy time (ns:
-the union of GPU intervals clipped to the step) and the median kernels per
-step. Run: python3 headline.py ../../fixtures/*.json.gz > headline.json
+started in (a kernel without a launch on a device whose kernels have them
+belongs to no step: it was launched before profiling started); the steady
+state is the steps after the first. A step's window is its ProfilerStep
+range, slid later when the GPU ran the step's work after the range ended,
+or the extent of that work when longer than the range (asynchronous steps,
+CUDA-graph replays). Prints, per fixture, the median steady step (ns: the
+window's length), the median GPU busy time (ns: the union, per device, of
+the step's own GPU intervals clipped to its window) and the median kernels
+per step. Run: python3 headline.py ../../fixtures/*.json.gz ../../fixtures/recorded/*.json.gz ../../fixtures/capture/*.json.gz > headline.json
 """
 import gzip, json, sys, statistics
 
@@ -28,30 +33,53 @@ for path in sys.argv[1:]:
             if c is not None:
                 launch[c] = ns(e["ts"])
     gpu = []
+    launched_dev = set()
     for e in ev:
         if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
             s = ns(e["ts"]); end = s + ns(e["dur"])
-            at = launch.get((e.get("args") or {}).get("correlation"), s)
-            gpu.append((s, end, e["cat"] == "kernel", at))
+            args = e.get("args") or {}
+            at = launch.get(args.get("correlation"))
+            dev = args.get("device", 0)
+            if at is not None and e["cat"] == "kernel":
+                launched_dev.add(dev)
+            gpu.append((s, end, e["cat"] == "kernel", at, dev))
     def step_of(t):
         for i, (a, b) in enumerate(steps):
             if a <= t < b:
                 return i
         return -1
+    own = [[] for _ in steps]
+    for s, e, k, at, dev in gpu:
+        if at is None:
+            if k and dev in launched_dev:
+                continue
+            at = s
+        i = step_of(at)
+        if i >= 0 and e > s:
+            own[i].append((s, e, k, dev))
     walls, busy, kernels = [], [], []
     for i, (a, b) in enumerate(steps[1:], start=1):
-        walls.append(b - a)
-        iv = sorted((max(s, a), min(e, b)) for s, e, _, _ in gpu if s < b and e > a)
-        tot, cur = 0, None
-        for s, e in iv:
-            if cur is None or s > cur[1]:
-                if cur: tot += cur[1] - cur[0]
-                cur = [s, e]
-            else:
-                cur[1] = max(cur[1], e)
-        if cur: tot += cur[1] - cur[0]
+        w0, w1 = a, b
+        if own[i]:
+            first = min(x[0] for x in own[i]); last = max(x[1] for x in own[i])
+            if last - first > b - a:
+                w0, w1 = first, last
+            elif last > b:
+                w0, w1 = a + (last - b), last
+        walls.append(w1 - w0)
+        tot = 0
+        for d in set(x[3] for x in own[i]):
+            iv = sorted((max(s, w0), min(e, w1)) for s, e, _, dv in own[i] if dv == d and s < w1 and e > w0)
+            cur = None
+            for s, e in iv:
+                if cur is None or s > cur[1]:
+                    if cur: tot += cur[1] - cur[0]
+                    cur = [s, e]
+                else:
+                    cur[1] = max(cur[1], e)
+            if cur: tot += cur[1] - cur[0]
         busy.append(tot)
-        kernels.append(sum(1 for _, _, k, at in gpu if k and step_of(at) == i))
+        kernels.append(sum(1 for x in own[i] if x[2]))
     out[path.split("fixtures/")[-1]] = {"step_ns": statistics.median(walls), "gpu_busy_ns": statistics.median(busy),
                                         "kernels": statistics.median(kernels)}
 json.dump(out, sys.stdout, indent=1, sort_keys=True)

@@ -1,0 +1,153 @@
+package analyze
+
+import (
+	"github.com/tracelens/tracelens/trace"
+)
+
+// stepWork is the GPU work one step launched: per device, the merged
+// intervals of the activities the Steps fact assigns to it (by their
+// launch call), and where that work lies on the GPU. Asynchronous steps
+// and CUDA-graph replays run their work after the host has moved on: the
+// host's step window would show the previous step's work and miss its
+// own, so a step's GPU figures come from the work it launched.
+type stepWork struct {
+	busy map[int32][]trace.Span
+	// computeUs and commUs split busy into non-communication and
+	// communication kernels' unions (summed over devices).
+	computeUs, commUs float64
+	first, last       trace.Time
+	has               bool
+	window            trace.Span
+	spanDuration      trace.Duration
+	// irreducible is the GPU work (µs) no fix removes: the largest
+	// kernel's time inside the window at the most a fix speeds it up.
+	irreducible float64
+}
+
+// stepWorks returns each step's work and window: the host's step window
+// (slid later when the GPU ran the step's work late), or the extent of
+// the GPU work the step launched when that is longer (the GPU, not the
+// host, sets the pace then). Every busy interval is
+// clipped to the window, so busy ≤ window × devices: a step's busy share
+// is within 0–100 % by construction.
+func (ix *index) stepWorks(device string) []stepWork {
+	t := ix.t
+	fastest := maxSpeedup(PeakFor(device))
+	ws := make([]stepWork, len(t.Steps))
+	per := make([][]trace.Index, len(t.Steps))
+	for g := range t.GPU {
+		if st := ix.gpuStep[g]; st >= 0 {
+			per[st] = append(per[st], trace.Index(g))
+		}
+	}
+	for i, st := range t.Steps {
+		w := &ws[i]
+		w.window = trace.Span{Start: st.Start, End: st.End}
+		byDev := map[int32][]trace.Span{}
+		for _, g := range per[i] {
+			a := &t.GPU[g]
+			if a.End <= a.Start {
+				continue
+			}
+			byDev[a.Device] = append(byDev[a.Device], trace.Span{Start: a.Start, End: a.End})
+			if !w.has || a.Start < w.first {
+				w.first = a.Start
+			}
+			if !w.has || a.End > w.last {
+				w.last = a.End
+			}
+			w.has = true
+		}
+		switch {
+		case w.has && w.last-w.first > st.End-st.Start:
+			w.window = trace.Span{Start: w.first, End: w.last}
+		case w.has && w.last > st.End:
+			// The work fits in the step's duration but the GPU ran it
+			// late (its queue still held earlier work): the step's
+			// window, slid later just enough to hold it.
+			d := w.last - st.End
+			w.window = trace.Span{Start: st.Start + d, End: w.last}
+		}
+		w.spanDuration = trace.Duration(w.window.End - w.window.Start)
+		for _, g := range per[i] {
+			if a := &t.GPU[g]; a.Kind == trace.Kernel {
+				if d := min(a.End, w.window.End) - max(a.Start, w.window.Start); d > 0 {
+					w.irreducible = max(w.irreducible, us(trace.Duration(d))/kernelSpeedup(ix.cat[g], fastest))
+				}
+			}
+		}
+		comp, comm := map[int32][]trace.Span{}, map[int32][]trace.Span{}
+		for _, g := range per[i] {
+			a := &t.GPU[g]
+			if a.End <= a.Start {
+				continue
+			}
+			if ix.cat[g] == CategoryCommunication {
+				comm[a.Device] = append(comm[a.Device], a.Span)
+			} else {
+				comp[a.Device] = append(comp[a.Device], a.Span)
+			}
+		}
+		for _, spans := range comp {
+			w.computeUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
+		}
+		for _, spans := range comm {
+			w.commUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
+		}
+		w.busy = make(map[int32][]trace.Span, len(byDev))
+		for dev, spans := range byDev {
+			w.busy[dev] = clipSpans(unionSpans(spans), w.window)
+		}
+	}
+	return ws
+}
+
+// clipSpans clips sorted disjoint spans to w, dropping empty ones.
+func clipSpans(spans []trace.Span, w trace.Span) []trace.Span {
+	out := spans[:0]
+	for _, s := range spans {
+		s.Start, s.End = max(s.Start, w.Start), min(s.End, w.End)
+		if s.End > s.Start {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// spansDuration is the total length of disjoint spans.
+func spansDuration(spans []trace.Span) trace.Duration {
+	var d trace.Duration
+	for _, s := range spans {
+		d += trace.Duration(s.End - s.Start)
+	}
+	return d
+}
+
+// gapsIn returns the parts of w that sorted disjoint spans inside w leave
+// uncovered, the leading and trailing ones included.
+func gapsIn(spans []trace.Span, w trace.Span) []trace.Span {
+	var gaps []trace.Span
+	cur := w.Start
+	for _, s := range spans {
+		if s.Start > cur {
+			gaps = append(gaps, trace.Span{Start: cur, End: s.Start})
+		}
+		cur = max(cur, s.End)
+	}
+	if cur < w.End {
+		gaps = append(gaps, trace.Span{Start: cur, End: w.End})
+	}
+	return gaps
+}
+
+// kernelSpeedup is the most a fix speeds up one kernel of category cat:
+// a tensor-core kernel (GEMM, convolution, attention) by up to fastest
+// (its precision changed down to the device's fastest rate); any other
+// kernel by 2 (half the bytes in half precision; fusion keeps the kernel).
+func kernelSpeedup(cat string, fastest float64) float64 {
+	switch cat {
+	case CategoryGEMM, CategoryGEMV, CategoryConv, CategoryAttention:
+		return max(fastest, 1)
+	}
+	return 2
+}
