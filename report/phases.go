@@ -44,14 +44,18 @@ func phaseLine(fwd, bwd, opt float64, label string) string {
 	return line + "."
 }
 
-// busySplit says how much of GPU busy time is communication, when the
-// trace has any collective kernels.
+// busySplit quotes compute and communication busy time, when the trace
+// has any collective kernels.
 func (d *doc) busySplit(r *analyze.Result) {
 	s := r.Summary
 	if s.CommunicationUs <= 0 {
 		return
 	}
-	d.para("Over the trace, GPU busy time splits into compute %s and communication %s (NCCL/RCCL kernels, including time waiting for other ranks).", us(s.ComputeBusyUs), us(s.CommunicationUs))
+	// Compute and communication are each a union of intervals: they
+	// overlap where a collective runs beside compute, so they are quoted
+	// side by side, never as parts of GPU busy.
+	d.para("Over the trace, compute kernels keep the GPU busy %s and communication (NCCL/RCCL) kernels %s, including time waiting for other ranks; where the two overlap they need not add up to GPU busy %s.",
+		us(s.ComputeBusyUs), us(s.CommunicationUs), us(s.GPUBusyUs))
 }
 
 // steadyLabel names the steps analyze's steady medians are over: the
