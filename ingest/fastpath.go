@@ -259,36 +259,55 @@ func skipNested(s string, i int) int {
 }
 
 // forMembers calls fn with each member's key and raw value text of the
-// object text obj, in order; nothing for an array or "". At a key with an
-// escape or a malformed value it starts over with gjson's reading of the
-// whole object: the callers only assign fields, so members seen twice give
-// what one gjson pass gives.
+// object text obj, in order; nothing for an array or "". An object with an
+// escaped key or anything malformed (a missing ':' or ',', a value the
+// fast reader declines) is read by gjson instead, whole: fn then sees
+// exactly the members gjson's lenient reading finds, never a mix.
 func forMembers(obj string, fn func(k, raw string)) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return
 	}
+	if !walkMembers(obj, nil) {
+		slowMembers(obj, fn)
+		return
+	}
+	walkMembers(obj, fn)
+}
+
+// walkMembers walks the members of the object text obj, calling fn (when
+// not nil) with each; it reports whether the object is well formed as far
+// as the fast reader can tell.
+func walkMembers(obj string, fn func(k, raw string)) bool {
 	i := skipWS(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
 	for i < len(obj) && obj[i] == '"' {
 		key, j, esc := fastString(obj, i)
 		if j < 0 || esc {
-			slowMembers(obj, fn)
-			return
+			return false
 		}
 		i = skipWS(obj, j)
 		if i >= len(obj) || obj[i] != ':' {
-			slowMembers(obj, fn)
-			return
+			return false
 		}
 		i = skipWS(obj, i+1)
 		end, _ := fastValue(obj, i)
 		if end < 0 {
-			slowMembers(obj, fn)
-			return
+			return false
 		}
-		fn(key, obj[i:end])
+		if fn != nil {
+			fn(key, obj[i:end])
+		}
 		i = skipWS(obj, end)
-		if i < len(obj) && obj[i] == ',' {
+		switch {
+		case i < len(obj) && obj[i] == ',':
 			i = skipWS(obj, i+1)
+		case i < len(obj) && obj[i] == '}':
+			return true
+		default:
+			return false
 		}
 	}
+	return false
 }
