@@ -124,13 +124,10 @@ var Attribution = &Analyzer{
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		a := &AttributionFacts{t: t, op: make([]trace.Index, len(t.GPU)), frame: make([]trace.Index, len(t.GPU)),
-			userFrame: make([]trace.Index, len(t.Frames))}
+			users: NewUserFrames(t)}
 		for i := range t.GPU {
 			a.op[i] = t.LaunchOp(trace.Index(i))
 			a.frame[i] = t.LaunchFrame(trace.Index(i))
-		}
-		for i := range a.userFrame {
-			a.userFrame[i] = -2
 		}
 		return a, nil
 	},
@@ -143,8 +140,8 @@ type AttributionFacts struct {
 	// innermost Python frame around the launch.
 	op    []trace.Index
 	frame []trace.Index
-	// userFrame memoises userFrameOf (-2 = not computed yet).
-	userFrame []trace.Index
+	// users finds the user's frame above a launch's frame.
+	users *UserFrames
 }
 
 // Op returns the framework op that launched GPU activity g, or trace.None.

@@ -95,53 +95,9 @@ func libraryFile(file string) bool {
 	return false
 }
 
-// userFrameOf returns the innermost frame at or above f that lies in the
-// user's code, else the innermost frame with a source location, else None.
+// userFrameOf returns the user frame at or above f (see UserFrames).
 func (ix *AttributionFacts) userFrameOf(f trace.Index) trace.Index {
-	if f == trace.None {
-		return trace.None
-	}
-	if v := ix.userFrame[f]; v != -2 {
-		return v
-	}
-	t := ix.t
-	res := trace.None
-	fallback := trace.None
-	var seen []trace.Index
-	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := ix.userFrame[cur]; v != -2 {
-			// An ancestor already resolved: its user frame is ours too;
-			// if it found none, our own fallback is the innermost one.
-			if v != trace.None && (fallback == trace.None || ix.isUserFrame(v)) {
-				res = v
-			}
-			break
-		}
-		seen = append(seen, cur)
-		file, _, _, ok := t.Frames[cur].Source()
-		if !ok {
-			continue
-		}
-		if fallback == trace.None {
-			fallback = cur
-		}
-		if !libraryFile(file) {
-			res = cur
-			break
-		}
-	}
-	if res == trace.None {
-		res = fallback
-	}
-	for _, s := range seen {
-		ix.userFrame[s] = res
-	}
-	return res
-}
-
-func (ix *AttributionFacts) isUserFrame(f trace.Index) bool {
-	file, _, _, ok := ix.t.Frames[f].Source()
-	return ok && !libraryFile(file)
+	return ix.users.Of(f)
 }
 
 // userLine returns the user-code source line ("model.py(42): forward")

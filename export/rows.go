@@ -15,8 +15,8 @@ type model struct {
 	t     *trace.Trace
 	r     *analyze.Result
 	epoch int64 // added to trace times to make timestamps
-	// userFrame memoises userFrameOf per Python frame (-2 = not yet).
-	userFrame []trace.Index
+	// users names the user's Python frame above a launch, as analyze does.
+	users *analyze.UserFrames
 	// categories memoises analyze.CategoryOf (see category).
 	categories map[categoryKey]string
 	// autotune marks, per GPU activity, the launches torch.compile's
@@ -59,11 +59,7 @@ func (m *model) category(g int) string {
 
 func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
 	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{},
-		autotune: analyze.AutotuneLaunches(t)}
-	m.userFrame = make([]trace.Index, len(t.Frames))
-	for i := range m.userFrame {
-		m.userFrame[i] = -2
-	}
+		autotune: analyze.AutotuneLaunches(t), users: analyze.NewUserFrames(t)}
 	return m
 }
 
@@ -147,7 +143,7 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 			row.Op = &t.Ops[op].Name
 			row.DType = nonEmpty(dtypeOf(t.Ops[op].InputTypes))
 		}
-		if f := m.userFrameOf(t.LaunchFrame(trace.Index(i))); f != trace.None {
+		if f := m.users.Of(t.LaunchFrame(trace.Index(i))); f != trace.None {
 			row.Python = &t.Frames[f].Name
 		}
 		if g.Kind != trace.Kernel {
@@ -216,73 +212,6 @@ func (m *model) findings(emit func(FindingRow) error) error {
 		}
 	}
 	return nil
-}
-
-// userFrameOf returns the innermost frame at or above f in the user's
-// code (not a library's), else the innermost frame with a source
-// location, else None: the line a user would edit. analyze attributes
-// kernels to Python lines by the same rule.
-func (m *model) userFrameOf(f trace.Index) trace.Index {
-	if f == trace.None {
-		return trace.None
-	}
-	if v := m.userFrame[f]; v != -2 {
-		return v
-	}
-	t := m.t
-	res, fallback := trace.None, trace.None
-	var seen []trace.Index
-	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := m.userFrame[cur]; v != -2 {
-			if v != trace.None && (fallback == trace.None || m.isUserFrame(v)) {
-				res = v
-			}
-			break
-		}
-		seen = append(seen, cur)
-		file, _, _, ok := t.Frames[cur].Source()
-		if !ok {
-			continue
-		}
-		if fallback == trace.None {
-			fallback = cur
-		}
-		if !libraryFile(file) {
-			res = cur
-			break
-		}
-	}
-	if res == trace.None {
-		res = fallback
-	}
-	for _, s := range seen {
-		m.userFrame[s] = res
-	}
-	return res
-}
-
-func (m *model) isUserFrame(f trace.Index) bool {
-	file, _, _, ok := m.t.Frames[f].Source()
-	return ok && !libraryFile(file)
-}
-
-// libraryFile reports whether a Python source file belongs to a library
-// (the interpreter, site-packages, torch, jax, ...) rather than the user.
-func libraryFile(file string) bool {
-	if strings.HasPrefix(file, "<") {
-		return true
-	}
-	for _, s := range []string{"site-packages/", "dist-packages/", "/lib/python3", "contextlib.py", "threading.py"} {
-		if strings.Contains(file, s) {
-			return true
-		}
-	}
-	for _, pkg := range []string{"torch/", "triton/", "jax/", "jaxlib/", "numpy/", "functorch/"} {
-		if strings.HasPrefix(file, pkg) || strings.Contains(file, "/"+pkg) {
-			return true
-		}
-	}
-	return false
 }
 
 // dtypeOf returns the short name (fp32, bf16, ...) of the first tensor
