@@ -206,5 +206,6 @@ func Check(r *Result) error {
 			}
 		}
 	}
+	checkFigures(r, bad)
 	return errors.Join(errs...)
 }

@@ -304,7 +304,10 @@ func (ix *index) launches(r *Result) {
 			continue
 		}
 		api = append(api, c.Dur())
-		queue = append(queue, trace.Duration(t.GPU[c.FirstGPU].Start-c.End))
+		// A kernel or copy that starts before its launch call returns
+		// (a synchronous pageable copy, CUPTI's clocks) waited in no
+		// queue: 0, not a negative delay (memcpy-pageable: -7.1 ms mean).
+		queue = append(queue, max(0, trace.Duration(t.GPU[c.FirstGPU].Start-c.End)))
 	}
 	for i := range t.GPU {
 		if t.GPU[i].Kind != trace.Kernel {

@@ -317,7 +317,8 @@ type StepStats struct {
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time
-// of the launch call, queue delay is kernel start minus launch call end.
+// of the launch call, queue delay is kernel start minus launch call end (0
+// when the activity started before the call returned).
 type LaunchStats struct {
 	// Launches counts API calls that launched at least one GPU activity.
 	Launches       int     `json:"launches"`
