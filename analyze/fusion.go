@@ -39,6 +39,7 @@ var FusionCandidate = &Analyzer{
 		"Saving model per occurrence, in two parts the finding reports apart: GPU time saved, the intermediate tensors' write and read traffic "+
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, at most the chain's kernel time minus its longest kernel; and launch gaps removed, "+
 		"for each of the (kernels − 1) launches saved the median launch API time, at most the time the device (all streams) sat idle before that kernel. "+
+		"The step shortens by the gaps removed plus the GPU time saved times the share of the chain's kernel time during which the GPU was the bottleneck (critical-path). "+
 		"So a chain never saves more than its span (kernel time plus gaps) minus its longest kernel. "+
 		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
 		"AccumulateGrad's (its .grad output must persist), a collective's ops' (FSDP copy-in, c10d), foreach multi_tensor_apply kernels and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
@@ -55,8 +56,12 @@ var FusionCandidate = &Analyzer{
 // chain's kernels that the launches saved remove: per gap at most one
 // median launch call). gpuUs ≤ kernelUs and gapsUs ≤ idleUs, so their
 // sum stays within spanUs, the chain's extent on the GPU.
+// critShare is the part of the chain's kernel time during which the GPU
+// was the bottleneck and critUs the part of gpuUs that shortens the step
+// (gpuUs × critShare, at most the step's GPU-bound time).
 type fusionSaving struct {
 	gpuUs, gapsUs, kernelUs, idleUs, spanUs float64
+	critShare, critUs                       float64
 }
 
 // chainGroup is every occurrence of one sequence of kernel names.
@@ -131,7 +136,9 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		}
 		var sv fusionSaving
 		var trafficTotal float64
+		var kernels []int
 		for _, occ := range gr.occ {
+			kernels = append(kernels, occ...)
 			var sum, longest trace.Duration
 			var traffic, idle, gapSave float64
 			for i, g := range occ {
@@ -173,15 +180,27 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 			sv.spanUs += span / steps
 			trafficTotal += traffic
 		}
-		saving := sv.gpuUs + sv.gapsUs
+		// GPU time saved shortens the step only while the GPU is the
+		// bottleneck (the Critical fact): in a launch-bound step the
+		// fused kernel just leaves the GPU idle longer. The gaps removed
+		// are GPU idle time already, so they count in full.
+		sv.critShare = 1
+		if p.critical != nil {
+			sv.critShare = p.critical.shareOfActivities(kernels)
+		}
+		sv.critUs = min(sv.gpuUs*sv.critShare, max(p.Result.StepStats.SteadyGPUBoundUs, 0))
+		saving := sv.critUs + sv.gapsUs
 		if stepUs <= 0 || saving < FusionMinShare*stepUs {
 			continue
 		}
 		f := p.fusionFinding(gr, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw)
+		f.activities, f.launchUs, f.splitByAnalyzer = kernels, sv.gapsUs, true
 		if sv.gapsUs > saving/2 {
 			// Mostly GPU idle between the chain's kernels, waiting for
 			// launches: the part launch-bound also draws on.
 			f.SavingFrom = FromLaunchGaps
+		} else {
+			f.GPUSavingUs = sv.gpuUs
 		}
 		cands = append(cands, cand{f, saving})
 	}
@@ -380,7 +399,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		whereText = strings.Join(where, ", ")
 	}
 	perStep := float64(len(gr.occ)) / float64(max(p.Result.StepStats.Count, 1))
-	saving := sv.gpuUs + sv.gapsUs
+	saving := sv.critUs + sv.gapsUs
 	share := p.shareOfStep(saving)
 	sev := Low
 	switch {
@@ -405,6 +424,8 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 			{"GPU idle between the chain's kernels per step", DurUs(sv.idleUs)},
 			{"chain span per step", DurUs(sv.spanUs)},
 			{"GPU time saved per step", DurUs(sv.gpuUs)},
+			{"share of these kernels' time the GPU is the bottleneck", Percent(sv.critShare)},
+			{"GPU time saved on the critical path per step", DurUs(sv.critUs)},
 			{"launch gaps removed per step", DurUs(sv.gapsUs)},
 			{"intermediate traffic per occurrence", Bytes(traffic)},
 			{"median launch API time", DurUs(launchCost)},
@@ -415,10 +436,11 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 				chain, n, a.Device, a.Stream, len(gr.occ)),
 				Table:   tb,
 				Kernels: names},
-			{Text: fmt.Sprintf("saving model, per step: %s of GPU time (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest kernel) "+
+			{Text: fmt.Sprintf("saving model, per step: %s of GPU time saved (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest kernel), "+
+				"of which %s shortens the step (the GPU is the bottleneck for %.0f%% of these kernels' time; for the rest the host queues the next kernel after they end and the GPU would only idle longer), "+
 				"plus %s of launch gaps removed (launches saved per occurrence: %d, each at most %s median launch API time and at most the GPU idle time before its kernel: %s per step in all); "+
 				"together within the chain's span of %s per step",
-				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), fmtUs(sv.gapsUs), n-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
+				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), fmtUs(sv.critUs), sv.critShare*100, fmtUs(sv.gapsUs), n-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
 		},
 		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),
 		Confidence: Medium,
