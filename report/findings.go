@@ -87,7 +87,7 @@ func (d *doc) combined(r *analyze.Result, nums []string) {
 func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
-	if f.SavingUs > 0 || f.GPUSavingUs > 0 {
+	if estimated(f) {
 		saving = "about " + savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
@@ -157,9 +157,19 @@ func kernelList(prefix string, kernels []string, suffix string) string {
 	return prefix + strings.Join(ks, ", ") + suffix
 }
 
+// estimated reports whether the analyzer estimated what f's fix saves:
+// step time, GPU time or a one-time cost (a saving of nothing included).
+func estimated(f analyze.Finding) bool {
+	return f.SavingUs > 0 || f.GPUSavingUs > 0 || f.OneOffUs > 0
+}
+
 // savingText states a finding's saving in the trace's terms: per step, or
-// over the whole run when the trace marks no steps.
+// over the whole run when the trace marks no steps, or once for a
+// one-time cost.
 func savingText(r *analyze.Result, f analyze.Finding) string {
+	if f.SavingFrom == analyze.FromOneOff {
+		return us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
+	}
 	if r.Summary.StepsSynthetic {
 		s := us(f.SavingUs) + " over the traced run"
 		if f.Share > 0 {
