@@ -110,7 +110,9 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		}
 		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
-	fmt.Fprintf(w, "\n%s\n", combinedText(r))
+	if r.Summary.CombinedSavingUs > 0 || len(r.Findings) > 1 {
+		fmt.Fprintf(w, "\n%s\n", combinedText(r))
+	}
 	writeCorrections(w, r)
 }
 
