@@ -115,6 +115,13 @@ func stepFigures(r *Result) {
 		// can take longer than the idle time: they explain all of it then.
 		ss.SteadyLaunchAPIIdleShare = min(ss.SteadyLaunchAPIUs/ss.SteadyGPUIdleUs, 1)
 	}
+	ss.SteadyKernelUs = medianOf(steadySteps(r), func(s *Step) float64 { return s.KernelUs })
+	if ss.SteadyLaunches > 0 {
+		ss.SteadyLaunchAPIPerLaunchUs = ss.SteadyLaunchAPIUs / ss.SteadyLaunches
+	}
+	if ss.SteadyKernels > 0 {
+		ss.SteadyKernelMeanUs = ss.SteadyKernelUs / ss.SteadyKernels
+	}
 	// Each steady step's busy share scaled by its compute part stays
 	// within [0, 1] and within the busy share; the median of those.
 	var shares []float64

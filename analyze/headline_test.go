@@ -44,7 +44,8 @@ func TestHeadlineMatchesPython(t *testing.T) {
 // TestStepFiguresMatchPython checks the step figures the faces quote in
 // prose (fastest and slowest step, their spread over the median, the
 // first step over the median of the others, launch calls' share of the
-// idle time) against testdata/headline.py's independent computation.
+// idle time, launch-call time per launch and the mean kernel of the
+// median step) against testdata/headline.py's independent computation.
 func TestStepFiguresMatchPython(t *testing.T) {
 	b, err := os.ReadFile("testdata/headline.json")
 	if err != nil {
@@ -56,6 +57,8 @@ func TestStepFiguresMatchPython(t *testing.T) {
 		Spread      float64 `json:"wall_spread"`
 		FirstRatio  float64 `json:"first_step_ratio"`
 		LaunchShare float64 `json:"launch_api_idle_share"`
+		PerLaunchNs float64 `json:"launch_api_per_launch_ns"`
+		KernelNs    float64 `json:"kernel_mean_ns"`
 	}
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
@@ -73,6 +76,8 @@ func TestStepFiguresMatchPython(t *testing.T) {
 		near("spread", ss.WallSpread, w.Spread, 1e-6)
 		near("first step ratio", ss.FirstStepRatio, w.FirstRatio, 1e-6)
 		near("launch calls' share of idle", ss.SteadyLaunchAPIIdleShare, w.LaunchShare, 1e-4)
+		near("launch-call time per launch ns", ss.SteadyLaunchAPIPerLaunchUs*1e3, w.PerLaunchNs, 1)
+		near("mean kernel ns", ss.SteadyKernelMeanUs*1e3, w.KernelNs, 1)
 		if ss.WarmUp != (w.FirstRatio > WarmUpRatio) {
 			t.Errorf("%s: warm-up %v with Python's first step ratio %v", name, ss.WarmUp, w.FirstRatio)
 		}

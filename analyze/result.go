@@ -318,6 +318,14 @@ type StepStats struct {
 	// SteadyLaunchAPIIdleShare is SteadyLaunchAPIUs over SteadyGPUIdleUs,
 	// at most 1: how much of the idle time launch calls could explain.
 	SteadyLaunchAPIIdleShare float64 `json:"steady_launch_api_idle_share"`
+	// SteadyKernelUs is the median kernel time per steady step. The two
+	// means below are over the same median step, so that "N launches
+	// taking T (T/N each)" adds up: SteadyLaunchAPIPerLaunchUs is
+	// SteadyLaunchAPIUs over SteadyLaunches and SteadyKernelMeanUs
+	// SteadyKernelUs over SteadyKernels (0 without launches or kernels).
+	SteadyKernelUs             float64 `json:"steady_kernel_us"`
+	SteadyLaunchAPIPerLaunchUs float64 `json:"steady_launch_api_per_launch_us"`
+	SteadyKernelMeanUs         float64 `json:"steady_kernel_mean_us"`
 	// ForwardShare, BackwardShare and OptimizerShare split the sum of
 	// MedianForwardUs, MedianBackwardUs and MedianOptimizerUs.
 	ForwardShare   float64 `json:"forward_share"`

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,7 +12,8 @@ import (
 )
 
 // TestReportPrintsAnalyzeFigures: the report quotes analyze's derived
-// figures (step spread, first step ratio, launch calls' share of idle,
+// figures (step spread, first step ratio, launch calls' share of idle and
+// cost per launch, mean kernel,
 // median rows, phase shares, compute share, GPU activity time, costliest
 // range, same-work comparison) rather than computing its own. Each is
 // replaced in a real trace's Result by a value no computation over the
@@ -35,6 +39,7 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 			ss.Median.WallUs, ss.MedianNoFirst.WallUs = 87654, 76543
 			ss.SteadyLaunchAPIIdleShare, ss.SteadyGPUIdleUs = 0.0123, 55555
 			ss.SteadyGPUIdleShare = 0.9876
+			ss.SteadyLaunchAPIPerLaunchUs, ss.SteadyKernelMeanUs = 3.21, 6.54
 			ss.SteadyComputeShare = 0.3456
 			ss.ForwardShare, ss.BackwardShare, ss.OptimizerShare = 0.111, 0.222, 0.667
 			r.Summary.GPUActivityUs = 43210
@@ -53,7 +58,7 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 			case r.Summary.CommunicationUs > 0:
 				want = append(want, "GPU computes 34.6% of")
 			case r.StepStats.SteadyGPUBusyShare < 0.5:
-				want = append(want, "GPU idle 98.8% of", "launch calls explain only 1.2% of the 55.6ms idle")
+				want = append(want, "GPU idle 98.8% of", "launch calls explain only 1.2% of the 55.6ms idle", "(3.21µs each) for kernels averaging 6.54µs")
 			}
 			if r.HasPhaseSplit() {
 				want = append(want, "(11.1% / 22.2% / 66.7%)")
@@ -73,5 +78,35 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 				t.Errorf("the report lacks analyze's costliest range:\n%s", md[:2500])
 			}
 		})
+	}
+}
+
+// TestLaunchBulletAddsUp: the executive summary's "N launches taking T of
+// CPU in launch calls (E each)" quotes one statistic, so N × E is T (within
+// the printed digits) on real traces, JAX's (2 launches of jitted
+// executables per step) and PyTorch's (35 per step) alike.
+func TestLaunchBulletAddsUp(t *testing.T) {
+	re := regexp.MustCompile(`(\d+) launches taking ([\d.]+)(µs|ms) of CPU in launch calls \(([\d.]+)(µs|ms) each\)`)
+	for _, name := range []string{"jax_eggroll.perfetto.json.gz", "eggroll_hooks.json.gz"} {
+		md := markdown(t, load(t, name))
+		m := re.FindStringSubmatch(md)
+		if m == nil {
+			t.Errorf("%s: no launch bullet", name)
+			continue
+		}
+		num := func(v, unit string) float64 {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unit == "ms" {
+				f *= 1000
+			}
+			return f
+		}
+		n, total, each := num(m[1], ""), num(m[2], m[3]), num(m[4], m[5])
+		if math.Abs(n*each-total) > 0.01*total {
+			t.Errorf("%s: %v launches × %vµs each is not %vµs: %q", name, n, each, total, m[0])
+		}
 	}
 }

@@ -40,8 +40,11 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
 		}
 	case wall > 0 && r.StepStats.SteadyGPUBusyShare < 0.5:
+		// One statistic throughout: the steady step's medians and their
+		// ratios, so the launches times each one's cost is the total.
+		ss := r.StepStats
 		s := fmt.Sprintf("**GPU idle %s of %s**: wall %s, GPU busy %s. The host is the bottleneck: %s launches taking %s of CPU in launch calls (%s each) for kernels averaging %s",
-			pct(r.StepStats.SteadyGPUIdleShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
+			pct(ss.SteadyGPUIdleShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(ss.SteadyLaunchAPIPerLaunchUs), us(ss.SteadyKernelMeanUs))
 		if ss := r.StepStats; ss.SteadyGPUIdleUs > 0 && ss.SteadyLaunchAPIIdleShare < 0.5 {
 			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(ss.SteadyLaunchAPIIdleShare), us(ss.SteadyGPUIdleUs))
 		}

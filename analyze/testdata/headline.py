@@ -18,7 +18,9 @@ the share of the steady step's idle GPU time (window x devices - busy)
 that launch calls (runtime/driver calls that launched GPU work, or named
 *LaunchKernel*, *GraphLaunch*, *LaunchCooperative*, placed by their start
 in a ProfilerStep range) take: the median launch-call time over the
-median idle time, at most 1. Run: python3 headline.py ../../fixtures/*.json.gz ../../fixtures/recorded/*.json.gz ../../fixtures/capture/*.json.gz > headline.json
+median idle time, at most 1; and per steady step the launch-call time per
+launch (median launch-call time over median launches) and the mean kernel
+(median kernel time over median kernels). Run: python3 headline.py ../../fixtures/*.json.gz ../../fixtures/recorded/*.json.gz ../../fixtures/capture/*.json.gz > headline.json
 """
 import gzip, json, sys, statistics
 
@@ -69,7 +71,7 @@ for path in sys.argv[1:]:
         i = step_of(at)
         if i >= 0 and e > s:
             own[i].append((s, e, k, dev))
-    walls, busy, kernels, all_walls, idle, api = [], [], [], [], [], []
+    walls, busy, kernels, all_walls, idle, api, launches, kernel_ns = [], [], [], [], [], [], [], []
     for i, (a, b) in enumerate(steps):
         w0, w1 = a, b
         if own[i]:
@@ -83,8 +85,11 @@ for path in sys.argv[1:]:
             continue
         walls.append(w1 - w0)
         idle_dev = ndev * (w1 - w0)
-        api.append(sum(d for t, d, c, n in calls if a <= t < b and
-                       ((c is not None and c in gpu_corr) or "LaunchKernel" in n or "GraphLaunch" in n or "LaunchCooperative" in n)))
+        mine = [d for t, d, c, n in calls if a <= t < b and
+                ((c is not None and c in gpu_corr) or "LaunchKernel" in n or "GraphLaunch" in n or "LaunchCooperative" in n)]
+        api.append(sum(mine))
+        launches.append(len(mine))
+        kernel_ns.append(sum(x[1] - x[0] for x in own[i] if x[2]))
         tot = 0
         for d in set(x[3] for x in own[i]):
             iv = sorted((max(s, w0), min(e, w1)) for s, e, _, dv in own[i] if dv == d and s < w1 and e > w0)
@@ -106,6 +111,9 @@ for path in sys.argv[1:]:
            "first_step_ratio": all_walls[0] / statistics.median(all_walls[1:]) if len(all_walls) >= 3 else 0}
     mid = statistics.median(idle)
     rec["launch_api_idle_share"] = min(statistics.median(api) / mid, 1) if mid > 0 else 0
+    ml, mk = statistics.median(launches), statistics.median(kernels)
+    rec["launch_api_per_launch_ns"] = statistics.median(api) / ml if ml else 0
+    rec["kernel_mean_ns"] = statistics.median(kernel_ns) / mk if mk else 0
     out[path.split("fixtures/")[-1]] = rec
 json.dump(out, sys.stdout, indent=1, sort_keys=True)
 print()
