@@ -64,7 +64,8 @@ type SameWork struct {
 }
 
 // deriveFigures fills the derived step figures, Summary.GPUActivityUs,
-// TopRange and SameWork from what metrics computed.
+// the kernels' cumulative shares, TopRange and SameWork from what metrics
+// computed.
 func deriveFigures(r *Result) {
 	stepFigures(r)
 	var all float64
@@ -72,6 +73,11 @@ func deriveFigures(r *Result) {
 		all += c.TotalUs
 	}
 	r.Summary.GPUActivityUs = all
+	var cum float64
+	for i := range r.Kernels {
+		cum += r.Kernels[i].Share
+		r.Kernels[i].CumulativeShare = min(cum, 1) // shares summed in order: rounding
+	}
 	r.TopRange = topRange(r.Annotations)
 	r.SameWork = sameWork(r.Roofline)
 }

@@ -45,6 +45,7 @@ func enforceInvariants(r *Result, activities int) {
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
 		k.Share = clampShare(k.Share, "kernel "+k.ShortName+" share", fix)
+		k.CumulativeShare = clampShare(k.CumulativeShare, "kernel "+k.ShortName+" cumulative share", fix)
 	}
 	known := Categories()
 	counted := 0
@@ -144,6 +145,7 @@ func Check(r *Result) error {
 	known := Categories()
 	for _, k := range r.Kernels {
 		share(k.Share, "kernel "+k.Name+" share")
+		share(k.CumulativeShare, "kernel "+k.Name+" cumulative share")
 		if !slices.Contains(known, k.Category) {
 			bad("kernel %s in unknown category %q", k.Name, k.Category)
 		}

@@ -142,6 +142,9 @@ type Kernel struct {
 
 	// ShortName is analyze.ShortKernelName(Name), for tables.
 	ShortName string `json:"short_name"`
+	// CumulativeShare is the share of kernel time of this kernel and
+	// every one above it in Kernels: what "the top N take" quotes.
+	CumulativeShare float64 `json:"cumulative_share"`
 	// Category is one of the Category* constants.
 	Category string `json:"category"`
 	// Ops are the framework ops that launched it (innermost op around the

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -14,7 +15,8 @@ import (
 // TestReportPrintsAnalyzeFigures: the report quotes analyze's derived
 // figures (step spread, first step ratio, launch calls' share of idle and
 // cost per launch, mean kernel,
-// median rows, phase shares, compute share, GPU activity time, costliest
+// median rows, phase shares, compute share, GPU activity time, the top
+// kernels' cumulative share, costliest
 // range, same-work comparison) rather than computing its own. Each is
 // replaced in a real trace's Result by a value no computation over the
 // trace gives; the report must print exactly those values.
@@ -43,6 +45,8 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 			ss.SteadyComputeShare = 0.3456
 			ss.ForwardShare, ss.BackwardShare, ss.OptimizerShare = 0.111, 0.222, 0.667
 			r.Summary.GPUActivityUs = 43210
+			top := min(len(r.Kernels), DefaultTopKernels)
+			r.Kernels[top-1].CumulativeShare = 0.7777
 			r.TopRange = &analyze.RangeLead{Name: "fake_range", Count: 3, GPUUs: 3000, Next: "other_range", NextGPUUs: 1000, Ratio: 6.54}
 			r.SameWork = []analyze.SameWork{{Shape: "[7, 7]", DType: "bf16", Fast: "aten::fast", FastTFLOPS: 100, FastEfficiency: 0.5,
 				Slow: "aten::slow", SlowTFLOPS: 10, SlowEfficiency: 0.05, Speedup: 8.76}}
@@ -63,6 +67,7 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 			if r.HasPhaseSplit() {
 				want = append(want, "(11.1% / 22.2% / 66.7%)")
 			}
+			want = append(want, fmt.Sprintf("the top %d take 77.8%%.", top))
 			if len(r.Categories) > 0 {
 				want = append(want, "of "+us(43210)+"); the top kernel")
 			}
