@@ -115,3 +115,45 @@ func TestLaunchBulletAddsUp(t *testing.T) {
 		}
 	}
 }
+
+// TestColdStartSaidOnce: where a cold-start finding reports the first
+// step's cost (real JAX and eager traces), the executive summary does not
+// repeat it as a warm-up bullet and the step breakdown points to the
+// finding by its number; a trace whose first step is slow without a
+// cold-start finding (eggroll_hooks, 1.32×) keeps the bullet.
+func TestColdStartSaidOnce(t *testing.T) {
+	for _, name := range []string{"jax_eggroll.perfetto.json.gz", "recorded/eager_sincos_calls.json.gz", "recorded/compiled_slower_gemm.json.gz", "eggroll_hooks.json.gz"} {
+		tr, err := ingest.ReadFile("../fixtures/"+name, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := Input{Trace: tr}
+		if in.Result, err = analyze.Run(tr, analyze.Config{}); err != nil {
+			t.Fatal(err)
+		}
+		r := in.Result
+		if !r.StepStats.WarmUp {
+			t.Fatalf("%s: no warm-up (first step %.2f× the others)", name, r.StepStats.FirstStepRatio)
+		}
+		md := markdown(t, in)
+		summary, _, _ := strings.Cut(md, "## Step breakdown")
+		n := coldStartFinding(r)
+		bullet := strings.Contains(summary, "**The first step takes")
+		switch {
+		case n == "" && name != "eggroll_hooks.json.gz":
+			t.Errorf("%s: no cold-start finding", name)
+		case n == "":
+			if !bullet {
+				t.Errorf("%s: warm-up without a cold-start finding, but no summary bullet", name)
+			}
+		default:
+			if bullet {
+				t.Errorf("%s: the summary repeats cold-start finding %s as a warm-up bullet", name, n)
+			}
+			if !strings.Contains(md, fmt.Sprintf("the median of the others: a cold start, excluded from the medians the summary quotes (finding %s).", n)) ||
+				!strings.Contains(md, "#### "+n+" Cold start") {
+				t.Errorf("%s: the step breakdown does not point to cold-start finding %s", name, n)
+			}
+		}
+	}
+}

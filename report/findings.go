@@ -40,7 +40,7 @@ func (d *doc) findings(r *analyze.Result) {
 		return
 	}
 	d.para("%s, ranked by estimated saving per step and grouped by expected impact. Each saving is an estimate whose model is stated in its evidence.", plural(len(r.Findings), "finding"))
-	nums := make([]string, len(r.Findings))
+	nums := findingNumbers(r)
 	for t := 1; t <= 3; t++ {
 		n := 0
 		for i, f := range r.Findings {
@@ -51,11 +51,39 @@ func (d *doc) findings(r *analyze.Result) {
 				d.heading(3, tierNames[t])
 			}
 			n++
-			nums[i] = fmt.Sprintf("%d.%d", t, n)
 			d.finding(nums[i], f)
 		}
 	}
 	d.combined(r, nums)
+}
+
+// findingNumbers returns each finding's number in the report ("1.2": the
+// second finding of tier 1), so other sections can point to it.
+func findingNumbers(r *analyze.Result) []string {
+	nums := make([]string, len(r.Findings))
+	for t := 1; t <= 3; t++ {
+		n := 0
+		for i, f := range r.Findings {
+			if tier(f) == t {
+				n++
+				nums[i] = fmt.Sprintf("%d.%d", t, n)
+			}
+		}
+	}
+	return nums
+}
+
+// coldStartFinding returns the number of the cold-start finding, "" when
+// there is none: the finding then says what the first step costs, and
+// the summary and step breakdown point to it rather than repeat it.
+func coldStartFinding(r *analyze.Result) string {
+	nums := findingNumbers(r)
+	for i, f := range r.Findings {
+		if f.ID == analyze.ColdStart.Name {
+			return nums[i]
+		}
+	}
+	return ""
 }
 
 // combined states what fixing every finding saves, counting findings that

@@ -68,7 +68,9 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 			line += "."
 		}
 		if ss.FirstStepRatio > 0 {
-			if ss.WarmUp {
+			if n := coldStartFinding(r); n != "" && ss.WarmUp {
+				line += fmt.Sprintf(" The first step is %.2f× the median of the others: a cold start, excluded from the medians the summary quotes (finding %s).", ss.FirstStepRatio, n)
+			} else if ss.WarmUp {
 				line += fmt.Sprintf(" The first step is %.2f× the median of the others: warm-up, excluded from the medians the summary quotes.", ss.FirstStepRatio)
 			} else {
 				line += fmt.Sprintf(" The first step is %.2f× the median of the others: no notable warm-up.", ss.FirstStepRatio)

@@ -62,7 +62,8 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		s += launchedBy(k) + "."
 		bullets = append(bullets, s)
 	}
-	if s := r.StepStats; s.WarmUp {
+	// A cold-start finding already leads with the first step's cost.
+	if s := r.StepStats; s.WarmUp && coldStartFinding(r) == "" {
 		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
 			us(s.FirstStepUs), s.FirstStepRatio, us(s.MedianWallUsNoFirst)))
 	}
