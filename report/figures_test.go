@@ -12,6 +12,21 @@ import (
 	"github.com/tracelens/tracelens/ingest"
 )
 
+// loadFile reads and analyzes a trace under fixtures/ by its path there
+// (recorded/… and runs/… are not embedded).
+func loadFile(t *testing.T, name string) Input {
+	t.Helper()
+	tr, err := ingest.ReadFile("../fixtures/"+name, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Trace: tr}
+	if in.Result, err = analyze.Run(tr, analyze.Config{}); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return in
+}
+
 // TestReportPrintsAnalyzeFigures: the report quotes analyze's derived
 // figures (step spread, first step ratio, launch calls' share of idle and
 // cost per launch, mean kernel,
@@ -23,14 +38,8 @@ import (
 func TestReportPrintsAnalyzeFigures(t *testing.T) {
 	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/amp_gpt_foreach.json.gz", "runs/multirank_ddp/rank0.pt.trace.json.gz"} {
 		t.Run(name, func(t *testing.T) {
-			tr, err := ingest.ReadFile("../fixtures/"+name, ingest.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := analyze.Run(tr, analyze.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := loadFile(t, name)
+			tr, r := in.Trace, in.Result
 			if len(r.Steps) < 3 {
 				t.Fatalf("%d steps: the figures need three", len(r.Steps))
 			}
@@ -123,14 +132,7 @@ func TestLaunchBulletAddsUp(t *testing.T) {
 // cold-start finding (eggroll_hooks, 1.32×) keeps the bullet.
 func TestColdStartSaidOnce(t *testing.T) {
 	for _, name := range []string{"jax_eggroll.perfetto.json.gz", "recorded/eager_sincos_calls.json.gz", "recorded/compiled_slower_gemm.json.gz", "eggroll_hooks.json.gz"} {
-		tr, err := ingest.ReadFile("../fixtures/"+name, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := Input{Trace: tr}
-		if in.Result, err = analyze.Run(tr, analyze.Config{}); err != nil {
-			t.Fatal(err)
-		}
+		in := loadFile(t, name)
 		r := in.Result
 		if !r.StepStats.WarmUp {
 			t.Fatalf("%s: no warm-up (first step %.2f× the others)", name, r.StepStats.FirstStepRatio)

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/ingest"
 )
 
 // expectedPhases reads the forward/backward/optimizer kernel time per step
@@ -45,14 +44,7 @@ func expectedPhases(t *testing.T, name string) []map[string]float64 {
 // independent per-step figures and their medians after the first step.
 func TestPhaseSplitRendered(t *testing.T) {
 	const name = "recorded/amp_gpt_foreach.json.gz"
-	tr, err := ingest.ReadFile("../fixtures/"+name, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := Input{Trace: tr}
-	if in.Result, err = analyze.Run(tr, analyze.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	in := loadFile(t, name)
 	r := in.Result
 	exp := expectedPhases(t, name)
 	if len(r.Steps) != len(exp) {
