@@ -62,7 +62,11 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 		line := fmt.Sprintf("Every step takes %s.", us(ss.MinWallUs))
 		if ss.MaxWallUs > ss.MinWallUs {
 			line = fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d)", us(ss.MinWallUs), ss.MinWallStep, us(ss.MaxWallUs), ss.MaxWallStep)
-			if ss.MedianWallUs > 0 {
+			switch {
+			case ss.MedianWallUs > 0 && ss.WallSpread >= 2:
+				// "86146% of the median" reads as noise; a factor does not.
+				line += fmt.Sprintf(", a spread of %.1f× the median", ss.WallSpread)
+			case ss.MedianWallUs > 0:
 				line += fmt.Sprintf(", a spread of %s of the median", pct(ss.WallSpread))
 			}
 			line += "."

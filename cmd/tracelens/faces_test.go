@@ -124,8 +124,12 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 				}
 				// The step figures the report quotes in prose: analyze's.
 				if len(r.Steps) >= 2 && ss.MaxWallUs > ss.MinWallUs {
-					requireAll(t, face, doc, fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d), a spread of %s of the median.",
-						analyze.FormatUs(ss.MinWallUs), ss.MinWallStep, analyze.FormatUs(ss.MaxWallUs), ss.MaxWallStep, analyze.FormatShare(ss.WallSpread)))
+					spread := analyze.FormatShare(ss.WallSpread) + " of the"
+					if ss.WallSpread >= 2 {
+						spread = fmt.Sprintf("%.1f× the", ss.WallSpread)
+					}
+					requireAll(t, face, doc, fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d), a spread of %s median.",
+						analyze.FormatUs(ss.MinWallUs), ss.MinWallStep, analyze.FormatUs(ss.MaxWallUs), ss.MaxWallStep, spread))
 				}
 				if ss.FirstStepRatio > 0 {
 					requireAll(t, face, doc, fmt.Sprintf("The first step is %.2f× the median of the others", ss.FirstStepRatio))
