@@ -15,7 +15,6 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/ingest"
-	"github.com/tracelens/tracelens/trace"
 )
 
 // Options configure an export. Dir is required; the rest has defaults.
@@ -122,32 +121,69 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 
 	prog := newTracker(inputs, opt.Progress)
 	out := make([]Outcome, len(inputs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				prog.start(i)
-				r := read
-				if opt.Progress != nil {
-					r.Progress = func(n, _ int64) { prog.reading(i, n) }
+	for _, b := range batches(inputs) {
+		var ranks []*jobRank
+		if b.job != "" {
+			ranks = loadJob(inputs, b.idx, opt, workers, out)
+		}
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(workers, len(b.idx)) {
+			wg.Go(func() {
+				for k := range next {
+					i := b.idx[k]
+					prog.start(i)
+					r := read
+					if opt.Progress != nil {
+						r.Progress = func(n, _ int64) { prog.reading(i, n) }
+					}
+					if ranks == nil {
+						out[i] = exportOne(inputs[i], opt, r, nil)
+					} else if ranks[k] != nil {
+						out[i] = exportOne(inputs[i], opt, r, ranks[k])
+					}
+					prog.done(i)
 				}
-				out[i] = exportOne(inputs[i], opt, r)
-				prog.done(i)
-			}
-		})
+			})
+		}
+		for k := range b.idx {
+			next <- k
+		}
+		close(next)
+		wg.Wait()
 	}
-	for i := range inputs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	return out, nil
 }
 
+// batch is a set of inputs exported together: the ranks of one job, or
+// every input that is not a rank of a job.
+type batch struct {
+	job string
+	idx []int
+}
+
+// batches splits inputs into jobs and lone traces, in the order they first
+// appear.
+func batches(inputs []Input) []batch {
+	var out []batch
+	at := map[string]int{}
+	for i, in := range inputs {
+		k, ok := at[in.Job]
+		if !ok {
+			k = len(out)
+			at[in.Job] = k
+			out = append(out, batch{job: in.Job})
+		}
+		out[k].idx = append(out[k].idx, i)
+	}
+	return out
+}
+
 // exportOne exports one input: hash it, skip it when its tables are up to
-// date, else read, analyze and write every table.
-func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
+// date, else read, analyze and write every table. rank is the input's
+// place in its job, nil for a lone trace; a rank comes hashed and
+// checked for being up to date by loadJob.
+func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Outcome) {
 	o = Outcome{Input: in}
 	defer func() {
 		// A bug in a row builder must not take the other inputs down.
@@ -155,15 +191,22 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 			o.Status, o.Err = Failed, fmt.Errorf("%s: internal error while exporting: %v", in.Path, r)
 		}
 	}()
-	hash, size, err := contentHash(in.Path)
-	if err != nil {
-		o.Status, o.Err = Failed, err
-		return o
-	}
-	o.ContentHash, o.InputBytes = hash, size
-	if !opt.Force && upToDate(opt.Dir, in.Run, hash) {
-		o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
-		return o
+	id := identity{}
+	if rank != nil {
+		id = rank.id
+		o.ContentHash, o.InputBytes = id.ContentHash, rank.size
+	} else {
+		hash, size, err := contentHash(in.Path)
+		if err != nil {
+			o.Status, o.Err = Failed, err
+			return o
+		}
+		id.ContentHash = hash
+		o.ContentHash, o.InputBytes = hash, size
+		if !opt.Force && upToDate(opt.Dir, in.Run, id) {
+			o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
+			return o
+		}
 	}
 	fail := func(err error) Outcome {
 		// Tables of an earlier version of this input no longer describe
@@ -174,7 +217,7 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	}
 	t, err := ingest.ReadFile(in.Path, read)
 	var fe *ingest.FormatError
-	if in.InDir && errors.As(err, &fe) {
+	if in.InDir && rank == nil && errors.As(err, &fe) {
 		removeRun(opt.Dir, in.Run)
 		o.Status, o.Err = NotTrace, err
 		return o
@@ -192,7 +235,11 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	if len(t.Steps) != len(r.Steps) {
 		return fail(fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps)))
 	}
-	rows, err := writeRun(opt.Dir, in, hash, size, t, r)
+	m := newModel(in.Run, t, r)
+	if rank != nil {
+		m.setRank(rank)
+	}
+	rows, err := writeRun(opt.Dir, in, id, o.InputBytes, m)
 	if err != nil {
 		return fail(fmt.Errorf("%s: exporting to %s: %w", in.Path, opt.Dir, err))
 	}
@@ -219,8 +266,7 @@ func tablePath(dir, table, run string) string {
 // hidden temporary name and renamed into place, the runs table last: a
 // run whose runs file exists with the input's hash is complete, so an
 // interrupted export is redone, never half-skipped.
-func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *analyze.Result) (map[string]int64, error) {
-	m := newModel(in.Run, t, r)
+func writeRun(dir string, in Input, id identity, size int64, m *model) (map[string]int64, error) {
 	rows := map[string]int64{}
 	// Removing the old runs file first means a crash below leaves the run
 	// marked incomplete even when its other tables were already replaced.
@@ -241,16 +287,19 @@ func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *
 		fill func(tmp string) error
 	}{
 		{TableKernels, func(tmp string) error {
-			return writeTable(tmp, TableKernels, hash, counting(rows, TableKernels, m.kernels))
+			return writeTable(tmp, TableKernels, id, counting(rows, TableKernels, m.kernels))
 		}},
-		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, hash, counting(rows, TableOps, m.ops)) }},
-		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, hash, counting(rows, TableSteps, m.steps)) }},
+		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, id, counting(rows, TableOps, m.ops)) }},
+		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, id, counting(rows, TableSteps, m.steps)) }},
+		{TableCollectives, func(tmp string) error {
+			return writeTable(tmp, TableCollectives, id, counting(rows, TableCollectives, m.collectives))
+		}},
 		{TableFindings, func(tmp string) error {
-			return writeTable(tmp, TableFindings, hash, counting(rows, TableFindings, m.findings))
+			return writeTable(tmp, TableFindings, id, counting(rows, TableFindings, m.findings))
 		}},
 		{TableRuns, func(tmp string) error {
-			run := m.runRow(in.Path, hash, size)
-			return writeTable(tmp, TableRuns, hash, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(run) }))
+			run := m.runRow(in.Path, id.ContentHash, size)
+			return writeTable(tmp, TableRuns, id, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(run) }))
 		}},
 	}
 	for _, tbl := range tables {
@@ -273,12 +322,12 @@ func counting[T any](n map[string]int64, table string, build func(func(T) error)
 
 // upToDate reports whether every table of run exists in dir, written with
 // this SchemaVersion and these columns from input content with the given
-// hash.
-func upToDate(dir, run, hash string) bool {
+// hashes.
+func upToDate(dir, run string, id identity) bool {
 	for _, tbl := range Tables() {
 		meta, err := readMeta(tablePath(dir, tbl, run))
-		if err != nil || meta[MetaContentHash] != hash || meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) ||
-			meta[MetaColumns] != tableColumns(tbl) {
+		if err != nil || meta[MetaContentHash] != id.ContentHash || meta[MetaJobHash] != id.JobHash ||
+			meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) || meta[MetaColumns] != tableColumns(tbl) {
 			return false
 		}
 	}

@@ -13,7 +13,7 @@ import (
 const exportArgs = "[--format parquet] [-o DIR] [-j N] [--force] TRACE|DIR..."
 
 func exportCommand() command {
-	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, findings, runs) for DuckDB, Spark, Trino", run: runExport}
+	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, collectives, findings, runs) for DuckDB, Spark, Trino", run: runExport}
 }
 
 func runExport(e *env, args []string) error {
@@ -80,8 +80,12 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 			fmt.Fprintf(e.stdout, "%s: up to date (%s)\n", o.Run, o.Path)
 		default:
 			exported++
-			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings (%s)\n", o.Run,
-				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], o.Path)
+			job := ""
+			if o.Job != "" {
+				job = fmt.Sprintf(", %d collectives (job %s)", o.Rows[export.TableCollectives], o.Job)
+			}
+			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings%s (%s)\n", o.Run,
+				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], job, o.Path)
 		}
 		in += o.InputBytes
 		out += o.OutputBytes

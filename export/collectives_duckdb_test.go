@@ -1,0 +1,274 @@
+//go:build cgo
+
+package export_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runDirs are the multi-rank runs the collectives tests check: every
+// directory of fixtures/runs (five 2-rank runs: DDP with a host and a
+// compute straggler, balanced DDP, FSDP, two process groups).
+func runDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("../fixtures/runs/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	if len(out) < 2 {
+		t.Fatalf("%d run directories under ../fixtures/runs", len(out))
+	}
+	return out
+}
+
+// jobOf is the job name `tracelens export ../fixtures/runs` gives a run
+// directory.
+func jobOf(dir string) string { return "runs__" + filepath.Base(dir) }
+
+// rankKey names one rank of one job.
+type rankKey struct {
+	Job  string
+	Rank int
+}
+
+// queryRows runs q and calls scan for each row.
+func queryRows(t *testing.T, db *sql.DB, q string, scan func(*sql.Rows) error) {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDuckDBCollectivesMatchPython: per rank of every run, SQL over the
+// collectives table gives the communication kernels' count per kind, their
+// total duration to the nanosecond, how many carry collective arguments
+// and their total bytes, as the independent decode of the rank JSONs
+// (testdata/collectives.py) does; and the rank and world size columns
+// are the traces' distributedInfo.
+func TestDuckDBCollectivesMatchPython(t *testing.T) {
+	dir, db := exported(t)
+	type figures struct {
+		WorldSize  int              `json:"world_size"`
+		Kernels    int64            `json:"kernels"`
+		DurationNs int64            `json:"duration_ns"`
+		WithArgs   int64            `json:"with_args"`
+		Bytes      int64            `json:"bytes"`
+		Kinds      map[string]int64 `json:"kinds"`
+	}
+	var want map[string]map[string]figures
+	b, err := os.ReadFile("testdata/collectives.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := map[rankKey]*figures{}
+	queryRows(t, db, `select job, rank, any_value(world_size), count(*), sum(duration_ns), count(in_nelems), coalesce(sum(bytes), 0)
+		from `+table(dir, "collectives")+` group by job, rank`, func(r *sql.Rows) error {
+		var k rankKey
+		f := &figures{Kinds: map[string]int64{}}
+		err := r.Scan(&k.Job, &k.Rank, &f.WorldSize, &f.Kernels, &f.DurationNs, &f.WithArgs, &f.Bytes)
+		got[k] = f
+		return err
+	})
+	queryRows(t, db, `select job, rank, kind, count(*) from `+table(dir, "collectives")+` group by all`, func(r *sql.Rows) error {
+		var k rankKey
+		var kind string
+		var n int64
+		if err := r.Scan(&k.Job, &k.Rank, &kind, &n); err != nil {
+			return err
+		}
+		if got[k] != nil {
+			got[k].Kinds[kind] = n
+		}
+		return nil
+	})
+	dirs := runDirs(t)
+	if len(want) != len(dirs) {
+		t.Errorf("collectives.json covers %d runs, fixtures/runs has %d: regenerate it (see collectives.py)", len(want), len(dirs))
+	}
+	checked := 0
+	for _, d := range dirs {
+		ranks := want[strings.TrimPrefix(filepath.ToSlash(filepath.Clean(d)), "../")]
+		for rank, w := range ranks {
+			var k rankKey
+			k.Job = jobOf(d)
+			if err := json.Unmarshal([]byte(rank), &k.Rank); err != nil {
+				t.Fatal(err)
+			}
+			g := got[k]
+			if g == nil {
+				t.Errorf("%s rank %d: no collectives rows", k.Job, k.Rank)
+				continue
+			}
+			if g.WorldSize != w.WorldSize || g.Kernels != w.Kernels || g.DurationNs != w.DurationNs || g.WithArgs != w.WithArgs || g.Bytes != w.Bytes {
+				t.Errorf("%s rank %d: DuckDB world %d, %d kernels, %d ns, %d with arguments, %d bytes; Python world %d, %d, %d ns, %d, %d bytes",
+					k.Job, k.Rank, g.WorldSize, g.Kernels, g.DurationNs, g.WithArgs, g.Bytes, w.WorldSize, w.Kernels, w.DurationNs, w.WithArgs, w.Bytes)
+			}
+			for kind, n := range w.Kinds {
+				if g.Kinds[kind] != n {
+					t.Errorf("%s rank %d: %d %s kernels in DuckDB, %d in Python", k.Job, k.Rank, g.Kinds[kind], kind, n)
+				}
+			}
+			if len(g.Kinds) != len(w.Kinds) {
+				t.Errorf("%s rank %d: kinds %v in DuckDB, %v in Python", k.Job, k.Rank, g.Kinds, w.Kinds)
+			}
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked %d ranks", checked)
+	}
+}
+
+// TestDuckDBCollectivesMatchReport: per rank of every run, SQL over the
+// collectives table gives the ranks section of `tracelens report --format
+// json DIR` (docs/distributed-json.md): kernel count and time, exposed
+// time, wait and transfer over matched collectives, mean start skew; per
+// dimension the matched collectives and their bytes; and every table's
+// rank and world_size columns agree with the report's ranks.
+func TestDuckDBCollectivesMatchReport(t *testing.T) {
+	dir, db := exported(t)
+	type rankFigures struct {
+		Kernels                                 int64
+		KernelNs, ExposedNs, WaitNs, TransferNs int64
+		StartSkewNs                             float64
+		WorldSize                               int
+	}
+	got := map[rankKey]rankFigures{}
+	queryRows(t, db, `select job, rank, any_value(world_size), count(*), sum(duration_ns), sum(exposed_ns),
+			coalesce(sum(wait_ns), 0), coalesce(sum(transfer_ns), 0), coalesce(avg(arrive_skew_ns), 0)
+		from `+table(dir, "collectives")+` group by job, rank`, func(r *sql.Rows) error {
+		var k rankKey
+		var f rankFigures
+		err := r.Scan(&k.Job, &k.Rank, &f.WorldSize, &f.Kernels, &f.KernelNs, &f.ExposedNs, &f.WaitNs, &f.TransferNs, &f.StartSkewNs)
+		got[k] = f
+		return err
+	})
+	type dimFigures struct{ Collectives, Bytes int64 }
+	dims := map[string]dimFigures{}
+	queryRows(t, db, `select job, dimension, count(*), sum(bytes) from (
+			select distinct job, pg_name, seq, dimension, bytes from `+table(dir, "collectives")+` where matched)
+		group by job, dimension`, func(r *sql.Rows) error {
+		var job, dim string
+		var f dimFigures
+		err := r.Scan(&job, &dim, &f.Collectives, &f.Bytes)
+		dims[job+"/"+dim] = f
+		return err
+	})
+	// The rank columns of every table: one (rank, world_size) per run.
+	rankOf := map[string][2]int{}
+	for _, tbl := range []string{"kernels", "ops", "steps", "findings", "runs"} {
+		queryRows(t, db, `select run, min(rank), max(rank), min(world_size), max(world_size), count(*), count(rank)
+			from `+table(dir, tbl)+` where run like 'runs\_\_%' escape '\' group by run`, func(r *sql.Rows) error {
+			var run string
+			var lo, hi, wlo, whi sql.NullInt64
+			var n, withRank int64
+			if err := r.Scan(&run, &lo, &hi, &wlo, &whi, &n, &withRank); err != nil {
+				return err
+			}
+			if n != withRank || lo != hi || wlo != whi {
+				t.Errorf("%s table, run %s: rank %v..%v, world size %v..%v, %d of %d rows with a rank", tbl, run, lo, hi, wlo, whi, withRank, n)
+			}
+			if prev, ok := rankOf[run]; ok && prev != [2]int{int(lo.Int64), int(wlo.Int64)} {
+				t.Errorf("%s table, run %s: rank %d of %d, other tables %v", tbl, run, lo.Int64, wlo.Int64, prev)
+			}
+			rankOf[run] = [2]int{int(lo.Int64), int(wlo.Int64)}
+			return nil
+		})
+	}
+	checked := 0
+	for _, d := range runDirs(t) {
+		job := jobOf(d)
+		var rep struct {
+			Ranks []struct {
+				Rank          int     `json:"rank"`
+				Source        string  `json:"source"`
+				CommKernels   int64   `json:"comm_kernels"`
+				CommKernelUs  float64 `json:"comm_kernel_us"`
+				ExposedCommUs float64 `json:"exposed_comm_us"`
+				WaitUs        float64 `json:"wait_us"`
+				TransferUs    float64 `json:"transfer_us"`
+				StartSkewUs   float64 `json:"start_skew_us"`
+			} `json:"ranks"`
+			Distributed struct {
+				WorldSize   int   `json:"world_size"`
+				Collectives int64 `json:"collectives"`
+				Dimensions  []struct {
+					Dimension   string `json:"dimension"`
+					Collectives int64  `json:"collectives"`
+					Bytes       int64  `json:"bytes"`
+				} `json:"dimensions"`
+			} `json:"distributed"`
+		}
+		if err := json.Unmarshal(cliOutput(t, "report", "--format", "json", filepath.Clean(d)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		near := func(ns int64, us float64) bool { return math.Abs(float64(ns)/1e3-us) < 0.0015 }
+		for _, rr := range rep.Ranks {
+			g, ok := got[rankKey{job, rr.Rank}]
+			if !ok {
+				t.Errorf("%s rank %d: no collectives rows", job, rr.Rank)
+				continue
+			}
+			if g.Kernels != rr.CommKernels || !near(g.KernelNs, rr.CommKernelUs) || !near(g.ExposedNs, rr.ExposedCommUs) ||
+				!near(g.WaitNs, rr.WaitUs) || !near(g.TransferNs, rr.TransferUs) || math.Abs(g.StartSkewNs/1e3-rr.StartSkewUs) > 0.0015 ||
+				g.WorldSize != rep.Distributed.WorldSize {
+				t.Errorf("%s rank %d: DuckDB %+v; report %+v, world size %d", job, rr.Rank, g, rr, rep.Distributed.WorldSize)
+			}
+			run := strings.TrimSuffix(strings.TrimSuffix(job+"__"+strings.TrimSuffix(filepath.Base(rr.Source), ".gz"), ".json"), ".pt.trace")
+			if rankOf[run] != [2]int{rr.Rank, rep.Distributed.WorldSize} {
+				t.Errorf("%s: tables say rank %v, report rank %d of %d", run, rankOf[run], rr.Rank, rep.Distributed.WorldSize)
+			}
+			checked++
+		}
+		var total int64
+		for _, dm := range rep.Distributed.Dimensions {
+			g := dims[job+"/"+dm.Dimension]
+			total += g.Collectives
+			if g.Collectives != dm.Collectives || g.Bytes != dm.Bytes {
+				t.Errorf("%s dimension %s: DuckDB %d collectives, %d bytes; report %d, %d bytes", job, dm.Dimension, g.Collectives, g.Bytes, dm.Collectives, dm.Bytes)
+			}
+		}
+		if total != rep.Distributed.Collectives {
+			t.Errorf("%s: DuckDB %d matched collectives, report %d", job, total, rep.Distributed.Collectives)
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked %d ranks", checked)
+	}
+	// A trace exported on its own has no rank: NULL, never a guess.
+	queryRows(t, db, `select count(*) from `+table(dir, "kernels")+` where rank is not null and run not like 'runs\_\_%' escape '\'`, func(r *sql.Rows) error {
+		var n int64
+		if err := r.Scan(&n); err != nil {
+			return err
+		}
+		if n != 0 {
+			t.Errorf("%d kernel rows of lone traces have a rank", n)
+		}
+		return nil
+	})
+}
