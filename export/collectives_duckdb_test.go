@@ -144,6 +144,44 @@ func TestDuckDBCollectivesMatchPython(t *testing.T) {
 	}
 }
 
+// runReportJSON is the part of `tracelens report --format json DIR` the
+// collectives table must agree with (docs/distributed-json.md).
+type runReportJSON struct {
+	Ranks []struct {
+		Rank          int     `json:"rank"`
+		Source        string  `json:"source"`
+		CommKernels   int64   `json:"comm_kernels"`
+		CommKernelUs  float64 `json:"comm_kernel_us"`
+		ExposedCommUs float64 `json:"exposed_comm_us"`
+		WaitUs        float64 `json:"wait_us"`
+		TransferUs    float64 `json:"transfer_us"`
+		StartSkewUs   float64 `json:"start_skew_us"`
+	} `json:"ranks"`
+	Distributed struct {
+		WorldSize   int   `json:"world_size"`
+		Collectives int64 `json:"collectives"`
+		Dimensions  []struct {
+			Dimension   string `json:"dimension"`
+			Collectives int64  `json:"collectives"`
+			Bytes       int64  `json:"bytes"`
+		} `json:"dimensions"`
+		Straggler *struct {
+			Rank int `json:"rank"`
+		} `json:"straggler"`
+	} `json:"distributed"`
+}
+
+// runReport returns `tracelens report --format json DIR` for a run
+// directory (run once per directory, see report).
+func runReport(t *testing.T, dir string) runReportJSON {
+	t.Helper()
+	var rep runReportJSON
+	if err := json.Unmarshal(report(t, filepath.Clean(dir)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // TestDuckDBCollectivesMatchReport: per rank of every run, SQL over the
 // collectives table gives the ranks section of `tracelens report --format
 // json DIR` (docs/distributed-json.md): kernel count and time, exposed
@@ -203,30 +241,7 @@ func TestDuckDBCollectivesMatchReport(t *testing.T) {
 	checked := 0
 	for _, d := range runDirs(t) {
 		job := jobOf(d)
-		var rep struct {
-			Ranks []struct {
-				Rank          int     `json:"rank"`
-				Source        string  `json:"source"`
-				CommKernels   int64   `json:"comm_kernels"`
-				CommKernelUs  float64 `json:"comm_kernel_us"`
-				ExposedCommUs float64 `json:"exposed_comm_us"`
-				WaitUs        float64 `json:"wait_us"`
-				TransferUs    float64 `json:"transfer_us"`
-				StartSkewUs   float64 `json:"start_skew_us"`
-			} `json:"ranks"`
-			Distributed struct {
-				WorldSize   int   `json:"world_size"`
-				Collectives int64 `json:"collectives"`
-				Dimensions  []struct {
-					Dimension   string `json:"dimension"`
-					Collectives int64  `json:"collectives"`
-					Bytes       int64  `json:"bytes"`
-				} `json:"dimensions"`
-			} `json:"distributed"`
-		}
-		if err := json.Unmarshal(cliOutput(t, "report", "--format", "json", filepath.Clean(d)), &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := runReport(t, d)
 		near := func(ns int64, us float64) bool { return math.Abs(float64(ns)/1e3-us) < 0.0015 }
 		for _, rr := range rep.Ranks {
 			g, ok := got[rankKey{job, rr.Rank}]
@@ -271,4 +286,68 @@ func TestDuckDBCollectivesMatchReport(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDuckDBReadmeSlowestRank runs the README's "slowest rank per
+// collective call" query over the exported fixtures: it must name the
+// straggler `tracelens report --format json DIR` names in both straggler
+// runs, and count every rank's wait once (its total is the sum of the
+// ranks' wait_us).
+func TestDuckDBReadmeSlowestRank(t *testing.T) {
+	dir, db := exported(t)
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mark = "```sql\n-- slowest rank per collective call\n"
+	i := strings.Index(string(b), mark)
+	if i < 0 {
+		t.Fatal("README has no slowest-rank query")
+	}
+	q, _, ok := strings.Cut(string(b[i+len("```sql\n"):]), "```")
+	if !ok || !strings.Contains(q, "'traces.parquet/collectives/*.parquet'") {
+		t.Fatalf("README's slowest-rank query does not read traces.parquet/collectives: %s", q)
+	}
+	q = strings.ReplaceAll(q, "'traces.parquet/collectives/*.parquet'", "'"+filepath.Join(dir, "collectives", "*.parquet")+"'")
+	type row struct {
+		rank     int
+		calls    int64
+		waitedMs float64
+	}
+	top := map[string]row{}
+	waited := map[string]float64{}
+	queryRows(t, db, q, func(r *sql.Rows) error {
+		var job string
+		var x row
+		if err := r.Scan(&job, &x.rank, &x.calls, &x.waitedMs); err != nil {
+			return err
+		}
+		if _, ok := top[job]; !ok {
+			top[job] = x
+		}
+		waited[job] += x.waitedMs
+		return nil
+	})
+	stragglers := 0
+	for _, d := range runDirs(t) {
+		job := jobOf(d)
+		rep := runReport(t, d)
+		var wait float64
+		for _, r := range rep.Ranks {
+			wait += r.WaitUs
+		}
+		if math.Abs(waited[job]*1e3-wait) > 0.01 {
+			t.Errorf("%s: the README query counts %.3f ms of waiting, report's ranks %.3f ms", job, waited[job], wait/1e3)
+		}
+		if s := rep.Distributed.Straggler; s != nil {
+			stragglers++
+			if top[job].rank != s.Rank {
+				t.Errorf("%s: the README query's slowest rank is %d (%+v), report's straggler %d", job, top[job].rank, top[job], s.Rank)
+			}
+		}
+		t.Logf("%s: slowest rank %d, last at %d calls, others waited %.1f ms", job, top[job].rank, top[job].calls, top[job].waitedMs)
+	}
+	if stragglers < 2 {
+		t.Errorf("report names a straggler in %d runs, want the 2 straggler fixtures", stragglers)
+	}
 }

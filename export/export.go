@@ -15,6 +15,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/trace"
 )
 
 // Options configure an export. Dir is required; the rest has defaults.
@@ -120,39 +121,55 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 	}
 
 	prog := newTracker(inputs, opt.Progress)
-	out := make([]Outcome, len(inputs))
+	ex := &exporter{opt: opt, read: read, workers: workers, prog: prog, inputs: inputs, out: make([]Outcome, len(inputs))}
 	for _, b := range batches(inputs) {
-		var ranks []*jobRank
 		if b.job != "" {
-			ranks = loadJob(inputs, b.idx, opt, workers, out)
+			ex.job(b.idx)
+			continue
 		}
-		next := make(chan int)
-		var wg sync.WaitGroup
-		for range min(workers, len(b.idx)) {
-			wg.Go(func() {
-				for k := range next {
-					i := b.idx[k]
-					prog.start(i)
-					r := read
-					if opt.Progress != nil {
-						r.Progress = func(n, _ int64) { prog.reading(i, n) }
-					}
-					if ranks == nil {
-						out[i] = exportOne(inputs[i], opt, r, nil)
-					} else if ranks[k] != nil {
-						out[i] = exportOne(inputs[i], opt, r, ranks[k])
-					}
-					prog.done(i)
-				}
-			})
-		}
-		for k := range b.idx {
-			next <- k
-		}
-		close(next)
-		wg.Wait()
+		parallel(workers, len(b.idx), func(k int) { ex.one(b.idx[k], nil) })
 	}
-	return out, nil
+	return ex.out, nil
+}
+
+// exporter is one call of Run: its options, inputs and outcomes.
+type exporter struct {
+	opt     Options
+	read    ingest.Options
+	workers int
+	prog    *tracker
+	inputs  []Input
+	out     []Outcome
+}
+
+// one exports inputs[i] (rank: its place in its loaded job, nil for a
+// lone trace) into out[i], with progress.
+func (ex *exporter) one(i int, rank *jobRank) {
+	ex.prog.start(i)
+	r := ex.read
+	if ex.opt.Progress != nil {
+		r.Progress = func(n, _ int64) { ex.prog.reading(i, n) }
+	}
+	ex.out[i] = exportOne(ex.inputs[i], ex.opt, r, rank)
+	ex.prog.done(i)
+}
+
+// parallel calls fn(0..n-1), workers at a time.
+func parallel(workers, n int, fn func(k int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for k := range next {
+				fn(k)
+			}
+		})
+	}
+	for k := range n {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
 }
 
 // batch is a set of inputs exported together: the ranks of one job, or
@@ -225,26 +242,36 @@ func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Out
 	if err != nil {
 		return fail(err)
 	}
-	r, err := analyze.Run(t, opt.Analyze)
+	m, err := build(in, t, opt.Analyze)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", in.Path, err))
+		return fail(err)
+	}
+	if rank != nil {
+		m.setJobRank(rank)
+	}
+	row := m.runRow(in.Path, id.ContentHash, o.InputBytes)
+	rows, err := writeRun(opt.Dir, in, id, m, &row, Tables())
+	if err != nil {
+		return fail(err)
+	}
+	o.Status, o.Rows, o.OutputBytes = Exported, rows, outputBytes(opt.Dir, in.Run)
+	return o
+}
+
+// build analyzes a trace read for in and returns the model the row
+// builders read.
+func build(in Input, t *trace.Trace, cfg analyze.Config) (*model, error) {
+	r, err := analyze.Run(t, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	// Run derives steps for traces without ProfilerStep marks; the rows
 	// place activities in steps by the trace Run saw.
 	t, _, _ = analyze.WithSteps(t)
 	if len(t.Steps) != len(r.Steps) {
-		return fail(fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps)))
+		return nil, fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps))
 	}
-	m := newModel(in.Run, t, r)
-	if rank != nil {
-		m.setRank(rank)
-	}
-	rows, err := writeRun(opt.Dir, in, id, o.InputBytes, m)
-	if err != nil {
-		return fail(fmt.Errorf("%s: exporting to %s: %w", in.Path, opt.Dir, err))
-	}
-	o.Status, o.Rows, o.OutputBytes = Exported, rows, outputBytes(opt.Dir, in.Run)
-	return o
+	return newModel(in.Run, t, r), nil
 }
 
 // removeRun deletes run's table files, the runs file (its completion
@@ -262,12 +289,18 @@ func tablePath(dir, table, run string) string {
 	return filepath.Join(dir, table, run+".parquet")
 }
 
-// writeRun writes every table of one run. Each file is written under a
-// hidden temporary name and renamed into place, the runs table last: a
-// run whose runs file exists with the input's hash is complete, so an
-// interrupted export is redone, never half-skipped.
-func writeRun(dir string, in Input, id identity, size int64, m *model) (map[string]int64, error) {
-	rows := map[string]int64{}
+// writeRun writes the named tables of one run (in Tables' order; run is
+// the runs table's row). Each file is written under a hidden temporary
+// name and renamed into place, the runs table last: a run whose runs file
+// exists with the input's hash is complete, so an interrupted export is
+// redone, never half-skipped. Errors name the input and the directory.
+func writeRun(dir string, in Input, id identity, m *model, run *RunRow, names []string) (rows map[string]int64, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%s: exporting to %s: %w", in.Path, dir, err)
+		}
+	}()
+	rows = map[string]int64{}
 	// Removing the old runs file first means a crash below leaves the run
 	// marked incomplete even when its other tables were already replaced.
 	if err := os.Remove(tablePath(dir, TableRuns, in.Run)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -298,11 +331,13 @@ func writeRun(dir string, in Input, id identity, size int64, m *model) (map[stri
 			return writeTable(tmp, TableFindings, id, counting(rows, TableFindings, m.findings))
 		}},
 		{TableRuns, func(tmp string) error {
-			run := m.runRow(in.Path, id.ContentHash, size)
-			return writeTable(tmp, TableRuns, id, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(run) }))
+			return writeTable(tmp, TableRuns, id, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(*run) }))
 		}},
 	}
 	for _, tbl := range tables {
+		if !slices.Contains(names, tbl.name) {
+			continue
+		}
 		if err := write(tbl.name, tbl.fill); err != nil {
 			return nil, err
 		}

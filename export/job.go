@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/trace"
 )
 
 // job is a multi-rank run loaded with distributed.Load: its collectives
@@ -31,55 +33,155 @@ type jobRank struct {
 	size  int64
 }
 
-// loadJob prepares the ranks of one job (inputs[idx]) for export: it
-// hashes every file, and unless every rank's tables are up to date it
-// loads the run with distributed.Load, which reads the ranks and matches
-// their collectives. It returns one jobRank per idx, nil for an input it
-// settled itself in out (skipped, or failed because the job could not be
-// loaded: every rank then fails with the job's error).
-func loadJob(inputs []Input, idx []int, opt Options, workers int, out []Outcome) []*jobRank {
-	ranks := make([]*jobRank, len(idx))
-	h := sha256.New()
-	fail := func(err error) []*jobRank {
+// info is the rank columns' values for r.
+func (r *jobRank) info() rankInfo {
+	rk := r.job.run.Ranks[r.index]
+	return rankInfo{job: r.job.name, rank: int32(rk.Rank), world: int32(r.job.run.WorldSize), from: rk.RankFrom}
+}
+
+// rankState is what the first pass over a job left of one rank: the
+// values its rank columns were written with, its rows so far, its runs
+// row and a light model for the tables written after matching.
+type rankState struct {
+	written bool
+	info    rankInfo
+	rows    map[string]int64
+	row     RunRow
+	light   *model
+}
+
+// Tables written while the job's ranks are read, and after they were
+// matched.
+var (
+	firstPass = []string{TableKernels, TableOps, TableSteps, TableFindings}
+	afterJob  = []string{TableCollectives, TableRuns}
+)
+
+// job exports the ranks of one job (inputs[idx]). It hashes every file
+// and skips the job when every rank's tables are up to date. Otherwise
+// distributed.Load reads the ranks and matches their collectives, handing
+// each rank's full trace over as it is read (Options.Each): its kernels,
+// ops, steps and findings tables are written then, so each file is read
+// once. Once the run is assembled, each rank's collectives and runs tables
+// follow. A rank whose number or world size the job settled differently
+// from what its own trace said (no world_size in it, a rank taken from
+// file order) is exported again from its file with the job's values. If
+// the job cannot be loaded, every rank fails with its error.
+func (ex *exporter) job(idx []int) {
+	opt, inputs := ex.opt, ex.inputs
+	name := inputs[idx[0]].Job
+	fail := func(err error) {
 		for _, i := range idx {
 			removeRun(opt.Dir, inputs[i].Run)
-			out[i] = Outcome{Input: inputs[i], Status: Failed, Err: err, ContentHash: out[i].ContentHash, InputBytes: out[i].InputBytes}
+			o := &ex.out[i]
+			*o = Outcome{Input: inputs[i], Status: Failed, Err: err, ContentHash: o.ContentHash, InputBytes: o.InputBytes}
+			ex.prog.done(i)
 		}
-		return make([]*jobRank, len(idx))
 	}
+	ids := make([]identity, len(idx))
+	h := sha256.New()
 	for k, i := range idx {
 		hash, size, err := contentHash(inputs[i].Path)
 		if err != nil {
-			return fail(fmt.Errorf("job %s: %w", inputs[i].Job, err))
+			fail(fmt.Errorf("job %s: %w", name, err))
+			return
 		}
-		out[i] = Outcome{Input: inputs[i], ContentHash: hash, InputBytes: size}
-		ranks[k] = &jobRank{id: identity{ContentHash: hash}, size: size}
+		ex.out[i] = Outcome{Input: inputs[i], ContentHash: hash, InputBytes: size}
+		ids[k].ContentHash = hash
 		fmt.Fprintf(h, "%s\x00%s\x00", inputs[i].Run, hash)
 	}
 	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	fresh := !opt.Force
 	for k, i := range idx {
-		ranks[k].id.JobHash = jobHash
-		fresh = fresh && upToDate(opt.Dir, inputs[i].Run, ranks[k].id)
+		ids[k].JobHash = jobHash
+		fresh = fresh && upToDate(opt.Dir, inputs[i].Run, ids[k])
 	}
 	if fresh {
 		for _, i := range idx {
-			out[i].Status, out[i].OutputBytes = Skipped, outputBytes(opt.Dir, inputs[i].Run)
+			ex.out[i].Status, ex.out[i].OutputBytes = Skipped, outputBytes(opt.Dir, inputs[i].Run)
+			ex.prog.done(i)
 		}
-		return make([]*jobRank, len(idx))
+		return
 	}
+
 	paths := make([]string, len(idx))
+	at := map[string]int{}
 	for k, i := range idx {
 		paths[k] = inputs[i].Path
+		at[inputs[i].Path] = k
 	}
-	run, err := distributed.Load(paths, distributed.Options{Parallel: workers})
+	states := make([]rankState, len(idx))
+	each := func(t *trace.Trace, r *distributed.Rank) error {
+		k, ok := at[r.Source]
+		if !ok {
+			return fmt.Errorf("%s: not one of job %s's files", r.Source, name)
+		}
+		if r.Rank < 0 || r.WorldSize <= 0 {
+			return nil // the job settles them: written after it
+		}
+		i := idx[k]
+		ex.prog.start(i)
+		m, err := build(inputs[i], t, opt.Analyze)
+		if err != nil {
+			return err
+		}
+		st := rankState{info: rankInfo{job: name, rank: int32(r.Rank), world: int32(r.WorldSize), from: r.RankFrom}}
+		m.setRank(st.info)
+		st.row = m.runRow(inputs[i].Path, ids[k].ContentHash, ex.out[i].InputBytes)
+		if st.rows, err = writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, firstPass); err != nil {
+			return err
+		}
+		st.written, st.light = true, m.light()
+		states[k] = st
+		ex.prog.reading(i, ex.out[i].InputBytes)
+		return nil
+	}
+	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each})
 	if err != nil {
-		return fail(fmt.Errorf("job %s: %w", inputs[idx[0]].Job, err))
+		fail(fmt.Errorf("job %s: %w", name, err))
+		return
 	}
-	j := &job{name: inputs[idx[0]].Job, run: run, calls: make([][]callRef, len(run.Ranks))}
-	bySource := map[string]int{}
+	j := newJob(name, run)
+	var again []int
+	ranks := make([]*jobRank, len(idx))
 	for ri, r := range run.Ranks {
-		bySource[r.Source] = ri
+		k, ok := at[r.Source]
+		if !ok {
+			fail(fmt.Errorf("job %s: distributed.Load read %s, not one of its files", name, r.Source))
+			return
+		}
+		ranks[k] = &jobRank{job: j, index: ri, id: ids[k], size: ex.out[idx[k]].InputBytes}
+	}
+	for k, i := range idx {
+		st := &states[k]
+		if !st.written || st.info != ranks[k].info() {
+			again = append(again, k)
+			continue
+		}
+		m := st.light
+		m.setJobRank(ranks[k])
+		m.rankColumns(&st.row)
+		rows, err := writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, afterJob)
+		o := &ex.out[i]
+		if err != nil {
+			removeRun(opt.Dir, inputs[i].Run)
+			o.Status, o.Err = Failed, err
+		} else {
+			maps.Copy(st.rows, rows)
+			o.Status, o.Rows, o.OutputBytes = Exported, st.rows, outputBytes(opt.Dir, inputs[i].Run)
+		}
+		ex.prog.done(i)
+	}
+	parallel(ex.workers, len(again), func(n int) {
+		k := again[n]
+		ex.one(idx[k], ranks[k])
+	})
+}
+
+// newJob indexes run's matched collectives by rank and kernel.
+func newJob(name string, run *distributed.Run) *job {
+	j := &job{name: name, run: run, calls: make([][]callRef, len(run.Ranks))}
+	for ri, r := range run.Ranks {
 		j.calls[ri] = make([]callRef, len(r.Collectives))
 		for ci := range j.calls[ri] {
 			j.calls[ri][ci] = callRef{coll: -1}
@@ -91,12 +193,5 @@ func loadJob(inputs []Input, idx []int, opt Options, workers int, out []Outcome)
 			j.calls[ri][col.Calls[p]] = callRef{coll: c, part: p}
 		}
 	}
-	for k, i := range idx {
-		ri, ok := bySource[inputs[i].Path]
-		if !ok {
-			return fail(fmt.Errorf("job %s: %s is not among the ranks distributed.Load read", j.name, inputs[i].Path))
-		}
-		ranks[k].job, ranks[k].index = j, ri
-	}
-	return ranks
+	return j
 }

@@ -1,8 +1,11 @@
 package export_test
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +71,91 @@ func TestJobResumeAndFailure(t *testing.T) {
 	for _, tbl := range export.Tables() {
 		if _, err := os.Stat(filepath.Join(out, tbl, "job__rank1.parquet")); err == nil {
 			t.Errorf("%s still holds rank 1's table from before its job broke", tbl)
+		}
+	}
+}
+
+// stripDistributedInfo writes fixture's trace into dir under name without
+// its distributedInfo object.
+func stripDistributedInfo(t *testing.T, fixture, dir, name string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("../fixtures", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["distributedInfo"]; !ok {
+		t.Fatalf("%s has no distributedInfo", fixture)
+	}
+	delete(doc, "distributedInfo")
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Ranks whose traces do not say the world size (no distributedInfo: the
+// rank comes from the file name) are exported with the size the job
+// settles, from a second read, and get the same rows otherwise as when
+// their traces say it.
+func TestJobSettlesWorldSize(t *testing.T) {
+	in, out := filepath.Join(t.TempDir(), "bare"), t.TempDir()
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stripDistributedInfo(t, "runs/multirank_ddp/rank0.pt.trace.json.gz", in, "rank0.json")
+	stripDistributedInfo(t, "runs/multirank_ddp/rank1.pt.trace.json.gz", in, "rank1.json")
+	if got := statuses(exportAll(t, out, false, in, "../fixtures/runs/multirank_ddp")); got !=
+		"bare__rank0:exported bare__rank1:exported multirank_ddp__rank0:exported multirank_ddp__rank1:exported" {
+		t.Fatalf("export: %s", got)
+	}
+	for _, rank := range []string{"rank0", "rank1"} {
+		runs, err := parquet.ReadFile[export.RunRow](filepath.Join(out, "runs", "bare__"+rank+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := runs[0]; r.WorldSize == nil || *r.WorldSize != 2 || r.RankFrom == nil || *r.RankFrom != "file name" || r.Rank == nil || "rank"+strconv.Itoa(int(*r.Rank)) != rank {
+			t.Errorf("%s: runs row %+v", rank, r)
+		}
+		kernels, err := parquet.ReadFile[export.KernelRow](filepath.Join(out, "kernels", "bare__"+rank+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := parquet.ReadFile[export.KernelRow](filepath.Join(out, "kernels", "multirank_ddp__"+rank+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kernels) != len(want) || len(kernels) == 0 || kernels[0].WorldSize == nil || *kernels[0].WorldSize != 2 {
+			t.Errorf("%s: %d kernel rows (world size %v), with distributedInfo %d", rank, len(kernels), kernels[0].WorldSize, len(want))
+		}
+		colls, err := parquet.ReadFile[export.CollectiveRow](filepath.Join(out, "collectives", "bare__"+rank+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantColls, err := parquet.ReadFile[export.CollectiveRow](filepath.Join(out, "collectives", "multirank_ddp__"+rank+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(colls) != len(wantColls) || len(colls) == 0 {
+			t.Fatalf("%s: %d collectives, with distributedInfo %d", rank, len(colls), len(wantColls))
+		}
+		for i := range colls {
+			g, w := colls[i], wantColls[i]
+			if g.Matched != w.Matched || (g.WaitNs == nil) != (w.WaitNs == nil) || g.WaitNs != nil && *g.WaitNs != *w.WaitNs || g.DurationNs != w.DurationNs {
+				t.Errorf("%s collective %d: %+v, with distributedInfo %+v", rank, i, g, w)
+				break
+			}
 		}
 	}
 }

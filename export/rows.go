@@ -22,18 +22,41 @@ type model struct {
 	// autotuner or compiler made (analyze.AutotuneLaunches; nil when
 	// none did).
 	autotune []bool
-	// rank is the trace's place in its job, nil for a lone trace;
-	// rankCol and worldCol are the rank columns' values (nil: NULL).
-	rank              *jobRank
+	// ranked is the rank columns' values, nil for a lone trace (NULL);
+	// rankCol and worldCol point into it.
+	ranked            *rankInfo
 	rankCol, worldCol *int32
+	// rank is the trace's place in its loaded job, for the collectives
+	// table (nil: no rows).
+	rank *jobRank
 }
 
-// setRank makes the model's trace rank r of its job: the rank columns
-// get values and the collectives table rows.
-func (m *model) setRank(r *jobRank) {
+// rankInfo is what the rank columns say about a rank of a job.
+type rankInfo struct {
+	job         string
+	rank, world int32
+	from        string
+}
+
+// setRank gives the rank columns values.
+func (m *model) setRank(ri rankInfo) {
+	m.ranked = &ri
+	m.rankCol, m.worldCol = &m.ranked.rank, &m.ranked.world
+}
+
+// setJobRank makes the model's trace rank r of its loaded job: the rank
+// columns get the job's values and the collectives table rows.
+func (m *model) setJobRank(r *jobRank) {
 	m.rank = r
-	m.rankCol = ptr(int32(r.job.run.Ranks[r.index].Rank))
-	m.worldCol = ptr(int32(r.job.run.WorldSize))
+	m.setRank(r.info())
+}
+
+// light returns a model that keeps of m only what the collectives and
+// runs tables need (the run's name, its steps and clock, the rank): a
+// job's ranks wait for each other before those two tables are written,
+// and must not hold their full traces meanwhile.
+func (m *model) light() *model {
+	return &model{run: m.run, t: &trace.Trace{Steps: m.t.Steps}, epoch: m.epoch}
 }
 
 // categoryKey is everything analyze.CategoryOf reads about a GPU
@@ -114,10 +137,7 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 	if m.epoch != 0 {
 		row.Clock = "unix"
 	}
-	if m.rank != nil {
-		row.Job, row.Rank, row.WorldSize = &m.rank.job.name, m.rankCol, m.worldCol
-		row.RankFrom = &m.rank.job.run.Ranks[m.rank.index].RankFrom
-	}
+	m.rankColumns(&row)
 	positive := func(v int) *int32 {
 		if v <= 0 {
 			return nil
@@ -129,6 +149,14 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 	row.CUPTIVersion = positive(md.CUPTIVersion)
 	row.TraceSchemaVersion = positive(md.SchemaVersion)
 	return row
+}
+
+// rankColumns sets the runs row's job and rank columns.
+func (m *model) rankColumns(row *RunRow) {
+	row.Job, row.Rank, row.WorldSize, row.RankFrom = nil, nil, nil, nil
+	if m.ranked != nil {
+		row.Job, row.Rank, row.WorldSize, row.RankFrom = &m.ranked.job, m.rankCol, m.worldCol, &m.ranked.from
+	}
 }
 
 // kernels emits one row per GPU activity, in the model's order.
