@@ -351,3 +351,42 @@ func TestDuckDBReadmeSlowestRank(t *testing.T) {
 		t.Errorf("report names a straggler in %d runs, want the 2 straggler fixtures", stragglers)
 	}
 }
+
+// TestDuckDBCollectivesInvariants: over every exported rank, no
+// collectives row says what cannot be: a rank outside the world, more
+// participants than ranks, negative skew or wait, a transfer or exposed
+// time longer than the kernel, a message size that disagrees with its
+// element counts, bus bandwidth not within NCCL's factors (0 to 2) of algorithm bandwidth, or cross-rank
+// figures on an unmatched kernel.
+func TestDuckDBCollectivesInvariants(t *testing.T) {
+	dir, db := exported(t)
+	checks := map[string]string{
+		"rank outside the world":             "rank < 0 or rank >= world_size",
+		"more participants than ranks":       "participants > world_size or participants < 2",
+		"negative skew or wait":              "arrive_skew_ns < 0 or wait_ns < 0",
+		"transfer longer than the kernel":    "transfer_ns > duration_ns",
+		"exposed longer than the kernel":     "exposed_ns > duration_ns or exposed_ns < 0",
+		"bytes not the larger of in and out": "bytes <> greatest(in_bytes, out_bytes)",
+		"busbw outside (0, 2) × algbw":       "busbw_gbps >= 2 * algbw_gbps or busbw_gbps <= 0 or algbw_gbps <= 0",
+		"cross-rank figures when unmatched":  "not matched and (wait_ns is not null or transfer_ns is not null or participants is not null)",
+		"matched without them":               "matched and (wait_ns is null or transfer_ns is null or seq is null)",
+	}
+	var rows int64
+	queryRows(t, db, `select count(*) from `+table(dir, "collectives"), func(r *sql.Rows) error { return r.Scan(&rows) })
+	if rows < 400 { // 495: five 2-rank runs
+		t.Fatalf("%d collectives rows over the fixtures", rows)
+	}
+	for what, cond := range checks {
+		queryRows(t, db, `select count(*), any_value(run) from `+table(dir, "collectives")+` where `+cond, func(r *sql.Rows) error {
+			var n int64
+			var run sql.NullString
+			if err := r.Scan(&n, &run); err != nil {
+				return err
+			}
+			if n > 0 {
+				t.Errorf("%d collectives rows with %s (%s), e.g. in %s", n, what, cond, run.String)
+			}
+			return nil
+		})
+	}
+}
