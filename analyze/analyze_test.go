@@ -166,7 +166,7 @@ func checkFindings(t *testing.T, r *Result) {
 				}
 			}
 		}
-		if i > 0 && r.Findings[i-1].SavingUs < f.SavingUs {
+		if i > 0 && rankUs(&r.Findings[i-1], &r.StepStats) < rankUs(&f, &r.StepStats) {
 			t.Errorf("findings not ranked by saving: %s (%v) before %s (%v)", r.Findings[i-1].ID, r.Findings[i-1].SavingUs, f.ID, f.SavingUs)
 		}
 	}

@@ -134,15 +134,14 @@ func runColdStart(p *Pass) ([]Finding, error) {
 		ev = append(ev, Evidence{Text: "CUDA API time in the first step beyond the steady state:", Table: tb})
 	}
 	ev = append(ev, Evidence{Text: "no torch.compile work in the first step: this is eager warm-up, paid once per process"},
-		Evidence{Text: "saving model: the first step's excess over the steady median, spread over the steps traced (it is paid once)"})
-	steps := float64(len(r.Steps))
+		Evidence{Text: "saving model: the first step's excess over the steady median, paid once per process: no steady-state step gets shorter"})
 	return []Finding{{
 		Title: fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s (no torch.compile)", ClipName(unit, 30), fmtUs(first.WallUs),
 			first.WallUs/wall, fmtUs(wall)),
 		Subject:    "cold start",
 		Severity:   Medium,
-		SavingUs:   excess / steps,
-		SavingFrom: FromHostWaits,
+		SavingUs:   excess,
+		SavingFrom: FromOneOff,
 		Measures: []Measure{
 			{"first step", DurUs(first.WallUs)},
 			{"steady-state step", DurUs(wall)},

@@ -47,12 +47,33 @@ type Finding struct {
 	// SavingFrom names the part of the step the saving comes out of (one
 	// of the From* constants): findings drawing on the same part overlap.
 	SavingFrom string `json:"saving_from"`
+	// GPUSavingUs is, for a saving out of GPU busy time (FromKernelTime),
+	// the GPU time the fix saves per step; SavingUs is the part of it on
+	// the step's critical path (the kernels' time during which the GPU
+	// was the bottleneck: see the Critical fact), since GPU time saved
+	// while the host is the bottleneck only lengthens the GPU's idle
+	// time. 0 for savings out of idle time.
+	GPUSavingUs float64 `json:"gpu_saving_us"`
+	// OneOffUs is, for a one-time cost (FromOneOff: a cold start, a
+	// compilation, paid once per process or input shape), what the fix
+	// saves once; such a finding saves nothing per steady-state step
+	// (SavingUs 0): spreading a one-time cost over however many steps the
+	// profiler happened to record is not a per-step figure.
+	OneOffUs float64 `json:"one_off_us"`
 	// Measures are the measured quantities the finding rests on.
 	Measures []Measure  `json:"measures"`
 	Evidence []Evidence `json:"evidence"`
 	Fix      string     `json:"fix"`
 	// Confidence is High, Medium or Low.
 	Confidence string `json:"confidence"`
+	// activities are the GPU activities (Trace.GPU indexes) whose time a
+	// FromKernelTime saving comes out of, when the analyzer knows them
+	// more exactly than by kernel name (Evidence.Kernels).
+	activities []int
+	// launchUs is the part of a FromKernelTime saving that is launch
+	// overhead (launch calls the fix removes) rather than GPU time: it
+	// shortens the step where the host, not the GPU, is the bottleneck.
+	launchUs float64
 }
 
 // The parts of a step a finding's saving can come out of. Savings from
@@ -68,6 +89,10 @@ const (
 	// FromGPUIdle is GPU idle time of either kind (the analyzer cannot
 	// tell which gaps its host work causes).
 	FromGPUIdle = "gpu_idle"
+	// FromOneOff is a one-time cost outside the steady state (cold
+	// start, compilation): the analyzer's SavingUs is that cost, which
+	// finish moves to OneOffUs.
+	FromOneOff = "one_off"
 )
 
 // Measure is one measured quantity a finding rests on.

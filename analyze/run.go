@@ -43,6 +43,9 @@ type Pass struct {
 	ResultOf map[*Analyzer]any
 	// ix is the view of the required facts the analyzers' code reads.
 	ix *index
+	// critical turns GPU-time savings into step time (finish); every
+	// finding's pass shares the one computed from all facts.
+	critical *criticalShares
 }
 
 // Config selects analyzers by name. An empty Enable means all of them;
@@ -55,7 +58,8 @@ type Config struct {
 // Run computes every fact and metric over t and runs the selected
 // analyzers (and the finding analyzers they require, whose findings are
 // reported only when selected themselves). Its findings are ranked by
-// saving, largest first. It returns an error for an unknown analyzer name
+// saving, largest first (a one-time cost by that cost over the steps
+// traced). It returns an error for an unknown analyzer name
 // or when an analyzer fails.
 func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	as, err := Select(cfg.Enable, cfg.Disable)
@@ -83,11 +87,13 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
+	critical := newCriticalShares(all, r)
 	for _, a := range order(as) {
 		if a.Fact != nil {
 			continue
 		}
 		p := newPass(a, t, r, results)
+		p.critical = critical
 		fs, err := runFindings(a, p)
 		if err != nil {
 			return nil, err
@@ -104,7 +110,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
-		if c := cmp.Compare(b.SavingUs, a.SavingUs); c != 0 {
+		if c := cmp.Compare(rankUs(&b, &r.StepStats), rankUs(&a, &r.StepStats)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
