@@ -31,7 +31,9 @@ type Options struct {
 	// MaxMemory caps the trace models of all workers together, in bytes:
 	// each read gets an equal share and stops with an error naming the
 	// file when its model would pass it. 0 means
-	// ingest.DefaultMaxMemory(); negative means no cap.
+	// ingest.DefaultMaxMemory(); negative means no cap. The ranks of a
+	// job are read by distributed.Load, Workers at a time, which this cap
+	// does not reach.
 	MaxMemory int64
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config

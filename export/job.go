@@ -158,24 +158,37 @@ func (ex *exporter) job(idx []int) {
 			again = append(again, k)
 			continue
 		}
-		m := st.light
-		m.setJobRank(ranks[k])
-		m.rankColumns(&st.row)
-		rows, err := writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, afterJob)
-		o := &ex.out[i]
-		if err != nil {
-			removeRun(opt.Dir, inputs[i].Run)
-			o.Status, o.Err = Failed, err
-		} else {
-			maps.Copy(st.rows, rows)
-			o.Status, o.Rows, o.OutputBytes = Exported, st.rows, outputBytes(opt.Dir, inputs[i].Run)
-		}
-		ex.prog.done(i)
+		ex.finish(i, st, ranks[k])
 	}
 	parallel(ex.workers, len(again), func(n int) {
 		k := again[n]
 		ex.one(idx[k], ranks[k])
 	})
+}
+
+// finish writes the collectives and runs tables of inputs[i], rank r of
+// its job, whose other tables the first pass wrote (st).
+func (ex *exporter) finish(i int, st *rankState, r *jobRank) {
+	in, o := ex.inputs[i], &ex.out[i]
+	defer ex.prog.done(i)
+	defer func() {
+		// A bug in a row builder must not take the other inputs down.
+		if p := recover(); p != nil {
+			removeRun(ex.opt.Dir, in.Run)
+			o.Status, o.Err = Failed, fmt.Errorf("%s: internal error while exporting: %v", in.Path, p)
+		}
+	}()
+	m := st.light
+	m.setJobRank(r)
+	m.rankColumns(&st.row)
+	rows, err := writeRun(ex.opt.Dir, in, r.id, m, &st.row, afterJob)
+	if err != nil {
+		removeRun(ex.opt.Dir, in.Run)
+		o.Status, o.Err = Failed, err
+		return
+	}
+	maps.Copy(st.rows, rows)
+	o.Status, o.Rows, o.OutputBytes = Exported, st.rows, outputBytes(ex.opt.Dir, in.Run)
 }
 
 // newJob indexes run's matched collectives by rank and kernel.
