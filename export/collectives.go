@@ -68,15 +68,19 @@ type CollectiveRow struct {
 	Matched      bool   `parquet:"matched"`
 	Participants *int32 `parquet:"participants,optional"`
 	// ArriveSkewNs is this rank's arrival (kernel start) minus the
-	// earliest participant's; WaitNs the latest participant's arrival
+	// earliest participant's (LeaveSkewNs below, the same for kernel
+	// ends); WaitNs the latest participant's arrival
 	// minus this rank's: the time this rank's kernel spent waiting for
 	// the others. Both on the reference rank's clock when distributed
 	// corrected the ranks' clocks (runs.clock_corrected is not stored:
 	// `tracelens report DIR` says it). TransferNs is the shortest kernel
 	// duration across the participants, the time the data moved.
 	ArriveSkewNs *int64 `parquet:"arrive_skew_ns,optional"`
-	WaitNs       *int64 `parquet:"wait_ns,optional"`
-	TransferNs   *int64 `parquet:"transfer_ns,optional"`
+	// LeaveSkewNs is this rank's kernel end minus the earliest
+	// participant's.
+	LeaveSkewNs *int64 `parquet:"leave_skew_ns,optional"`
+	WaitNs      *int64 `parquet:"wait_ns,optional"`
+	TransferNs  *int64 `parquet:"transfer_ns,optional"`
 	// AlgBWGBps is the collective's bytes over TransferNs, in GB/s
 	// (1e9 B/s); BusBWGBps that times NCCL's bus factor for the kind and
 	// the number of participants (nccl-tests' busbw). NULL without bytes
@@ -132,6 +136,7 @@ func matched(row *CollectiveRow, col *distributed.Collective, p int) {
 	row.Participants = ptr(int32(len(col.Participants)))
 	row.Seq, row.SeqFromOrder = ptr(col.Seq), col.SeqFromOrder
 	row.ArriveSkewNs = ptr(int64(col.Arrive[p] - slices.Min(col.Arrive)))
+	row.LeaveSkewNs = ptr(int64(col.Leave[p] - slices.Min(col.Leave)))
 	row.WaitNs = ptr(int64(col.Wait(p)))
 	tr := col.Transfer()
 	row.TransferNs = ptr(int64(tr))

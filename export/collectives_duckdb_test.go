@@ -156,6 +156,7 @@ type runReportJSON struct {
 		WaitUs        float64 `json:"wait_us"`
 		TransferUs    float64 `json:"transfer_us"`
 		StartSkewUs   float64 `json:"start_skew_us"`
+		EndSkewUs     float64 `json:"end_skew_us"`
 	} `json:"ranks"`
 	Distributed struct {
 		WorldSize   int   `json:"world_size"`
@@ -185,7 +186,7 @@ func runReport(t *testing.T, dir string) runReportJSON {
 // TestDuckDBCollectivesMatchReport: per rank of every run, SQL over the
 // collectives table gives the ranks section of `tracelens report --format
 // json DIR` (docs/distributed-json.md): kernel count and time, exposed
-// time, wait and transfer over matched collectives, mean start skew; per
+// time, wait and transfer over matched collectives, mean start and end skew; per
 // dimension the matched collectives and their bytes; and every table's
 // rank and world_size columns agree with the report's ranks.
 func TestDuckDBCollectivesMatchReport(t *testing.T) {
@@ -193,16 +194,16 @@ func TestDuckDBCollectivesMatchReport(t *testing.T) {
 	type rankFigures struct {
 		Kernels                                 int64
 		KernelNs, ExposedNs, WaitNs, TransferNs int64
-		StartSkewNs                             float64
+		StartSkewNs, EndSkewNs                  float64
 		WorldSize                               int
 	}
 	got := map[rankKey]rankFigures{}
 	queryRows(t, db, `select job, rank, any_value(world_size), count(*), sum(duration_ns), sum(exposed_ns),
-			coalesce(sum(wait_ns), 0), coalesce(sum(transfer_ns), 0), coalesce(avg(arrive_skew_ns), 0)
+			coalesce(sum(wait_ns), 0), coalesce(sum(transfer_ns), 0), coalesce(avg(arrive_skew_ns), 0), coalesce(avg(leave_skew_ns), 0)
 		from `+table(dir, "collectives")+` group by job, rank`, func(r *sql.Rows) error {
 		var k rankKey
 		var f rankFigures
-		err := r.Scan(&k.Job, &k.Rank, &f.WorldSize, &f.Kernels, &f.KernelNs, &f.ExposedNs, &f.WaitNs, &f.TransferNs, &f.StartSkewNs)
+		err := r.Scan(&k.Job, &k.Rank, &f.WorldSize, &f.Kernels, &f.KernelNs, &f.ExposedNs, &f.WaitNs, &f.TransferNs, &f.StartSkewNs, &f.EndSkewNs)
 		got[k] = f
 		return err
 	})
@@ -251,6 +252,7 @@ func TestDuckDBCollectivesMatchReport(t *testing.T) {
 			}
 			if g.Kernels != rr.CommKernels || !near(g.KernelNs, rr.CommKernelUs) || !near(g.ExposedNs, rr.ExposedCommUs) ||
 				!near(g.WaitNs, rr.WaitUs) || !near(g.TransferNs, rr.TransferUs) || math.Abs(g.StartSkewNs/1e3-rr.StartSkewUs) > 0.0015 ||
+				math.Abs(g.EndSkewNs/1e3-rr.EndSkewUs) > 0.0015 ||
 				g.WorldSize != rep.Distributed.WorldSize {
 				t.Errorf("%s rank %d: DuckDB %+v; report %+v, world size %d", job, rr.Rank, g, rr, rep.Distributed.WorldSize)
 			}
@@ -363,7 +365,7 @@ func TestDuckDBCollectivesInvariants(t *testing.T) {
 	checks := map[string]string{
 		"rank outside the world":             "rank < 0 or rank >= world_size",
 		"more participants than ranks":       "participants > world_size or participants < 2",
-		"negative skew or wait":              "arrive_skew_ns < 0 or wait_ns < 0",
+		"negative skew or wait":              "arrive_skew_ns < 0 or leave_skew_ns < 0 or wait_ns < 0",
 		"transfer longer than the kernel":    "transfer_ns > duration_ns",
 		"exposed longer than the kernel":     "exposed_ns > duration_ns or exposed_ns < 0",
 		"bytes not the larger of in and out": "bytes <> greatest(in_bytes, out_bytes)",
