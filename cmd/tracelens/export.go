@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ func runExport(e *env, args []string) error {
 func reportExport(e *env, dir string, outs []export.Outcome) error {
 	var in, out int64
 	var failed []string
-	exported, skipped, notTrace := 0, 0, 0
+	exported, skipped, notTrace, nfailed := 0, 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
 		case export.Failed:
@@ -69,7 +70,12 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 			if errors.As(o.Err, &be) {
 				msg += "; raise the budget with --max-memory SIZE (shared by the -j workers) or export with fewer -j"
 			}
-			failed = append(failed, msg)
+			// The ranks of a job that could not be loaded share its error:
+			// say it once.
+			if !slices.Contains(failed, msg) {
+				failed = append(failed, msg)
+			}
+			nfailed++
 			continue
 		case export.NotTrace:
 			notTrace++
@@ -94,7 +100,7 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 	if in > 0 {
 		ratio = float64(out) / float64(in) * 100
 	}
-	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, len(failed))
+	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, nfailed)
 	if notTrace > 0 {
 		fmt.Fprintf(e.stdout, ", %d files not traces", notTrace)
 	}
