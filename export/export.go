@@ -95,6 +95,9 @@ type Outcome struct {
 	InputBytes, OutputBytes int64
 	// Rows counts the rows written per table (empty when skipped).
 	Rows map[string]int64
+	// Note, when set, says what the user should know about an exported
+	// input (a rank of a job that could not be loaded, exported alone).
+	Note string
 }
 
 // Run exports every input to opt.Dir, opt.Workers at a time, and returns

@@ -66,24 +66,29 @@ var (
 // follow. A rank whose number or world size the job settled differently
 // from what its own trace said (no world_size in it, a rank taken from
 // file order) is exported again from its file with the job's values. If
-// the job cannot be loaded, every rank fails with its error.
+// the job cannot be loaded (one rank unreadable, two traces of one rank:
+// several profiling cycles of each rank in one directory), its files are
+// exported as lone traces, each Outcome saying why in Note; a re-run
+// skips them while they stay up to date as lone traces.
 func (ex *exporter) job(idx []int) {
 	opt, inputs := ex.opt, ex.inputs
 	name := inputs[idx[0]].Job
-	fail := func(err error) {
-		for _, i := range idx {
-			removeRun(opt.Dir, inputs[i].Run)
-			o := &ex.out[i]
-			*o = Outcome{Input: inputs[i], Status: Failed, Err: err, ContentHash: o.ContentHash, InputBytes: o.InputBytes}
-			ex.prog.done(i)
-		}
+	lone := func(why error) {
+		note := fmt.Sprintf("job %s not matched across ranks (%v): exported as lone traces, without rank or collectives", name, why)
+		parallel(ex.workers, len(idx), func(k int) {
+			i := idx[k]
+			ex.one(i, nil)
+			if o := &ex.out[i]; o.Status == Exported {
+				o.Note = note
+			}
+		})
 	}
 	ids := make([]identity, len(idx))
 	h := sha256.New()
 	for k, i := range idx {
 		hash, size, err := contentHash(inputs[i].Path)
 		if err != nil {
-			fail(fmt.Errorf("job %s: %w", name, err))
+			lone(err)
 			return
 		}
 		ex.out[i] = Outcome{Input: inputs[i], ContentHash: hash, InputBytes: size}
@@ -91,16 +96,13 @@ func (ex *exporter) job(idx []int) {
 		fmt.Fprintf(h, "%s\x00%s\x00", inputs[i].Run, hash)
 	}
 	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
-	fresh := !opt.Force
-	for k, i := range idx {
+	for k := range ids {
 		ids[k].JobHash = jobHash
-		fresh = fresh && upToDate(opt.Dir, inputs[i].Run, ids[k])
 	}
-	if fresh {
-		for _, i := range idx {
-			ex.out[i].Status, ex.out[i].OutputBytes = Skipped, outputBytes(opt.Dir, inputs[i].Run)
-			ex.prog.done(i)
-		}
+	// Up to date as a job, or as lone traces: a job exported alone
+	// before, and unchanged since, still cannot be loaded.
+	if ex.skipIfFresh(idx, func(k int) identity { return ids[k] }) ||
+		ex.skipIfFresh(idx, func(k int) identity { return identity{ContentHash: ids[k].ContentHash} }) {
 		return
 	}
 
@@ -138,7 +140,7 @@ func (ex *exporter) job(idx []int) {
 	}
 	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each})
 	if err != nil {
-		fail(fmt.Errorf("job %s: %w", name, err))
+		lone(err)
 		return
 	}
 	j := newJob(name, run)
@@ -147,7 +149,7 @@ func (ex *exporter) job(idx []int) {
 	for ri, r := range run.Ranks {
 		k, ok := at[r.Source]
 		if !ok {
-			fail(fmt.Errorf("job %s: distributed.Load read %s, not one of its files", name, r.Source))
+			lone(fmt.Errorf("distributed.Load read %s, not one of its files", r.Source))
 			return
 		}
 		ranks[k] = &jobRank{job: j, index: ri, id: ids[k], size: ex.out[idx[k]].InputBytes}
@@ -164,6 +166,24 @@ func (ex *exporter) job(idx []int) {
 		k := again[n]
 		ex.one(idx[k], ranks[k])
 	})
+}
+
+// skipIfFresh marks every input of idx skipped, and reports true, when
+// all are up to date with the identity id gives (never with Force).
+func (ex *exporter) skipIfFresh(idx []int, id func(k int) identity) bool {
+	if ex.opt.Force {
+		return false
+	}
+	for k, i := range idx {
+		if !upToDate(ex.opt.Dir, ex.inputs[i].Run, id(k)) {
+			return false
+		}
+	}
+	for _, i := range idx {
+		ex.out[i].Status, ex.out[i].OutputBytes = Skipped, outputBytes(ex.opt.Dir, ex.inputs[i].Run)
+		ex.prog.done(i)
+	}
+	return true
 }
 
 // finish writes the collectives and runs tables of inputs[i], rank r of

@@ -16,10 +16,11 @@ import (
 
 // The ranks of a run directory are exported as one job: rank columns from
 // distributedInfo, collectives matched across ranks; a changed rank makes
-// every rank of its job export again (waits depend on all of them), and
-// a rank the job cannot be loaded with (two traces of rank 0) fails every
-// rank of the job, naming the files, and leaves no tables of them.
-func TestJobResumeAndFailure(t *testing.T) {
+// every rank of its job export again (waits depend on all of them). A job
+// that cannot be loaded (two traces of rank 0, as several profiling
+// cycles in one directory give) is exported as lone traces, each with a
+// note naming the files, and stays up to date that way until it changes.
+func TestJobResumeAndLoneFallback(t *testing.T) {
 	in, out := filepath.Join(t.TempDir(), "job"), t.TempDir()
 	if err := os.Mkdir(in, 0o755); err != nil {
 		t.Fatal(err)
@@ -62,16 +63,35 @@ func TestJobResumeAndFailure(t *testing.T) {
 	}
 	copyFixture(t, "runs/two_groups/rank0.pt.trace.json.gz", in, "rank1.pt.trace.json.gz")
 	outs := exportAll(t, out, false, in)
-	if got := statuses(outs); got != "job__rank0:failed job__rank1:failed" {
+	if got := statuses(outs); got != "job__rank0:exported job__rank1:exported" {
 		t.Fatalf("with rank 0 twice: %s", got)
 	}
-	if err := outs[1].Err.Error(); !strings.Contains(err, r1) || !strings.Contains(err, "rank 0") {
-		t.Errorf("error %q names neither the file nor the rank", err)
+	if note := outs[1].Note; !strings.Contains(note, r1) || !strings.Contains(note, "rank 0") || !strings.Contains(note, "lone traces") {
+		t.Errorf("note %q names neither the file nor the rank, or says not what was done", note)
 	}
-	for _, tbl := range export.Tables() {
-		if _, err := os.Stat(filepath.Join(out, tbl, "job__rank1.parquet")); err == nil {
-			t.Errorf("%s still holds rank 1's table from before its job broke", tbl)
-		}
+	runs, err = parquet.ReadFile[export.RunRow](filepath.Join(out, "runs", "job__rank1.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runs[0]; r.Job != nil || r.Rank != nil || r.WorldSize != nil || r.RankFrom != nil {
+		t.Errorf("runs row of a lone trace has rank columns: %+v", r)
+	}
+	if colls, err := parquet.ReadFile[export.CollectiveRow](filepath.Join(out, "collectives", "job__rank1.parquet")); err != nil || len(colls) != 0 {
+		t.Errorf("a lone trace has %d collectives rows (%v)", len(colls), err)
+	}
+	if got := statuses(exportAll(t, out, false, in)); got != "job__rank0:up to date job__rank1:up to date" {
+		t.Fatalf("rerun with rank 0 twice: %s", got)
+	}
+	copyFixture(t, "runs/two_groups/rank1.pt.trace.json.gz", in, "rank1.pt.trace.json.gz")
+	if got := statuses(exportAll(t, out, false, in)); got != "job__rank0:exported job__rank1:exported" {
+		t.Fatalf("after mending rank 1: %s", got)
+	}
+	runs, err = parquet.ReadFile[export.RunRow](filepath.Join(out, "runs", "job__rank1.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runs[0]; r.Rank == nil || *r.Rank != 1 {
+		t.Errorf("runs row of rank 1 after mending it: %+v", r)
 	}
 }
 

@@ -61,7 +61,8 @@ func runExport(e *env, args []string) error {
 func reportExport(e *env, dir string, outs []export.Outcome) error {
 	var in, out int64
 	var failed []string
-	exported, skipped, notTrace, nfailed := 0, 0, 0, 0
+	var notes []string
+	exported, skipped, notTrace := 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
 		case export.Failed:
@@ -70,12 +71,7 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 			if errors.As(o.Err, &be) {
 				msg += "; raise the budget with --max-memory SIZE (shared by the -j workers) or export with fewer -j"
 			}
-			// The ranks of a job that could not be loaded share its error:
-			// say it once.
-			if !slices.Contains(failed, msg) {
-				failed = append(failed, msg)
-			}
-			nfailed++
+			failed = append(failed, msg)
 			continue
 		case export.NotTrace:
 			notTrace++
@@ -87,20 +83,28 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 		default:
 			exported++
 			job := ""
-			if o.Job != "" {
+			if o.Job != "" && o.Note == "" {
 				job = fmt.Sprintf(", %d collectives (job %s)", o.Rows[export.TableCollectives], o.Job)
 			}
 			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings%s (%s)\n", o.Run,
 				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], job, o.Path)
+			// The ranks of a job exported alone share its note: say it
+			// once.
+			if o.Note != "" && !slices.Contains(notes, o.Note) {
+				notes = append(notes, o.Note)
+			}
 		}
 		in += o.InputBytes
 		out += o.OutputBytes
+	}
+	for _, n := range notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
 	ratio := 0.0
 	if in > 0 {
 		ratio = float64(out) / float64(in) * 100
 	}
-	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, nfailed)
+	fmt.Fprintf(e.stdout, "%s: %d traces exported, %d up to date, %d failed", dir, exported, skipped, len(failed))
 	if notTrace > 0 {
 		fmt.Fprintf(e.stdout, ", %d files not traces", notTrace)
 	}
