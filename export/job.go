@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
@@ -153,6 +154,10 @@ func (ex *exporter) job(idx []int) {
 			return
 		}
 		ranks[k] = &jobRank{job: j, index: ri, id: ids[k], size: ex.out[idx[k]].InputBytes}
+	}
+	if i := slices.Index(ranks, nil); i >= 0 {
+		lone(fmt.Errorf("distributed.Load did not read %s", paths[i]))
+		return
 	}
 	for k, i := range idx {
 		st := &states[k]
