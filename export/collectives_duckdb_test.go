@@ -392,3 +392,34 @@ func TestDuckDBCollectivesInvariants(t *testing.T) {
 		})
 	}
 }
+
+// TestDuckDBCollectivesTypesAndJoin: DuckDB reads the collectives table's
+// instants as nanosecond timestamps, and every row is a kernel of the
+// same run's kernels table (same name, start and duration), so the two
+// tables join on (run, start).
+func TestDuckDBCollectivesTypesAndJoin(t *testing.T) {
+	dir, db := exported(t)
+	types := map[string]string{}
+	queryRows(t, db, `select column_name, column_type from (describe select * from `+table(dir, "collectives")+`)`, func(r *sql.Rows) error {
+		var name, typ string
+		err := r.Scan(&name, &typ)
+		types[name] = typ
+		return err
+	})
+	for col, want := range map[string]string{"start": "TIMESTAMP_NS", "launch": "TIMESTAMP_NS", "seq": "BIGINT", "rank": "INTEGER",
+		"world_size": "INTEGER", "wait_ns": "BIGINT", "matched": "BOOLEAN", "busbw_gbps": "DOUBLE", "pg_name": "VARCHAR"} {
+		if types[col] != want {
+			t.Errorf("collectives.%s is %s in DuckDB, want %s", col, types[col], want)
+		}
+	}
+	var rows, orphans, launchedLate int64
+	queryRows(t, db, `select count(*),
+			count(*) filter (where k.run is null),
+			count(*) filter (where c.launch > c.start)
+		from `+table(dir, "collectives")+` c left join `+table(dir, "kernels")+` k
+			on k.run = c.run and k.start = c.start and k.name = c.kernel and k.duration_ns = c.duration_ns and k.kind = 'kernel'`,
+		func(r *sql.Rows) error { return r.Scan(&rows, &orphans, &launchedLate) })
+	if rows == 0 || orphans != 0 || launchedLate != 0 {
+		t.Errorf("%d collectives rows: %d without their kernel row, %d launched after they started", rows, orphans, launchedLate)
+	}
+}
