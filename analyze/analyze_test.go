@@ -84,7 +84,7 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"fusedlinear_cublas.json.gz", []string{"tf32-disabled"}},
 		{"nanobragg_compile.json.gz", []string{"compile-overhead", "gpu-idle"}},
 		{"triton_fused_matmul.json.gz", nil},
-		{"jax_eggroll.perfetto.json.gz", nil},
+		{"jax_eggroll.perfetto.json.gz", []string{"cold-start"}},
 		{"recorded/train_sync_pageable.json.gz", []string{"gpu-idle", "host-sync", "pageable-memcpy", "small-memcpy", "tf32-disabled"}},
 		// Traces from tracelens capture (CUDA C kernels launched through the
 		// driver API, no Python): nobody tuned the analyzers on these.

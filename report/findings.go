@@ -88,7 +88,7 @@ func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
 	if estimated(f) {
-		saving = "about " + savingText(d.result, f)
+		saving = savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
 	// Evidence keeps the analyzer's order: runs of plain lines become one
@@ -167,17 +167,20 @@ func estimated(f analyze.Finding) bool {
 // over the whole run when the trace marks no steps, or once for a
 // one-time cost.
 func savingText(r *analyze.Result, f analyze.Finding) string {
-	if f.SavingFrom == analyze.FromOneOff {
-		return us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
+	switch {
+	case f.SavingFrom == analyze.FromOneOff:
+		return "about " + us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
+	case f.SavingUs == 0 && f.GPUSavingUs > 0:
+		return "no step time while the host is the bottleneck (" + us(f.GPUSavingUs) + " of GPU time)"
 	}
 	if r.Summary.StepsSynthetic {
-		s := us(f.SavingUs) + " over the traced run"
+		s := "about " + us(f.SavingUs) + " over the traced run"
 		if f.Share > 0 {
 			s += " (" + pct(f.Share) + " of it)"
 		}
 		return s + gpuSavingText(f)
 	}
-	s := us(f.SavingUs) + " per step"
+	s := "about " + us(f.SavingUs) + " per step"
 	if f.Share > 0 {
 		s += " (" + pct(f.Share) + " of the step)"
 	}

@@ -26,7 +26,7 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			continue
 		}
 		shown++
-		bullets = append(bullets, fmt.Sprintf("**%s**: saves about %s.", upperFirst(Text(f.Title)), savingText(r, f)))
+		bullets = append(bullets, fmt.Sprintf("**%s**: saves %s.", upperFirst(Text(f.Title)), savingText(r, f)))
 	}
 	switch {
 	case !hasGPU(r):
