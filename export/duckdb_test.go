@@ -269,10 +269,12 @@ type reportJSON struct {
 		SteadyWallUs           float64 `json:"steady_wall_us"`
 	} `json:"step_stats"`
 	Findings []struct {
-		ID       string `json:"id"`
-		Subject  string `json:"subject"`
-		Severity string `json:"severity"`
-		SavingNs int64  `json:"saving_ns"`
+		ID       string  `json:"id"`
+		Subject  string  `json:"subject"`
+		Severity string  `json:"severity"`
+		SavingNs int64   `json:"saving_ns"`
+		GPUUs    float64 `json:"gpu_saving_us"`
+		OneOffUs float64 `json:"one_off_us"`
 	} `json:"findings"`
 }
 
@@ -407,18 +409,18 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 	rows.Close()
 
 	type finding struct {
-		id, subject, severity string
-		savingNs              int64
+		id, subject, severity     string
+		savingNs, gpuNs, oneOffNs int64
 	}
 	findings := map[string][]finding{}
-	rows, err = db.Query(`select run, id, subject, severity, saving_ns from ` + table(dir, "findings") + ` order by run, position`)
+	rows, err = db.Query(`select run, id, subject, severity, saving_ns, gpu_saving_ns, one_off_ns from ` + table(dir, "findings") + ` order by run, position`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var run string
 		var f finding
-		if err := rows.Scan(&run, &f.id, &f.subject, &f.severity, &f.savingNs); err != nil {
+		if err := rows.Scan(&run, &f.id, &f.subject, &f.severity, &f.savingNs, &f.gpuNs, &f.oneOffNs); err != nil {
 			t.Fatal(err)
 		}
 		findings[run] = append(findings[run], f)
@@ -445,7 +447,8 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 			continue
 		}
 		for i, w := range rep.Findings {
-			if g := got[i]; g.id != w.ID || g.subject != w.Subject || g.severity != w.Severity || g.savingNs != w.SavingNs {
+			if g := got[i]; g.id != w.ID || g.subject != w.Subject || g.severity != w.Severity || g.savingNs != w.SavingNs ||
+				!near(float64(g.gpuNs), w.GPUUs) || !near(float64(g.oneOffNs), w.OneOffUs) {
 				t.Errorf("%s: finding %d: DuckDB %+v, report %+v", run, i, g, w)
 			}
 		}
@@ -453,6 +456,11 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no findings in any fixture: the comparison tested nothing")
+	}
+	var gpu, oneOff int
+	if err := db.QueryRow(`select count(*) filter (where gpu_saving_ns > 0), count(*) filter (where one_off_ns > 0) from `+
+		table(dir, "findings")).Scan(&gpu, &oneOff); err != nil || gpu == 0 || oneOff == 0 {
+		t.Errorf("findings with a GPU-time saving %d, with a one-time cost %d (%v): the new columns were not exercised", gpu, oneOff, err)
 	}
 }
 

@@ -249,7 +249,8 @@ func (m *model) steps(emit func(StepRow) error) error {
 func (m *model) findings(emit func(FindingRow) error) error {
 	for i, f := range m.r.Findings {
 		row := FindingRow{Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, Position: int32(i), ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity,
-			SavingNs: f.SavingNs, Share: f.Share, SavingFrom: f.SavingFrom, Confidence: f.Confidence, Fix: f.Fix}
+			SavingNs: f.SavingNs, Share: f.Share, SavingFrom: f.SavingFrom, GPUSavingNs: int64(math.Round(f.GPUSavingUs * 1e3)),
+			OneOffNs: int64(math.Round(f.OneOffUs * 1e3)), Confidence: f.Confidence, Fix: f.Fix}
 		if err := emit(row); err != nil {
 			return err
 		}

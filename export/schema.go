@@ -249,6 +249,12 @@ type FindingRow struct {
 	SavingNs   int64   `parquet:"saving_ns"`
 	Share      float64 `parquet:"share"`
 	SavingFrom string  `parquet:"saving_from,dict"`
-	Confidence string  `parquet:"confidence,dict"`
-	Fix        string  `parquet:"fix"`
+	// GPUSavingNs is, for a gpu_busy saving, the GPU time the fix saves
+	// per step (SavingNs is the part of it that shortens the step);
+	// OneOffNs is, for saving_from one_off (cold start, compilation), the
+	// one-time cost (SavingNs is 0 then). Both 0 otherwise.
+	GPUSavingNs int64  `parquet:"gpu_saving_ns"`
+	OneOffNs    int64  `parquet:"one_off_ns"`
+	Confidence  string `parquet:"confidence,dict"`
+	Fix         string `parquet:"fix"`
 }
