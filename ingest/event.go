@@ -237,6 +237,11 @@ type fields struct {
 	ts, dur       string
 	id            string
 	args          string
+	// argsWalked says that argv[:argc] are the members of args, walked
+	// by objectFields; otherwise forArgs walks args itself.
+	argsWalked    bool
+	argc          int
+	argv          [maxArgMembers]argMember
 	nameNotString bool
 	hasTs, hasDur bool
 	durNotNumber  bool
@@ -386,7 +391,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		a.Name = w.intern(f.name)
 		a.Thread = w.thread(f.pid, f.tid)
 		a.Driver = cat == "cuda_driver" || cat == "Driver"
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "correlation":
 				a.Correlation, _ = parseInt(string(v))
@@ -399,7 +404,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
 		o.Name = w.intern(f.name)
 		o.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "External id", "external id":
 				o.ExternalID, _ = parseInt(string(v))
@@ -416,7 +421,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		p := trace.PyFrame{Span: span, Parent: trace.None}
 		p.Name = w.intern(f.name)
 		p.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "Python id":
 				p.PyID, _ = parseInt(string(v))
@@ -441,7 +446,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		e := looseEvent{Span: span}
 		e.Name = w.intern(f.name)
 		e.thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "correlation_id", "correlation":
 				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
@@ -465,8 +470,15 @@ type argValue string
 
 func (v argValue) res() gjson.Result { return gjson.Parse(string(v)) }
 
-// forArgs calls fn for each member of the args object text (may be "").
-func (w *worker) forArgs(args string, fn func(k string, v argValue)) {
+// forArgs calls fn for each member of the event's args object (if any).
+func (w *worker) forArgs(f *fields, fn func(k string, v argValue)) {
+	if f.argsWalked {
+		for _, m := range f.argv[:f.argc] {
+			fn(m.key, argValue(m.raw))
+		}
+		return
+	}
+	args := f.args
 	if args == "" {
 		return
 	}
@@ -498,7 +510,7 @@ func (w *worker) gpu(r *chunkResult, f *fields, span trace.Span, kind trace.GPUK
 	dev, _ := parseInt(f.pid)
 	g.Device = int32(dev)
 	g.Stream = streamNumber(f.tid)
-	w.forArgs(f.args, func(k string, v argValue) {
+	w.forArgs(f, func(k string, v argValue) {
 		switch k {
 		case "device":
 			g.Device = int32(v.res().Int())
@@ -608,7 +620,7 @@ func (w *worker) instant(r *chunkResult, f *fields, off int64) {
 	}
 	m := trace.MemoryEvent{At: trace.Time(ts), Thread: w.thread(f.pid, f.tid), Device: -1}
 	devType := int64(0)
-	w.forArgs(f.args, func(k string, v argValue) {
+	w.forArgs(f, func(k string, v argValue) {
 		switch k {
 		case "Device Id":
 			m.Device = int32(v.res().Int())
@@ -640,7 +652,7 @@ func (w *worker) beginEnd(r *chunkResult, f *fields, off int64) {
 	e := beginEnd{thread: w.thread(f.pid, f.tid), ts: trace.Time(ts), begin: f.ph == "B", off: off}
 	if e.begin {
 		e.name = w.intern(f.name)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			if k == "correlation_id" || k == "correlation" {
 				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
 			}

@@ -107,6 +107,9 @@ func TestFusedCutChecksLikeTheScanner(t *testing.T) {
 		"bad number":   `, "args": {}, "ts": 01`,
 		"bare word":    `, "args": {}, "x": tru`,
 		"no colon":     `, "args" {}`,
+		"many members": `, "args": {` + strings.Repeat(`"m": [1], `, maxArgMembers) + `"External id": 5}`,
+		"args twice":   `, "args": {"External id": 5}, "args": {"External id": 6, "a": [}`,
+		"args bad end": `, "args": {"External id": 5} "x": 1`,
 	}
 	for kind, body := range odd {
 		var all []string
