@@ -5,3 +5,6 @@ package ingest
 // physicalMemory is unknown off Linux: DefaultMaxMemory falls back to a
 // fixed budget.
 func physicalMemory() int64 { return 0 }
+
+// adviseHugePages does nothing off Linux.
+func adviseHugePages([]byte) {}
