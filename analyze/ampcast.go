@@ -92,6 +92,7 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 	shapes := map[string]int{}
 	memo := map[trace.Index]string{}
 	lines := map[string]int{}
+	var casts []int
 	for g := range t.GPU {
 		st := ix.gpuStep[g]
 		if st < 0 || t.GPU[g].Kind != trace.Kernel || ix.phase[g] != forward || !lowPrecisionCast(t.GPU[g].Name) {
@@ -113,6 +114,7 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 			continue
 		}
 		perStep[st] += t.GPU[g].Dur()
+		casts = append(casts, g)
 		counts[st]++
 		shapes[shape]++
 		if l := ix.userLine(g); l != "" {
@@ -173,5 +175,6 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 			"fp32 master weights in the optimizer, or FSDP MixedPrecision(param_dtype=torch.bfloat16)), or torch.compile the model so the casts "+
 			"fuse into their consumers; autocast casts each fp32 weight again on every forward", where),
 		Confidence: Medium,
+		activities: casts,
 	}}, nil
 }

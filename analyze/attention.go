@@ -96,7 +96,8 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	steps := float64(max(p.Result.StepStats.Count, 1))
-	saving := (us(between) + float64(launches)*p.Result.Launches.MedianAPIUs) / steps
+	launchUs := float64(launches) * p.Result.Launches.MedianAPIUs / steps
+	saving := us(between)/steps + launchUs
 	if saving < AttentionMinShare*p.Result.StepStats.MedianWallUsNoFirst {
 		return nil, nil
 	}
@@ -130,5 +131,6 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 		Fix: fmt.Sprintf("replace the hand-written attention in %s with torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., is_causal=...), "+
 			"which dispatches to FlashAttention / memory-efficient kernels and never materialises the score matrix", where),
 		Confidence: High,
+		launchUs:   launchUs,
 	}}, nil
 }

@@ -237,11 +237,11 @@ func TestAMPCastAndEpilogue(t *testing.T) {
 			if c == nil || ep == nil || e.AMPCast == nil || e.GEMMEpilogue == nil {
 				t.Fatalf("amp-cast %v gemm-epilogue %v (expected values present: %v)", c != nil, ep != nil, e.AMPCast != nil)
 			}
-			if !near(c.SavingUs, e.AMPCast.Us) || !strings.HasPrefix(c.Title, fmt.Sprintf("%.0f ", e.AMPCast.Casts)) {
-				t.Errorf("amp-cast %q saving %.2f µs; want %.0f casts, %.2f µs", c.Title, c.SavingUs, e.AMPCast.Casts, e.AMPCast.Us)
+			if !near(c.GPUSavingUs, e.AMPCast.Us) || !strings.HasPrefix(c.Title, fmt.Sprintf("%.0f ", e.AMPCast.Casts)) {
+				t.Errorf("amp-cast %q saving %.2f µs; want %.0f casts, %.2f µs", c.Title, c.GPUSavingUs, e.AMPCast.Casts, e.AMPCast.Us)
 			}
-			if !near(ep.SavingUs, e.GEMMEpilogue.Us) || !strings.HasPrefix(ep.Title, fmt.Sprintf("%.0f ", e.GEMMEpilogue.GEMMs)) {
-				t.Errorf("gemm-epilogue %q saving %.2f µs; want %.0f GEMMs, %.2f µs", ep.Title, ep.SavingUs, e.GEMMEpilogue.GEMMs, e.GEMMEpilogue.Us)
+			if !near(ep.GPUSavingUs, e.GEMMEpilogue.Us) || !strings.HasPrefix(ep.Title, fmt.Sprintf("%.0f ", e.GEMMEpilogue.GEMMs)) {
+				t.Errorf("gemm-epilogue %q saving %.2f µs; want %.0f GEMMs, %.2f µs", ep.Title, ep.GPUSavingUs, e.GEMMEpilogue.GEMMs, e.GEMMEpilogue.Us)
 			}
 			if !strings.Contains(c.Fix, "bfloat16") || !strings.Contains(ep.Fix, "addmm") || !strings.Contains(ep.Fix, "torch.compile") {
 				t.Errorf("fixes: %q / %q", c.Fix, ep.Fix)

@@ -53,6 +53,7 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	pairs := make([]int, len(r.Steps))
 	chains := map[string]int{}
 	lines := map[string]int{}
+	var epilogues []int
 	// GPU is sorted by device, stream, start: the next activity on the
 	// same stream is the next index.
 	for g := 0; g+1 < len(t.GPU); g++ {
@@ -75,6 +76,7 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 			}
 			ops = append(ops, name)
 			perStep[st] += b.Dur()
+			epilogues = append(epilogues, n)
 			if l := ix.userLine(n); l != "" {
 				lines[l]++
 			}
@@ -128,5 +130,6 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 			"torch._addmm_activation(b, x, w, use_gelu=True) fuses bias+GELU/ReLU, or torch.compile the block so Inductor emits the GEMM with "+
 			"its epilogue", where),
 		Confidence: Medium,
+		activities: epilogues,
 	}}, nil
 }

@@ -47,12 +47,27 @@ type Finding struct {
 	// SavingFrom names the part of the step the saving comes out of (one
 	// of the From* constants): findings drawing on the same part overlap.
 	SavingFrom string `json:"saving_from"`
+	// GPUSavingUs is, for a saving out of GPU busy time (FromKernelTime),
+	// the GPU time the fix saves per step; SavingUs is the part of it on
+	// the step's critical path (the kernels' time during which the GPU
+	// was the bottleneck: see the Critical fact), since GPU time saved
+	// while the host is the bottleneck only lengthens the GPU's idle
+	// time. 0 for savings out of idle time.
+	GPUSavingUs float64 `json:"gpu_saving_us"`
 	// Measures are the measured quantities the finding rests on.
 	Measures []Measure  `json:"measures"`
 	Evidence []Evidence `json:"evidence"`
 	Fix      string     `json:"fix"`
 	// Confidence is High, Medium or Low.
 	Confidence string `json:"confidence"`
+	// activities are the GPU activities (Trace.GPU indexes) whose time a
+	// FromKernelTime saving comes out of, when the analyzer knows them
+	// more exactly than by kernel name (Evidence.Kernels).
+	activities []int
+	// launchUs is the part of a FromKernelTime saving that is launch
+	// overhead (launch calls the fix removes) rather than GPU time: it
+	// shortens the step where the host, not the GPU, is the bottleneck.
+	launchUs float64
 }
 
 // The parts of a step a finding's saving can come out of. Savings from

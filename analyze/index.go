@@ -22,6 +22,7 @@ type index struct {
 	*ShapeFacts
 	*CompileFacts
 	*PhaseFacts
+	*CriticalFacts
 	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
 	// only).
 	kernelRow map[string]int
@@ -38,6 +39,7 @@ func newIndex(t *trace.Trace, results map[*Analyzer]any) *index {
 	ix.ShapeFacts, _ = results[Shapes].(*ShapeFacts)
 	ix.CompileFacts, _ = results[CompileRegions].(*CompileFacts)
 	ix.PhaseFacts, _ = results[Phases].(*PhaseFacts)
+	ix.CriticalFacts, _ = results[Critical].(*CriticalFacts)
 	return ix
 }
 

@@ -20,7 +20,9 @@ import (
 //   - every GPU activity is in exactly one known category (the category
 //     counts add up to the activities);
 //   - no finding saves more than the steady-state step, and neither do
-//     all of them together.
+//     all of them together; a saving out of GPU busy time shortens the step
+//     by at most its GPU-bound time (plus idle time for the launches it
+//     removes): Check verifies it.
 func enforceInvariants(r *Result, activities int) {
 	fix := func(format string, a ...any) { r.Corrections = append(r.Corrections, fmt.Sprintf(format, a...)) }
 
@@ -141,6 +143,14 @@ func Check(r *Result) error {
 		share(f.Share, "finding "+f.ID+" share")
 		if !(f.SavingUs >= 0) || step > 0 && f.SavingUs > step {
 			bad("finding %s saves %vµs of a %vµs step", f.ID, f.SavingUs, step)
+		}
+		if ss := r.StepStats; f.SavingFrom == FromKernelTime && step > 0 && f.SavingUs > ss.SteadyGPUBoundUs+ss.SteadyGPUIdleUs+1e-6 {
+			// GPU time saved shortens the step only where the GPU is the
+			// bottleneck; launches removed only where it idles.
+			bad("finding %s saves %vµs out of GPU busy time: more than the GPU-bound %vµs plus the idle %vµs", f.ID, f.SavingUs, ss.SteadyGPUBoundUs, ss.SteadyGPUIdleUs)
+		}
+		if f.GPUSavingUs < 0 || f.SavingFrom != FromKernelTime && f.GPUSavingUs != 0 {
+			bad("finding %s: GPU saving %vµs (saving from %s)", f.ID, f.GPUSavingUs, f.SavingFrom)
 		}
 		if utf8.RuneCountInString(f.Title) > MaxTitle {
 			bad("finding %s: title longer than %d characters", f.ID, MaxTitle)

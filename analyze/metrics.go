@@ -193,6 +193,7 @@ func (ix *index) steps(r *Result) {
 		if st < 0 {
 			continue
 		}
+		r.Steps[st].GPUBoundUs += us(ix.CriticalFacts.Of(i))
 		switch t.GPU[i].Kind {
 		case trace.Kernel:
 			r.Steps[st].Kernels++
@@ -200,6 +201,11 @@ func (ix *index) steps(r *Result) {
 		case trace.Memcpy:
 			r.Steps[st].Memcpys++
 		}
+	}
+	for i := range r.Steps {
+		// Streams overlap: critical time summed over activities can pass
+		// the step's busy time (a union); it is a part of it.
+		r.Steps[i].GPUBoundUs = min(r.Steps[i].GPUBoundUs, r.Steps[i].GPUBusyUs)
 	}
 	for i := range t.Ops {
 		op := &t.Ops[i]
@@ -267,6 +273,7 @@ func (ix *index) steadyStats(r *Result) {
 	ss.SteadyLaunches = medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
 	ss.SteadyLaunchAPIUs = medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
 	ss.SteadyIrreducibleUs = min(medianOf(steps, func(s *Step) float64 { return s.IrreducibleGPUUs }), ss.SteadyGPUBusyUs)
+	ss.SteadyGPUBoundUs = medianOf(steps, func(s *Step) float64 { return s.GPUBoundUs })
 	// The median of per-step shares, not busy over wall of two medians:
 	// each step's share is within [0, 1], so their median is too.
 	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)

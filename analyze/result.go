@@ -206,6 +206,11 @@ type Step struct {
 	// fastest over its fp64 peak, any other by 2; fusion keeps it). Copies
 	// are not counted: the pageable-copy model keeps their time itself.
 	IrreducibleGPUUs float64 `json:"irreducible_gpu_us"`
+	// GPUBoundUs is the GPU time of the step's activities during which the
+	// GPU was the bottleneck (the Critical fact: the next activity on the
+	// stream was queued, or the host blocked on the GPU), at most
+	// GPUBusyUs. Only GPU time saved out of it shortens the step.
+	GPUBoundUs float64 `json:"gpu_bound_us"`
 	// KernelUs sums the durations of kernels that started in the step.
 	KernelUs float64 `json:"kernel_us"`
 	Kernels  int     `json:"kernels"`
@@ -269,6 +274,9 @@ type StepStats struct {
 	// median of the steps' IrreducibleGPUUs): savings out of GPU busy time
 	// stop short of it, so "all findings fixed" leaves at least it.
 	SteadyIrreducibleUs float64 `json:"steady_irreducible_gpu_us"`
+	// SteadyGPUBoundUs is the median of the steps' GPUBoundUs: savings
+	// out of GPU busy time shorten the step by at most it.
+	SteadyGPUBoundUs float64 `json:"steady_gpu_bound_us"`
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time

@@ -43,6 +43,9 @@ type Pass struct {
 	ResultOf map[*Analyzer]any
 	// ix is the view of the required facts the analyzers' code reads.
 	ix *index
+	// critical turns GPU-time savings into step time (finish); every
+	// finding's pass shares the one computed from all facts.
+	critical *criticalShares
 }
 
 // Config selects analyzers by name. An empty Enable means all of them;
@@ -83,11 +86,13 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
+	critical := newCriticalShares(all, r)
 	for _, a := range order(as) {
 		if a.Fact != nil {
 			continue
 		}
 		p := newPass(a, t, r, results)
+		p.critical = critical
 		fs, err := runFindings(a, p)
 		if err != nil {
 			return nil, err

@@ -44,11 +44,63 @@ func (p *Pass) finish(f *Finding, id string) error {
 		f.Evidence = append(f.Evidence, Evidence{Text: text})
 		f.SavingUs = a
 	}
+	if f.SavingFrom == FromKernelTime && p.critical != nil {
+		p.onCriticalPath(f)
+	}
 	f.SavingNs = int64(math.Round(f.SavingUs * 1e3))
 	f.Share = shareOf(f.SavingUs, step)
 	f.Title = clipTitle(f.Title)
 	return nil
 }
+
+// onCriticalPath turns a GPU-time saving into the step time it saves:
+// GPUSavingUs keeps the GPU time; SavingUs becomes the part of it on the
+// critical path, the saving times the share of the finding's kernels'
+// time (those its evidence names; all GPU time when it names none)
+// during which the GPU was the bottleneck, and at most the step's
+// GPU-bound time. Where that share is small the evidence says why the
+// step will not shrink by the GPU time saved.
+func (p *Pass) onCriticalPath(f *Finding) {
+	var share float64
+	if f.activities != nil {
+		share = p.critical.shareOfActivities(f.activities)
+	} else {
+		var names []string
+		for _, e := range f.Evidence {
+			names = append(names, e.Kernels...)
+		}
+		share = p.critical.share(names)
+	}
+	ss := &p.Result.StepStats
+	launch := min(max(f.launchUs, 0), f.SavingUs)
+	f.GPUSavingUs = f.SavingUs - launch
+	gpu := min(f.GPUSavingUs*share, ss.SteadyGPUBoundUs)
+	// Launches saved shorten the step where the host is the bottleneck:
+	// the complement of the kernels' critical share, within the idle time.
+	host := min(launch*(1-share), ss.SteadyGPUIdleUs)
+	f.SavingUs = gpu + host
+	if f.SavingUs < f.GPUSavingUs {
+		// The analyzer judged the GPU time; the step gains less.
+		f.Severity = lowerSeverity(f.Severity, severityByShare(shareOf(f.SavingUs, ss.SteadyWallUs)))
+	}
+	if share < CriticalNoteBelow && f.GPUSavingUs > 0 {
+		text := fmt.Sprintf("the GPU is the bottleneck for only %.0f%% of these kernels' time: for the rest the host queues the next kernel after they end, "+
+			"so of the %s of GPU time the fix saves per step, %s shortens the step and the rest becomes GPU idle time (remove the launch "+
+			"and host overhead first for the full saving)", share*100, FormatUs(f.GPUSavingUs), FormatUs(gpu))
+		if launch > 0 {
+			text += fmt.Sprintf("; the %s of launch calls it removes per step shorten it by %s", FormatUs(launch), FormatUs(host))
+		}
+		f.Evidence = append(f.Evidence, Evidence{Text: text})
+	}
+	f.Measures = append(f.Measures,
+		Measure{"GPU time saved per step", DurUs(f.GPUSavingUs)},
+		Measure{"share of these kernels' time the GPU is the bottleneck", Percent(share)})
+}
+
+// CriticalNoteBelow is the critical-path share below which a GPU-time
+// finding explains that its saving shrinks the step less than the GPU
+// time it saves.
+const CriticalNoteBelow = 0.9
 
 // clipTitle bounds a title to MaxTitle characters. Analyzers write titles
 // that fit (tests check every fixture); this only guards traces with
@@ -89,7 +141,9 @@ func removable(ss *StepStats, from string) (float64, string) {
 	floor := min(ss.SteadyIrreducibleUs, busy)
 	switch from {
 	case FromKernelTime:
-		return busy - floor, "GPU busy time"
+		// Only GPU time during which the GPU is the bottleneck shortens
+		// the step (onCriticalPath).
+		return min(busy-floor, max(ss.SteadyGPUBoundUs, 0)), "GPU busy time on the critical path"
 	case FromLaunchGaps:
 		return min(ss.SteadyLaunchGapUs, step), "GPU idle time in launch gaps"
 	case FromHostWaits:
@@ -108,7 +162,10 @@ func removable(ss *StepStats, from string) (float64, string) {
 // bounds them together by the idle time.
 func findingCap(ss *StepStats, from string) (float64, string) {
 	if from == FromKernelTime {
-		return removable(ss, from)
+		// The GPU time saved, before onCriticalPath turns it into step
+		// time: at most the busy time less the work that still runs.
+		busy := min(ss.SteadyGPUBusyUs, ss.SteadyWallUs)
+		return busy - min(ss.SteadyIrreducibleUs, busy), "GPU busy time"
 	}
 	return ss.SteadyWallUs, "step time"
 }
@@ -173,3 +230,12 @@ func combineSavings(r *Result) {
 // overlapping reports whether findings' savings that add up to sum were
 // cut to combined: they claim the same time (more than rounding).
 func overlapping(combined, sum float64) bool { return sum-combined > 0.0005*sum }
+
+// lowerSeverity returns the lower of two severities.
+func lowerSeverity(a, b string) string {
+	rank := map[string]int{Low: 0, Medium: 1, High: 2}
+	if rank[b] < rank[a] {
+		return b
+	}
+	return a
+}

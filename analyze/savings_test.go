@@ -117,8 +117,10 @@ func TestPageableMemcpyAgainstPinnedPair(t *testing.T) {
 	if !nearRel(blocked, pg.BlockedUs, 0.001) || blocked > pg.TraceUs {
 		t.Errorf("memcpy-pageable: host blocked %vµs; Python %vµs in a %vµs trace", blocked, pg.BlockedUs, pg.TraceUs)
 	}
-	if !nearRel(f.SavingUs, pg.SavingPerStepUs, 0.001) {
-		t.Errorf("memcpy-pageable: saves %vµs per step; Python %vµs", f.SavingUs, pg.SavingPerStepUs)
+	// The copies block the host (synchronous pageable copies): all but
+	// a sliver of the GPU time saved is step time.
+	if !nearRel(f.GPUSavingUs, pg.SavingPerStepUs, 0.001) || f.SavingUs < 0.99*f.GPUSavingUs {
+		t.Errorf("memcpy-pageable: saves %vµs of GPU time per step (Python %vµs), %vµs of step time", f.GPUSavingUs, pg.SavingPerStepUs, f.SavingUs)
 	}
 	achieved := 1 - pn.SteadyStepUs/pg.SteadyStepUs
 	if math.Abs(f.Share-achieved) > 0.05 {
@@ -132,7 +134,9 @@ func TestPageableMemcpyAgainstPinnedPair(t *testing.T) {
 // TestFP64GEMMSavingAgainstTF32 checks the fp64-compute saving on
 // fp64_simulation against savings.py: the fp64 GEMM in fp32 runs on TF32
 // tensor cores (the fix's own float32), saving 1 − 67/494.7 of its time;
-// compared with the non-tensor fp32 peak it saved 0 %.
+// compared with the non-tensor fp32 peak it saved 0 %. That is GPU time:
+// the host queues each kernel after the previous one ends, so none of it
+// is step time (TestGPUTimeSavingsOnTheCriticalPath).
 func TestFP64GEMMSavingAgainstTF32(t *testing.T) {
 	w := savingsWant(t)["recorded/fp64_simulation.json.gz"]
 	r := run(t, "recorded/fp64_simulation.json.gz")
@@ -140,7 +144,7 @@ func TestFP64GEMMSavingAgainstTF32(t *testing.T) {
 	if f == nil {
 		t.Fatal("fp64_simulation: no fp64-compute finding")
 	}
-	if !nearRel(f.SavingUs, w.SavingPerStepUs, 0.002) {
-		t.Errorf("fp64_simulation: saves %vµs per step; Python %vµs (GEMM %vµs, others %vµs over %d steps)", f.SavingUs, w.SavingPerStepUs, w.GEMMUs, w.OtherUs, w.Steps)
+	if !nearRel(f.GPUSavingUs, w.SavingPerStepUs, 0.002) {
+		t.Errorf("fp64_simulation: saves %vµs of GPU time per step; Python %vµs (GEMM %vµs, others %vµs over %d steps)", f.GPUSavingUs, w.SavingPerStepUs, w.GEMMUs, w.OtherUs, w.Steps)
 	}
 }

@@ -10,9 +10,10 @@ import (
 
 // tier groups a finding like the hand-written investigations' "Tier 1/2/3":
 // by its saving as a share of the step, or by severity when the analyzer
-// could not estimate a saving.
+// could not estimate a saving (a GPU-time saving that shortens the step
+// by nothing is an estimate: none).
 func tier(f analyze.Finding) int {
-	if f.SavingUs > 0 && f.Share > 0 {
+	if f.SavingUs > 0 && f.Share > 0 || f.GPUSavingUs > 0 {
 		switch {
 		case f.Share >= 0.2:
 			return 1
@@ -86,7 +87,7 @@ func (d *doc) combined(r *analyze.Result, nums []string) {
 func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
-	if f.SavingUs > 0 {
+	if f.SavingUs > 0 || f.GPUSavingUs > 0 {
 		saving = "about " + savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
@@ -164,13 +165,22 @@ func savingText(r *analyze.Result, f analyze.Finding) string {
 		if f.Share > 0 {
 			s += " (" + pct(f.Share) + " of it)"
 		}
-		return s
+		return s + gpuSavingText(f)
 	}
 	s := us(f.SavingUs) + " per step"
 	if f.Share > 0 {
 		s += " (" + pct(f.Share) + " of the step)"
 	}
-	return s
+	return s + gpuSavingText(f)
+}
+
+// gpuSavingText adds the GPU time a fix saves where it differs from the
+// step time it saves (the host is the bottleneck for part of it).
+func gpuSavingText(f analyze.Finding) string {
+	if f.GPUSavingUs > 0 && analyze.FormatUs(f.GPUSavingUs) != analyze.FormatUs(f.SavingUs) {
+		return "; " + us(f.GPUSavingUs) + " of GPU time"
+	}
+	return ""
 }
 
 // evidenceCell formats a typed cell the one way every face does,

@@ -89,8 +89,12 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 	}
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
-		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step)\n", f.Severity, f.Confidence,
-			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share))
+		gpu := ""
+		if f.GPUSavingUs > 0 && analyze.FormatUs(f.GPUSavingUs) != analyze.FormatUs(f.SavingUs) {
+			gpu = "; " + analyze.FormatUs(f.GPUSavingUs) + " of GPU time"
+		}
+		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step%s)\n", f.Severity, f.Confidence,
+			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share), gpu)
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))

@@ -1,0 +1,194 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Critical measures, for every GPU activity, how much of its time the GPU
+// was the bottleneck: the part during which the next activity on its
+// stream was already queued (its launch call had returned), or the part
+// the host spent blocked in a synchronising call (a stream or device
+// sync, a synchronous copy: the host waits for the GPU then), whichever
+// is longer. Only that part of a kernel's time
+// is on the step's critical path. Shortening a kernel the host launches
+// late anyway (a launch-bound or host-bound step: the next launch arrives
+// after the kernel ends) makes the GPU idle longer and the step no
+// shorter; a fix that saves GPU time saves wall time only in proportion.
+// This is why a GPU-time saving (fp64 → fp32, TF32, fusion's traffic) in
+// a step whose GPU is 18 % busy is quoted as GPU time, not as a share of
+// the step.
+var Critical = &Analyzer{
+	Name: "critical-path",
+	Doc: "For each GPU activity, the part of its time that delays the step: from when the next activity on its stream was " +
+		"queued (its launch call returned; that activity starting within 2µs of this one's end) to its end, or the part of it " +
+		"during which the host sat blocked in a synchronising call (syncs, synchronous copies), whichever is longer. Activities " +
+		"on a device without launch records count in full.",
+	Fact: func(p *Pass) (any, error) { return newCritical(p.Trace), nil },
+}
+
+// CriticalFacts is the result of Critical.
+type CriticalFacts struct {
+	// crit is each GPU activity's critical time, within [0, duration].
+	crit []trace.Duration
+}
+
+// Of returns the part of GPU activity g's time during which the GPU was
+// the bottleneck.
+func (c *CriticalFacts) Of(g int) trace.Duration { return c.crit[g] }
+
+// queuedSlack is how late after an activity's end the next one on its
+// stream may start and still count as having waited for it: the GPU's own
+// launch latency between back-to-back kernels of one stream.
+const queuedSlack = 2 * trace.Duration(1000)
+
+func newCritical(t *trace.Trace) *CriticalFacts {
+	c := &CriticalFacts{crit: make([]trace.Duration, len(t.GPU))}
+	// Blocking calls, merged: the host waits for the GPU inside them.
+	var syncs []trace.Span
+	for i := range t.APICalls {
+		if a := &t.APICalls[i]; isSyncCall(a.Name) && a.End > a.Start {
+			syncs = append(syncs, a.Span)
+		}
+	}
+	syncs = unionSpans(syncs)
+	// A device with launch records: a kernel without one was launched
+	// before profiling (its queue time is unknown, not "early").
+	launched := map[int32]bool{}
+	type key struct{ dev, stream int32 }
+	streams := map[key][]int{}
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if a.Launch != trace.None {
+			launched[a.Device] = true
+		}
+		streams[key{a.Device, a.Stream}] = append(streams[key{a.Device, a.Stream}], g)
+	}
+	for k, gs := range streams {
+		slices.SortFunc(gs, func(a, b int) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) })
+		for n, g := range gs {
+			a := &t.GPU[g]
+			if a.End <= a.Start {
+				continue
+			}
+			dur := trace.Duration(a.End - a.Start)
+			if !launched[k.dev] {
+				c.crit[g] = dur // no launch records: nothing tells the host was late
+				continue
+			}
+			var crit trace.Duration
+			if n+1 < len(gs) {
+				next := &t.GPU[gs[n+1]]
+				if next.Start <= a.End+trace.Time(queuedSlack) && next.Launch != trace.None {
+					// Queued when its launch call returned, or when it
+					// started if that was earlier (clock alignment).
+					q := min(t.APICalls[next.Launch].End, next.Start)
+					if q < a.End {
+						crit = trace.Duration(a.End - max(q, a.Start))
+					}
+				}
+			}
+			crit = max(crit, overlap(syncs, a.Span))
+			c.crit[g] = min(crit, dur)
+		}
+	}
+	return c
+}
+
+// overlap returns how long span a lies inside the sorted disjoint spans.
+func overlap(spans []trace.Span, a trace.Span) trace.Duration {
+	i, _ := slices.BinarySearchFunc(spans, a.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
+	var d trace.Duration
+	for ; i < len(spans) && spans[i].Start < a.End; i++ {
+		if e, s := min(spans[i].End, a.End), max(spans[i].Start, a.Start); e > s {
+			d += trace.Duration(e - s)
+		}
+	}
+	return d
+}
+
+// criticalShares sums, over the steady-state steps' GPU activities, their
+// time and its critical part (the Critical fact) in all and per name, so
+// a finding's GPU-time saving can be turned into the wall time it saves.
+type criticalShares struct {
+	byName      map[string][2]trace.Duration // critical, total
+	crit, total trace.Duration
+	ix          *index
+	first       int32 // the first steady step
+}
+
+// newCriticalShares reads the Critical fact over the steps r calls steady
+// (every step after the first, or the only one).
+func newCriticalShares(ix *index, r *Result) *criticalShares {
+	c := &criticalShares{byName: map[string][2]trace.Duration{}, ix: ix}
+	if ix.CriticalFacts == nil || ix.StepFacts == nil {
+		return c
+	}
+	first := 0
+	if len(r.Steps) > 1 {
+		first = 1
+	}
+	c.first = int32(first)
+	for g := range ix.t.GPU {
+		a := &ix.t.GPU[g]
+		if st := ix.gpuStep[g]; st < int32(first) || a.End <= a.Start {
+			continue
+		}
+		d, cr := trace.Duration(a.End-a.Start), ix.CriticalFacts.Of(g)
+		v := c.byName[a.Name]
+		c.byName[a.Name] = [2]trace.Duration{v[0] + cr, v[1] + d}
+		c.crit += cr
+		c.total += d
+	}
+	return c
+}
+
+// shareOfActivities returns the critical part of the time of GPU
+// activities gpu that ran in the steady state; like share, all GPU time's
+// when none did.
+func (c *criticalShares) shareOfActivities(gpu []int) float64 {
+	var crit, total trace.Duration
+	if c.ix != nil && c.ix.CriticalFacts != nil {
+		for _, g := range gpu {
+			a := &c.ix.t.GPU[g]
+			if c.ix.gpuStep[g] < c.first || a.End <= a.Start {
+				continue
+			}
+			crit += c.ix.CriticalFacts.Of(g)
+			total += trace.Duration(a.End - a.Start)
+		}
+	}
+	return c.ratio(crit, total)
+}
+
+// share returns the critical part of the named kernels' time, or of all
+// GPU time when names is empty or none of them ran in the steady state;
+// 1 when nothing ran (nothing says the GPU waited).
+func (c *criticalShares) share(names []string) float64 {
+	var crit, total trace.Duration
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		v := c.byName[n]
+		crit += v[0]
+		total += v[1]
+	}
+	return c.ratio(crit, total)
+}
+
+// ratio is crit over total, all GPU time's ratio when total is 0, and 1
+// when nothing ran (nothing says the GPU waited).
+func (c *criticalShares) ratio(crit, total trace.Duration) float64 {
+	if total == 0 {
+		crit, total = c.crit, c.total
+	}
+	if total == 0 {
+		return 1
+	}
+	return min(max(float64(crit)/float64(total), 0), 1)
+}
