@@ -320,6 +320,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		budget = math.MaxInt64
 	}
 	m := newMerger(len(ws), opt.expect, budget)
+	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it
 	gc := newGCScope(opt.GCLimit)
 	defer gc.restore()
 	pending := map[int]*chunkResult{}

@@ -8,3 +8,6 @@ func physicalMemory() int64 { return 0 }
 
 // adviseHugePages does nothing off Linux.
 func adviseHugePages([]byte) {}
+
+// prefault does nothing off Linux: pages are faulted in when written.
+func prefault([]byte) {}

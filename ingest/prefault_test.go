@@ -1,0 +1,64 @@
+package ingest
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestPrefaultKeepsContents: faulting pages in ahead of the merger never
+// changes what is already written there, whatever the alignment.
+func TestPrefaultKeepsContents(t *testing.T) {
+	b := make([]byte, 5<<20+123)
+	for i := range b {
+		b[i] = byte(i*7 + 1)
+	}
+	want := bytes.Clone(b)
+	for _, off := range []int{0, 1, 4095, 4096, 3 << 20} {
+		prefault(b[off:])
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatal("prefault changed the slice's contents")
+	}
+}
+
+// TestPlannedReadGivesTheModel: a read that plans its model slices from
+// the input's size (and has their pages faulted in by other goroutines)
+// gives the model a read of the same bytes without a size gives, and has
+// waited for those goroutines when it returns.
+func TestPlannedReadGivesTheModel(t *testing.T) {
+	raw := gunzip(t, "../fixtures/nanobragg_compile.json.gz")
+	// An io.MultiReader has no Len: nothing to plan from.
+	want, err := Read(io.MultiReader(bytes.NewReader(raw)), "n", Options{Workers: 1, chunk: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := &sizer{budget: 1 << 40}
+	eighth := want.Frames[:len(want.Frames)/8]
+	frames := appendSized(sz, eighth[:len(eighth)/2:len(eighth)/2], eighth[len(eighth)/2:], 0.2)
+	sz.prefaulting.Wait()
+	if cap(frames) < len(want.Frames)/2 {
+		t.Fatalf("appendSized planned %d frames after a fifth of %d: no plan, the test proves nothing", cap(frames), len(want.Frames)/8)
+	}
+	if !reflect.DeepEqual(frames, eighth) {
+		t.Fatal("appendSized's planned slice does not hold what was appended")
+	}
+	before := runtime.NumGoroutine()
+	got, err := Read(bytes.NewReader(raw), "n", Options{Workers: 3, chunk: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Goroutines that have finished may take a moment to be counted out.
+	for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the read, %d before", n, before)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("the planned read's model differs from the unplanned one's")
+	}
+}
