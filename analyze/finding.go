@@ -54,6 +54,12 @@ type Finding struct {
 	// while the host is the bottleneck only lengthens the GPU's idle
 	// time. 0 for savings out of idle time.
 	GPUSavingUs float64 `json:"gpu_saving_us"`
+	// OneOffUs is, for a one-time cost (FromOneOff: a cold start, a
+	// compilation, paid once per process or input shape), what the fix
+	// saves once; such a finding saves nothing per steady-state step
+	// (SavingUs 0): spreading a one-time cost over however many steps the
+	// profiler happened to record is not a per-step figure.
+	OneOffUs float64 `json:"one_off_us"`
 	// Measures are the measured quantities the finding rests on.
 	Measures []Measure  `json:"measures"`
 	Evidence []Evidence `json:"evidence"`
@@ -83,6 +89,10 @@ const (
 	// FromGPUIdle is GPU idle time of either kind (the analyzer cannot
 	// tell which gaps its host work causes).
 	FromGPUIdle = "gpu_idle"
+	// FromOneOff is a one-time cost outside the steady state (cold
+	// start, compilation): the analyzer's SavingUs is that cost, which
+	// finish moves to OneOffUs.
+	FromOneOff = "one_off"
 )
 
 // Measure is one measured quantity a finding rests on.

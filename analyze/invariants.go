@@ -149,6 +149,9 @@ func Check(r *Result) error {
 			// bottleneck; launches removed only where it idles.
 			bad("finding %s saves %vµs out of GPU busy time: more than the GPU-bound %vµs plus the idle %vµs", f.ID, f.SavingUs, ss.SteadyGPUBoundUs, ss.SteadyGPUIdleUs)
 		}
+		if f.SavingFrom == FromOneOff && (f.SavingUs != 0 || f.Share != 0 || !(f.OneOffUs >= 0)) || f.SavingFrom != FromOneOff && f.OneOffUs != 0 {
+			bad("finding %s: a one-time cost is not a saving per step (saving %vµs, one-off %vµs, from %s)", f.ID, f.SavingUs, f.OneOffUs, f.SavingFrom)
+		}
 		if f.GPUSavingUs < 0 || f.SavingFrom != FromKernelTime && f.GPUSavingUs != 0 {
 			bad("finding %s: GPU saving %vµs (saving from %s)", f.ID, f.GPUSavingUs, f.SavingFrom)
 		}

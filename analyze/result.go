@@ -81,7 +81,8 @@ type Summary struct {
 	// StepSource says where the steps come from: StepSourceProfiler
 	// (ProfilerStep#N), StepSourceRange (a repeated top-level
 	// record_function range), StepSourceCall (repeated calls of one user
-	// Python function) or StepSourceTrace (the whole trace); StepLabel
+	// Python function), StepSourceJit (repeated calls of one jitted JAX
+	// function) or StepSourceTrace (the whole trace); StepLabel
 	// names the range or function.
 	StepSource string `json:"step_source"`
 	StepLabel  string `json:"step_label,omitempty"`

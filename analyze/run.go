@@ -58,7 +58,8 @@ type Config struct {
 // Run computes every fact and metric over t and runs the selected
 // analyzers (and the finding analyzers they require, whose findings are
 // reported only when selected themselves). Its findings are ranked by
-// saving, largest first. It returns an error for an unknown analyzer name
+// saving, largest first (a one-time cost by that cost over the steps
+// traced). It returns an error for an unknown analyzer name
 // or when an analyzer fails.
 func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	as, err := Select(cfg.Enable, cfg.Disable)
@@ -109,7 +110,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
-		if c := cmp.Compare(b.SavingUs, a.SavingUs); c != 0 {
+		if c := cmp.Compare(rankUs(&b, &r.StepStats), rankUs(&a, &r.StepStats)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)

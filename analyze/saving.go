@@ -35,6 +35,11 @@ func (p *Pass) finish(f *Finding, id string) error {
 	if !(f.SavingUs > 0) || math.IsInf(f.SavingUs, 0) {
 		f.SavingUs = 0
 	}
+	if f.SavingFrom == FromOneOff {
+		f.OneOffUs, f.SavingUs, f.SavingNs, f.Share = f.SavingUs, 0, 0, 0
+		f.Title = clipTitle(f.Title)
+		return nil
+	}
 	if a, what := findingCap(&p.Result.StepStats, f.SavingFrom); step > 0 && f.SavingUs > a {
 		text := fmt.Sprintf("the saving model gives %s per step, more than the %s step itself: capped at the step", FormatUs(f.SavingUs), FormatUs(step))
 		if a < step {
@@ -125,6 +130,8 @@ func SavingFromText(from string) string {
 		return "GPU idle (long gaps)"
 	case FromGPUIdle:
 		return "GPU idle"
+	case FromOneOff:
+		return "one-time cost"
 	}
 	return from
 }
@@ -192,6 +199,9 @@ func combineSavings(r *Result) {
 	parts := map[string]*part{}
 	var order []string
 	for i, f := range r.Findings {
+		if f.SavingFrom == FromOneOff {
+			continue // nothing per step
+		}
 		key := f.SavingFrom
 		if idleFamily(key) {
 			key = FromGPUIdle
@@ -238,4 +248,18 @@ func lowerSeverity(a, b string) string {
 		return b
 	}
 	return a
+}
+
+// rankUs is the figure findings are ranked by: the saving per step, or for
+// a one-time cost that cost spread over the steps traced (at most the
+// step), so a compilation that dominates the trace still leads it.
+func rankUs(f *Finding, ss *StepStats) float64 {
+	if f.SavingFrom != FromOneOff {
+		return f.SavingUs
+	}
+	v := f.OneOffUs / float64(max(ss.Count, 1))
+	if ss.SteadyWallUs > 0 {
+		v = min(v, ss.SteadyWallUs)
+	}
+	return v
 }

@@ -14,6 +14,7 @@ const (
 	StepSourceProfiler = "ProfilerStep"
 	StepSourceRange    = "record_function"
 	StepSourceCall     = "python call"
+	StepSourceJit      = "jit call"
 	StepSourceTrace    = "whole trace"
 )
 
@@ -28,8 +29,10 @@ const MinDerivedSteps = 2
 // an eager simulation or benchmark called a few times is still a loop:
 // the repeated top-level record_function ranges (names equal once
 // trailing digits are dropped), else the repeated calls of one user
-// Python function, are its iterations, so the first call (CUDA context,
-// cuBLAS handles, allocator growth) can be told from the steady state.
+// Python function, else (JAX, whose profiler records no Python calls by
+// default) the repeated calls of one jitted function, are its iterations,
+// so the first call (CUDA context, cuBLAS handles, allocator growth) can
+// be told from the steady state.
 func deriveSteps(t *trace.Trace) (*trace.Trace, string, string) {
 	if len(t.Steps) != 1 || !t.Steps[0].Synthetic {
 		if len(t.Steps) == 0 {
@@ -43,6 +46,10 @@ func deriveSteps(t *trace.Trace) (*trace.Trace, string, string) {
 	if spans == nil {
 		spans, label = repeatedCalls(t, lp)
 		source = StepSourceCall
+	}
+	if spans == nil {
+		spans, label = repeatedJitCalls(t, lp)
+		source = StepSourceJit
 	}
 	if spans == nil {
 		return t, StepSourceTrace, ""
@@ -183,6 +190,35 @@ func repeatedCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Spa
 		}
 		c.spans = append(c.spans, f.Span)
 		c.total += f.Dur()
+	}
+	return pick(cands)
+}
+
+// jitPrefix starts the host event JAX records around each call of a
+// jitted function: "PjitFunction(train_step)".
+const jitPrefix = "PjitFunction("
+
+// repeatedJitCalls returns the calls of the jitted function that is
+// called repeatedly, launches GPU work each time and covers the most host
+// time. JAX records each call twice, one event inside the other: the
+// outer one is the call.
+func repeatedJitCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
+	cands := map[string]*stepCandidate{}
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		if !strings.HasPrefix(o.Name, jitPrefix) || launchesIn(lc, o.Thread, o.Span) == 0 {
+			continue
+		}
+		if p := o.Parent; p != trace.None && strings.HasPrefix(t.Ops[p].Name, jitPrefix) {
+			continue // the inner event of a call, or a jitted call inside another
+		}
+		c := cands[o.Name]
+		if c == nil {
+			c = &stepCandidate{label: o.Name}
+			cands[o.Name] = c
+		}
+		c.spans = append(c.spans, o.Span)
+		c.total += o.Dur()
 	}
 	return pick(cands)
 }

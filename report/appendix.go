@@ -27,7 +27,10 @@ func (d *doc) nextSteps(r *analyze.Result) {
 			break
 		}
 		line := fmt.Sprintf("%d. **%s**", i+1, upperFirst(Text(f.Title)))
-		if f.SavingUs > 0 {
+		switch {
+		case f.SavingFrom == analyze.FromOneOff:
+			line += " (a one-time " + us(f.OneOffUs) + ")"
+		case f.SavingUs > 0:
 			per := " per step"
 			if r.Summary.StepsSynthetic {
 				per = " over the run"

@@ -87,8 +87,8 @@ func (d *doc) combined(r *analyze.Result, nums []string) {
 func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
-	if f.SavingUs > 0 || f.GPUSavingUs > 0 {
-		saving = "about " + savingText(d.result, f)
+	if estimated(f) {
+		saving = savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
 	// Evidence keeps the analyzer's order: runs of plain lines become one
@@ -157,17 +157,30 @@ func kernelList(prefix string, kernels []string, suffix string) string {
 	return prefix + strings.Join(ks, ", ") + suffix
 }
 
+// estimated reports whether the analyzer estimated what f's fix saves:
+// step time, GPU time or a one-time cost (a saving of nothing included).
+func estimated(f analyze.Finding) bool {
+	return f.SavingUs > 0 || f.GPUSavingUs > 0 || f.OneOffUs > 0
+}
+
 // savingText states a finding's saving in the trace's terms: per step, or
-// over the whole run when the trace marks no steps.
+// over the whole run when the trace marks no steps, or once for a
+// one-time cost.
 func savingText(r *analyze.Result, f analyze.Finding) string {
+	switch {
+	case f.SavingFrom == analyze.FromOneOff:
+		return "about " + us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
+	case f.SavingUs == 0 && f.GPUSavingUs > 0:
+		return "no step time while the host is the bottleneck (" + us(f.GPUSavingUs) + " of GPU time)"
+	}
 	if r.Summary.StepsSynthetic {
-		s := us(f.SavingUs) + " over the traced run"
+		s := "about " + us(f.SavingUs) + " over the traced run"
 		if f.Share > 0 {
 			s += " (" + pct(f.Share) + " of it)"
 		}
 		return s + gpuSavingText(f)
 	}
-	s := us(f.SavingUs) + " per step"
+	s := "about " + us(f.SavingUs) + " per step"
 	if f.Share > 0 {
 		s += " (" + pct(f.Share) + " of the step)"
 	}

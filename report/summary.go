@@ -19,11 +19,14 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 	// utilisation and kernel bullets that follow give their context.
 	shown := 0
 	for _, f := range r.Findings {
-		if shown == 2 || f.SavingUs <= 0 {
+		if shown == 2 {
 			break
 		}
+		if !estimated(f) {
+			continue
+		}
 		shown++
-		bullets = append(bullets, fmt.Sprintf("**%s**: saves about %s.", upperFirst(Text(f.Title)), savingText(r, f)))
+		bullets = append(bullets, fmt.Sprintf("**%s**: saves %s.", upperFirst(Text(f.Title)), savingText(r, f)))
 	}
 	switch {
 	case !hasGPU(r):

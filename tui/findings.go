@@ -73,6 +73,9 @@ func findingText(fs []analyze.Finding, titles []string, row int, field findingFi
 	case fieldSeverity:
 		return f.Severity
 	case fieldSaving:
+		if f.SavingFrom == analyze.FromOneOff {
+			return "once " + us(f.OneOffUs).String()
+		}
 		return us(f.SavingUs).String()
 	case fieldShare:
 		return fmt.Sprintf("%.1f%%", f.Share*100)
@@ -135,8 +138,13 @@ func (s *findingsScreen) build(w int) {
 	for _, l := range wrap(sanitize(f.Title), w) {
 		add(l, lineTitle, noLink)
 	}
-	for _, l := range wrap(fmt.Sprintf("severity %s · confidence %s · saves %s per step (%.1f%% of a step) · %s",
-		f.Severity, f.Confidence, us(f.SavingUs), f.Share*100, sanitize(f.ID)), w) {
+	meta := fmt.Sprintf("severity %s · confidence %s · saves %s per step (%.1f%% of a step) · %s",
+		f.Severity, f.Confidence, us(f.SavingUs), f.Share*100, sanitize(f.ID))
+	if f.SavingFrom == analyze.FromOneOff {
+		meta = fmt.Sprintf("severity %s · confidence %s · one-time cost %s (paid once per process, not per step) · %s",
+			f.Severity, f.Confidence, us(f.OneOffUs), sanitize(f.ID))
+	}
+	for _, l := range wrap(meta, w) {
 		add(l, lineMeta, noLink)
 	}
 	add("", lineText, noLink)

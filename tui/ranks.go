@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 )
 
@@ -171,7 +172,11 @@ func (s *ranksScreen) footer(w int, st *styles) []string {
 	if len(r.Findings) > 0 {
 		out = append(out, "", st.title.Render(" Run findings"))
 		for _, f := range r.Findings {
-			out = append(out, st.severity(f.Severity).Render(cut(fmt.Sprintf("  %-6s %s (saves %s per step)", f.Severity, sanitize(f.Title), us(f.SavingUs)), w)))
+			saves := fmt.Sprintf("saves %s per step", us(f.SavingUs))
+			if f.SavingFrom == analyze.FromOneOff {
+				saves = "a one-time " + us(f.OneOffUs).String()
+			}
+			out = append(out, st.severity(f.Severity).Render(cut(fmt.Sprintf("  %-6s %s (%s)", f.Severity, sanitize(f.Title), saves), w)))
 		}
 	}
 	for _, u := range r.Unmatched {

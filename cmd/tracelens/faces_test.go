@@ -67,6 +67,14 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			text := face("findings")
 			requireAll(t, "findings", text, h.String())
 			for _, f := range r.Findings {
+				if f.SavingFrom == analyze.FromOneOff {
+					requireAll(t, "findings", text, "one-time cost ~"+analyze.FormatUs(f.OneOffUs)+" ")
+					continue
+				}
+				if f.SavingUs == 0 && f.GPUSavingUs > 0 {
+					requireAll(t, "findings", text, "saves ~0 of the step while the host is the bottleneck ("+analyze.FormatUs(f.GPUSavingUs)+" of GPU time)")
+					continue
+				}
 				requireAll(t, "findings", text, "saves ~"+analyze.FormatUs(f.SavingUs)+" ")
 			}
 
@@ -98,6 +106,14 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			for face, doc := range map[string]string{"report md": md, "report html": html} {
 				requireAll(t, face, doc, line)
 				for _, f := range r.Findings {
+					if f.SavingFrom == analyze.FromOneOff {
+						requireAll(t, face, doc, "Saving about "+analyze.FormatUs(f.OneOffUs)+" once")
+						continue
+					}
+					if f.SavingUs == 0 && f.GPUSavingUs > 0 {
+						requireAll(t, face, doc, "Saving no step time while the host is the bottleneck ("+analyze.FormatUs(f.GPUSavingUs)+" of GPU time)")
+						continue
+					}
 					requireAll(t, face, doc, "Saving about "+analyze.FormatUs(f.SavingUs)+" ")
 				}
 			}
@@ -108,6 +124,10 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			if len(r.Findings) > 0 {
 				fs := tuiScreen(t, tr, path, "4")
 				for _, f := range r.Findings {
+					if f.SavingFrom == analyze.FromOneOff {
+						requireAll(t, "tui findings", fs, " once "+analyze.FormatUs(f.OneOffUs)+" ")
+						continue
+					}
 					requireAll(t, "tui findings", fs, " "+analyze.FormatUs(f.SavingUs)+" ")
 				}
 			}

@@ -93,8 +93,17 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		if f.GPUSavingUs > 0 && analyze.FormatUs(f.GPUSavingUs) != analyze.FormatUs(f.SavingUs) {
 			gpu = "; " + analyze.FormatUs(f.GPUSavingUs) + " of GPU time"
 		}
-		fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step%s)\n", f.Severity, f.Confidence,
-			analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share), gpu)
+		switch {
+		case f.SavingUs == 0 && f.GPUSavingUs > 0:
+			fmt.Fprintf(w, "   severity %s, confidence %s, saves ~0 of the step while the host is the bottleneck (%s of GPU time)\n",
+				f.Severity, f.Confidence, analyze.FormatUs(f.GPUSavingUs))
+		case f.SavingFrom == analyze.FromOneOff:
+			fmt.Fprintf(w, "   severity %s, confidence %s, one-time cost ~%s (paid once per process: no steady-state step gets shorter)\n",
+				f.Severity, f.Confidence, analyze.FormatUs(f.OneOffUs))
+		default:
+			fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step%s)\n", f.Severity, f.Confidence,
+				analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share), gpu)
+		}
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
@@ -105,7 +114,9 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		}
 		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
 	}
-	fmt.Fprintf(w, "\n%s\n", combinedText(r))
+	if r.Summary.CombinedSavingUs > 0 || len(r.Findings) > 1 {
+		fmt.Fprintf(w, "\n%s\n", combinedText(r))
+	}
 	writeCorrections(w, r)
 }
 

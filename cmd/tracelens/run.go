@@ -182,7 +182,11 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string) error {
 	}
 	for i, f := range res.Findings {
 		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
-		fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.SavingUs), f.Share*100)
+		if f.SavingFrom == analyze.FromOneOff {
+			fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, one-time cost ~%s (paid once per process)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.OneOffUs))
+		} else {
+			fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.SavingUs), f.Share*100)
+		}
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", ev.Text)
