@@ -104,6 +104,9 @@ type worker struct {
 	lastKey  threadKey
 	lastIdx  trace.Index
 	catIdx   map[string]int
+	// lastCat is the index in the batch's cats of the last category
+	// counted (-1: none yet in this batch).
+	lastCat int
 	// last batch's record counts: the next batch is sized like it, which
 	// saves growing every slice from zero.
 	hint struct{ gpu, api, ops, frames, flows int }
@@ -112,7 +115,7 @@ type worker struct {
 }
 
 func newWorker(id int, spare chan *chunkResult) *worker {
-	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None, spare: spare}
+	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None, lastCat: -1, spare: spare}
 }
 
 // intern returns a copy of s that does not point into the read buffer,
@@ -155,17 +158,25 @@ func (w *worker) skip(r *chunkResult, reason string, off int64) {
 }
 
 func (w *worker) countCat(r *chunkResult, cat string) {
+	// Runs of one category are the rule (2 M python_function events in a
+	// compile trace): comparing with the last one spares a map lookup.
+	if w.lastCat >= 0 && cat == r.cats[w.lastCat] {
+		r.catN[w.lastCat]++
+		return
+	}
 	if w.catIdx == nil {
 		w.catIdx = map[string]int{}
 	}
 	// catIdx is per batch: reset by parse.
-	if i, ok := w.catIdx[cat]; ok {
-		r.catN[i]++
-		return
+	i, ok := w.catIdx[cat]
+	if !ok {
+		i = len(r.cats)
+		w.catIdx[w.intern(cat)] = i
+		r.cats = append(r.cats, w.intern(cat))
+		r.catN = append(r.catN, 0)
 	}
-	w.catIdx[w.intern(cat)] = len(r.cats)
-	r.cats = append(r.cats, w.intern(cat))
-	r.catN = append(r.catN, 1)
+	r.catN[i]++
+	w.lastCat = i
 }
 
 // bstr views b as a string without copying; the result must not outlive
@@ -204,6 +215,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 		}
 	}
 	clear(w.catIdx)
+	w.lastCat = -1
 	known := len(w.keys)
 	if b.spans == nil && b.cutEnd > 0 {
 		n, last, err := w.cutEvents(r, b)
