@@ -5,8 +5,11 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // TestPrefaultKeepsContents: faulting pages in ahead of the merger never
@@ -60,5 +63,30 @@ func TestPlannedReadGivesTheModel(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Error("the planned read's model differs from the unplanned one's")
+	}
+}
+
+// TestSortByThreadSortsAsSortStable: the in-place sortedness check sorts
+// exactly what sortStable with byThread sorts, and leaves sorted input.
+func TestSortByThreadSortsAsSortStable(t *testing.T) {
+	key := func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span }
+	var frames []trace.PyFrame
+	for i := range 500 {
+		frames = append(frames, trace.PyFrame{Span: trace.Span{Start: trace.Time(i * 7 % 13), End: trace.Time(i*7%13 + i%5)}, Thread: trace.Index(i % 3), PyID: int64(i)})
+	}
+	want := slices.Clone(frames)
+	sortStable(want, byThread(key))
+	got := slices.Clone(frames)
+	sortByThread(got, key)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("sortByThread's order differs from sortStable's")
+	}
+	again := slices.Clone(got)
+	sortByThread(again, key)
+	if !reflect.DeepEqual(again, got) {
+		t.Fatal("sortByThread changed sorted input")
+	}
+	if reflect.DeepEqual(frames, want) {
+		t.Fatal("the input was already sorted: the test proves nothing")
 	}
 }
