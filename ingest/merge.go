@@ -802,7 +802,10 @@ func newFrameIndex(frames []trace.PyFrame) frameIndex {
 	}
 	// hi-lo cannot overflow into a small number: both are in int64 and
 	// the difference is compared as uint64.
-	if span := uint64(hi - lo); span < uint64(2*n+1024) {
+	// A slot is 4 bytes, a map entry ~40: the slice is the smaller up to
+	// ids an eighth as dense as 1, 2, 3 (the synthetic copies class: a
+	// third, which left 7.5% of its reading to the map).
+	if span := uint64(hi - lo); span < uint64(8*n+1024) {
 		x.base = lo
 		x.dense = make([]trace.Index, span+1)
 		for i := range x.dense {

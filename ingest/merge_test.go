@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"io"
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
@@ -88,5 +89,48 @@ func TestSortByThreadSortsAsSortStable(t *testing.T) {
 	}
 	if reflect.DeepEqual(frames, want) {
 		t.Fatal("the input was already sorted: the test proves nothing")
+	}
+}
+
+// TestFrameIndexIsAMap: however dense the Python ids (Kineto's 1, 2, 3,
+// the synthetic copies' third, sparse, repeated, extreme), the index
+// finds what a map filled in frame order finds, through a slice or a map.
+func TestFrameIndexIsAMap(t *testing.T) {
+	kinds := map[bool]int{}
+	for _, every := range []int64{1, 3, 8, 9, 20, 1 << 40} {
+		for _, repeat := range []bool{false, true} {
+			var frames []trace.PyFrame
+			for i := range int64(3000) {
+				id := 5 + i*every
+				if repeat && i%7 == 0 {
+					id = 5 // a repeated id: the last frame with it wins
+				}
+				if i%11 == 0 {
+					id = 0 // no id
+				}
+				frames = append(frames, trace.PyFrame{PyID: id})
+			}
+			if every == 1<<40 {
+				frames = append(frames, trace.PyFrame{PyID: math.MinInt64}, trace.PyFrame{PyID: math.MaxInt64})
+			}
+			want := map[int64]trace.Index{}
+			for i, f := range frames {
+				if f.PyID != 0 {
+					want[f.PyID] = trace.Index(i)
+				}
+			}
+			x := newFrameIndex(frames)
+			kinds[x.dense != nil]++
+			for _, id := range []int64{0, 1, 4, 5, 6, 5 + every, 5 + 2999*every, 5 + 3000*every, math.MinInt64, math.MaxInt64, -1} {
+				got, ok := x.get(id)
+				w, wok := want[id]
+				if ok != wok || ok && got != w || id == 0 && ok {
+					t.Errorf("ids every %d (repeat %v): get(%d) = %d, %v; a map gives %d, %v", every, repeat, id, got, ok, w, wok)
+				}
+			}
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Errorf("slice used %d times, map %d times: both must be tested", kinds[true], kinds[false])
 	}
 }
