@@ -247,13 +247,14 @@ func TestCompiledSlower(t *testing.T) {
 			if want := min(c.MedianRestWallUs-ea.MedianRestWallUs, r.StepStats.SteadyWallUs); !near(f.SavingUs, want) {
 				t.Errorf("difference %.2f µs a call, want %.2f (%.2f − %.2f)", f.SavingUs, want, c.MedianRestWallUs, ea.MedianRestWallUs)
 			}
-			// The eager path's own first call (cuBLAS/kernel loading) is
-			// the only larger cost in these traces.
+			// The eager path's own first call (cuBLAS/kernel loading) and
+			// the host-bound eager call itself (1-4 % GPU busy: the reason
+			// compiling it cannot help) are the only larger costs.
 			for _, g := range r.Findings {
 				if g.ID == "compiled-slower" {
 					break
 				}
-				if g.ID != "cold-start" {
+				if g.ID != "cold-start" && g.ID != "host-bound" {
 					t.Errorf("%s outranks compiled-slower", g.ID)
 				}
 			}

@@ -74,6 +74,11 @@ type Finding struct {
 	// overhead (launch calls the fix removes) rather than GPU time: it
 	// shortens the step where the host, not the GPU, is the bottleneck.
 	launchUs float64
+	// splitByAnalyzer marks a finding whose analyzer turned its GPU time
+	// into step time itself (fusion-candidate: the GPU idle gaps it
+	// removes are measured, not launch calls to scale), so finish leaves
+	// SavingUs as it is.
+	splitByAnalyzer bool
 }
 
 // The parts of a step a finding's saving can come out of. Savings from

@@ -36,15 +36,32 @@ var FusionCandidate = &Analyzer{
 	Doc: fmt.Sprintf("Finds chains of at least %d consecutive memory-bound kernels (elementwise, rng, copy/gather, reduction, memset) on one "+
 		"stream, all launched by framework ops, that recur at least %d times with the same kernels (across steps or layers): each kernel "+
 		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions), kernels launched inside torch.compile regions or CUDA graph replays (the compiler already chose what to fuse) and memcpys break a chain. "+
-		"Saving model per occurrence: (kernels − 1) × median launch API time + the intermediate tensors' write and read traffic "+
-		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth; the launch term is capped at the GPU idle gaps between the chain's kernels and "+
-		"the traffic term at the chain's GPU time minus its longest kernel, so a chain never saves more than its span (GPU time plus gaps) minus its longest kernel. "+
+		"Saving model per occurrence, in two parts the finding reports apart: GPU time saved, the intermediate tensors' write and read traffic "+
+		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, at most the chain's kernel time minus its longest kernel; and launch gaps removed, "+
+		"for each of the (kernels − 1) launches saved the median launch API time, at most the time the device (all streams) sat idle before that kernel. "+
+		"The step shortens by the gaps removed plus the GPU time saved times the share of the chain's kernel time during which the GPU was the bottleneck (critical-path). "+
+		"So a chain never saves more than its span (kernel time plus gaps) minus its longest kernel. "+
 		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
 		"AccumulateGrad's (its .grad output must persist), a collective's ops' (FSDP copy-in, c10d), foreach multi_tensor_apply kernels and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps},
 	Run:      runFusionCandidate,
+}
+
+// fusionSaving is a chain's saving per step in its two parts, with the
+// times that bound them: gpuUs (kernel time fusing removes: at most the
+// intermediates' traffic at peak bandwidth and the chain's kernel time
+// minus its longest kernel) and gapsUs (device idle time between the
+// chain's kernels that the launches saved remove: per gap at most one
+// median launch call). gpuUs ≤ kernelUs and gapsUs ≤ idleUs, so their
+// sum stays within spanUs, the chain's extent on the GPU.
+// critShare is the part of the chain's kernel time during which the GPU
+// was the bottleneck and critUs the part of gpuUs that shortens the step
+// (gpuUs × critShare, at most the step's GPU-bound time).
+type fusionSaving struct {
+	gpuUs, gapsUs, kernelUs, idleUs, spanUs float64
+	critShare, critUs                       float64
 }
 
 // chainGroup is every occurrence of one sequence of kernel names.
@@ -117,50 +134,73 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
-		var total, gapTotal, gpuTotal, trafficTotal float64
+		var sv fusionSaving
+		var trafficTotal float64
+		var kernels []int
 		for _, occ := range gr.occ {
+			kernels = append(kernels, occ...)
 			var sum, longest trace.Duration
-			var traffic float64
+			var traffic, idle, gapSave float64
 			for i, g := range occ {
 				d := t.GPU[g].Dur()
 				sum += d
 				longest = max(longest, d)
-				if i > 0 {
-					op := &t.Ops[ix.op[g]]
-					k := [2]string{op.InputDims, op.InputTypes}
-					b, ok := sizes[k]
-					if !ok {
-						b = firstTensorBytes(op.InputDims, op.InputTypes)
-						sizes[k] = b
-					}
-					traffic += 2 * float64(b)
+				if i == 0 {
+					continue
 				}
+				op := &t.Ops[ix.op[g]]
+				k := [2]string{op.InputDims, op.InputTypes}
+				b, ok := sizes[k]
+				if !ok {
+					b = firstTensorBytes(op.InputDims, op.InputTypes)
+					sizes[k] = b
+				}
+				traffic += 2 * float64(b)
+				// The launch saved before kernel i shortens the chain only
+				// by the time the device sat idle waiting for it: another
+				// stream's work in the gap keeps the GPU busy anyway.
+				var gap trace.Duration
+				for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
+					gap += sp.Dur()
+				}
+				idle += us(gap)
+				gapSave += min(launchCost, us(gap))
 			}
+			// Fusing keeps at least the longest kernel's work and saves at
+			// most the intermediates' traffic at peak bandwidth.
 			gpuSave := us(sum - longest)
 			if traffic > 0 {
 				gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
 			}
-			// The launches saved shorten the chain only by the gaps between
-			// its kernels (launch time the GPU waited for), and the fused
-			// kernel still does at least the longest kernel's work: one
-			// occurrence saves at most its span (GPU time plus gaps) minus
-			// its longest kernel, however slow the host's launches.
-			gaps := max(0, us(trace.Duration(t.GPU[occ[len(occ)-1]].End-t.GPU[occ[0]].Start)-sum))
-			gapSave := min(float64(len(occ)-1)*launchCost, gaps)
-			total += gapSave + gpuSave
-			gapTotal += gapSave
-			gpuTotal += us(sum)
+			span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
+			sv.gpuUs += gpuSave / steps
+			sv.gapsUs += gapSave / steps
+			sv.kernelUs += us(sum) / steps
+			sv.idleUs += idle / steps
+			sv.spanUs += span / steps
 			trafficTotal += traffic
 		}
-		saving := total / steps
+		// GPU time saved shortens the step only while the GPU is the
+		// bottleneck (the Critical fact): in a launch-bound step the
+		// fused kernel just leaves the GPU idle longer. The gaps removed
+		// are GPU idle time already, so they count in full.
+		sv.critShare = 1
+		if p.critical != nil {
+			sv.critShare = p.critical.shareOfActivities(kernels)
+		}
+		sv.critUs = min(sv.gpuUs*sv.critShare, max(p.Result.StepStats.SteadyGPUBoundUs, 0))
+		saving := sv.critUs + sv.gapsUs
 		if stepUs <= 0 || saving < FusionMinShare*stepUs {
 			continue
 		}
-		f := p.fusionFinding(gr, saving, gpuTotal/steps, trafficTotal/float64(len(gr.occ)), launchCost, bw)
-		if gapTotal > total/2 {
+		f := p.fusionFinding(gr, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw)
+		f.activities, f.launchUs, f.splitByAnalyzer = kernels, sv.gapsUs, true
+		if sv.gapsUs > saving/2 {
 			// Mostly GPU idle between the chain's kernels, waiting for
 			// launches: the part launch-bound also draws on.
 			f.SavingFrom = FromLaunchGaps
+		} else {
+			f.GPUSavingUs = sv.gpuUs
 		}
 		cands = append(cands, cand{f, saving})
 	}
@@ -335,7 +375,7 @@ func (ix *index) userFuncs(gs []int) []string {
 	return out
 }
 
-func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launchCost, bw float64) Finding {
+func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCost, bw float64) Finding {
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
 	n := len(rep)
@@ -359,6 +399,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 		whereText = strings.Join(where, ", ")
 	}
 	perStep := float64(len(gr.occ)) / float64(max(p.Result.StepStats.Count, 1))
+	saving := sv.critUs + sv.gapsUs
 	share := p.shareOfStep(saving)
 	sev := Low
 	switch {
@@ -379,7 +420,13 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 			{"kernels in the chain", Count(float64(n))},
 			{"occurrences", Count(float64(len(gr.occ)))},
 			{"occurrences per step", Count(perStep)},
-			{"GPU time per step", DurUs(gpuPerStep)},
+			{"GPU time per step", DurUs(sv.kernelUs)},
+			{"GPU idle between the chain's kernels per step", DurUs(sv.idleUs)},
+			{"chain span per step", DurUs(sv.spanUs)},
+			{"GPU time saved per step", DurUs(sv.gpuUs)},
+			{"share of these kernels' time the GPU is the bottleneck", Percent(sv.critShare)},
+			{"GPU time saved on the critical path per step", DurUs(sv.critUs)},
+			{"launch gaps removed per step", DurUs(sv.gapsUs)},
 			{"intermediate traffic per occurrence", Bytes(traffic)},
 			{"median launch API time", DurUs(launchCost)},
 			{"peak DRAM bandwidth", Rate(bw*1e9, "B/s")},
@@ -389,8 +436,11 @@ func (p *Pass) fusionFinding(gr *chainGroup, saving, gpuPerStep, traffic, launch
 				chain, n, a.Device, a.Stream, len(gr.occ)),
 				Table:   tb,
 				Kernels: names},
-			{Text: fmt.Sprintf("saving model: %d launches saved per occurrence × %s median launch API time (at most the GPU idle gaps between the chain's kernels), plus %s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth (at most the chain's GPU time minus its longest kernel)",
-				n-1, fmtUs(launchCost), FormatBytes(traffic), bw)},
+			{Text: fmt.Sprintf("saving model, per step: %s of GPU time saved (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest kernel), "+
+				"of which %s shortens the step (the GPU is the bottleneck for %.0f%% of these kernels' time; for the rest the host queues the next kernel after they end and the GPU would only idle longer), "+
+				"plus %s of launch gaps removed (launches saved per occurrence: %d, each at most %s median launch API time and at most the GPU idle time before its kernel: %s per step in all); "+
+				"together within the chain's span of %s per step",
+				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), fmtUs(sv.critUs), sv.critShare*100, fmtUs(sv.gapsUs), n-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
 		},
 		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),
 		Confidence: Medium,

@@ -45,6 +45,7 @@ func enforceInvariants(r *Result, activities int) {
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
 		k.Share = clampShare(k.Share, "kernel "+k.ShortName+" share", fix)
+		k.CumulativeShare = clampShare(k.CumulativeShare, "kernel "+k.ShortName+" cumulative share", fix)
 	}
 	known := Categories()
 	counted := 0
@@ -65,7 +66,28 @@ func enforceInvariants(r *Result, activities int) {
 	}
 	s := &r.Summary
 	s.GPUBusyShare = clampShare(s.GPUBusyShare, "GPU busy share", fix)
-	r.StepStats.SteadyGPUBusyShare = clampShare(r.StepStats.SteadyGPUBusyShare, "steady-state GPU busy share", fix)
+	ss := &r.StepStats
+	for _, v := range []struct {
+		p    *float64
+		what string
+	}{
+		{&ss.SteadyGPUBusyShare, "steady-state GPU busy share"},
+		{&ss.SteadyGPUIdleShare, "steady-state GPU idle share"},
+		{&ss.SteadyComputeShare, "steady-state compute share"},
+		{&ss.SteadyLaunchAPIIdleShare, "launch calls' share of idle"},
+		{&ss.ForwardShare, "forward share"},
+		{&ss.BackwardShare, "backward share"},
+		{&ss.OptimizerShare, "optimizer share"},
+		{&ss.Median.GPUBusyShare, "median step's GPU busy share"},
+		{&ss.MedianNoFirst.GPUBusyShare, "median step's GPU busy share (after the first)"},
+	} {
+		*v.p = clampShare(*v.p, v.what, fix)
+	}
+	for i := range r.SameWork {
+		w := &r.SameWork[i]
+		w.FastEfficiency = clampShare(w.FastEfficiency, "roofline "+w.Fast+" efficiency", fix)
+		w.SlowEfficiency = clampShare(w.SlowEfficiency, "roofline "+w.Slow+" efficiency", fix)
+	}
 	r.Launches.ShortKernelShare = clampShare(r.Launches.ShortKernelShare, "short-kernel share", fix)
 
 	step := r.StepStats.SteadyWallUs
@@ -123,6 +145,7 @@ func Check(r *Result) error {
 	known := Categories()
 	for _, k := range r.Kernels {
 		share(k.Share, "kernel "+k.Name+" share")
+		share(k.CumulativeShare, "kernel "+k.Name+" cumulative share")
 		if !slices.Contains(known, k.Category) {
 			bad("kernel %s in unknown category %q", k.Name, k.Category)
 		}
@@ -134,7 +157,32 @@ func Check(r *Result) error {
 		share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
 	}
 	share(r.Summary.GPUBusyShare, "GPU busy share")
-	share(r.StepStats.SteadyGPUBusyShare, "steady-state GPU busy share")
+	ss := r.StepStats
+	share(ss.SteadyGPUBusyShare, "steady-state GPU busy share")
+	share(ss.SteadyGPUIdleShare, "steady-state GPU idle share")
+	share(ss.SteadyComputeShare, "steady-state compute share")
+	share(ss.SteadyLaunchAPIIdleShare, "launch calls' share of idle")
+	share(ss.ForwardShare, "forward share")
+	share(ss.BackwardShare, "backward share")
+	share(ss.OptimizerShare, "optimizer share")
+	share(ss.Median.GPUBusyShare, "median step's GPU busy share")
+	share(ss.MedianNoFirst.GPUBusyShare, "median step's GPU busy share (after the first)")
+	if len(r.Steps) > 0 && !(0 <= ss.MinWallUs && ss.MinWallUs <= ss.MedianWallUs && ss.MedianWallUs <= ss.MaxWallUs && ss.WallSpread >= 0) {
+		bad("step times: min %v, median %v, max %v, spread %v: want 0 ≤ min ≤ median ≤ max and spread ≥ 0", ss.MinWallUs, ss.MedianWallUs, ss.MaxWallUs, ss.WallSpread)
+	}
+	if !(ss.FirstStepRatio >= 0) || ss.WarmUp != (ss.FirstStepRatio > WarmUpRatio) {
+		bad("first step ratio %v with warm-up %v", ss.FirstStepRatio, ss.WarmUp)
+	}
+	if tr := r.TopRange; tr != nil && !(tr.GPUUs >= TopRangeLead*tr.NextGPUUs && tr.Ratio >= TopRangeLead) {
+		bad("top range %s: %vµs against %vµs, ratio %v below %v", tr.Name, tr.GPUUs, tr.NextGPUUs, tr.Ratio, TopRangeLead)
+	}
+	for _, w := range r.SameWork {
+		share(w.FastEfficiency, "roofline "+w.Fast+" efficiency")
+		share(w.SlowEfficiency, "roofline "+w.Slow+" efficiency")
+		if !(w.Speedup >= SameWorkGap && w.FastTFLOPS >= w.SlowTFLOPS) {
+			bad("same work %s %s: %v vs %v TFLOP/s, speedup %v", w.Shape, w.DType, w.FastTFLOPS, w.SlowTFLOPS, w.Speedup)
+		}
+	}
 	share(r.Launches.ShortKernelShare, "short-kernel share")
 	share(r.Summary.CombinedSavingShare, "combined saving share")
 	step := r.StepStats.SteadyWallUs
@@ -173,5 +221,6 @@ func Check(r *Result) error {
 			}
 		}
 	}
+	checkFigures(r, bad)
 	return errors.Join(errs...)
 }

@@ -32,6 +32,7 @@ func (ix *index) metrics() *Result {
 	r.Ops = ix.ops()
 	r.Annotations = ix.annotations()
 	r.Roofline = ix.roofline()
+	deriveFigures(r)
 	return r
 }
 
@@ -310,7 +311,10 @@ func (ix *index) launches(r *Result) {
 			continue
 		}
 		api = append(api, c.Dur())
-		queue = append(queue, trace.Duration(t.GPU[c.FirstGPU].Start-c.End))
+		// A kernel or copy that starts before its launch call returns
+		// (a synchronous pageable copy, CUPTI's clocks) waited in no
+		// queue: 0, not a negative delay (memcpy-pageable: -7.1 ms mean).
+		queue = append(queue, max(0, trace.Duration(t.GPU[c.FirstGPU].Start-c.End)))
 	}
 	for i := range t.GPU {
 		if t.GPU[i].Kind != trace.Kernel {

@@ -31,6 +31,12 @@ type Result struct {
 	Annotations []AnnotationStat `json:"annotations"`
 	// Roofline has one row per GEMM-like op shape whose FLOPs are known.
 	Roofline []RooflineRow `json:"roofline"`
+	// TopRange is the record_function range with the most GPU time when
+	// it leads the next by TopRangeLead or more; absent otherwise.
+	TopRange *RangeLead `json:"top_range,omitempty"`
+	// SameWork compares implementations of one GEMM shape and dtype in
+	// Roofline whose throughput differs by SameWorkGap or more.
+	SameWork []SameWork `json:"same_work"`
 	// Findings are ranked by SavingUs, largest first.
 	Findings []Finding `json:"findings"`
 	// Overlaps lists the parts of the step that more than one finding's
@@ -74,7 +80,10 @@ type Summary struct {
 	MemcpyUs        float64 `json:"memcpy_us"`
 	Memsets         int     `json:"memsets"`
 	MemsetUs        float64 `json:"memset_us"`
-	Steps           int     `json:"steps"`
+	// GPUActivityUs sums the durations of every kernel, memcpy and memset
+	// (the Categories' TotalUs): the whole that CategoryTime.Share is of.
+	GPUActivityUs float64 `json:"gpu_activity_us"`
+	Steps         int     `json:"steps"`
 	// StepsSynthetic is true when the trace marks no ProfilerStep#N and the
 	// whole trace counts as one step.
 	StepsSynthetic bool `json:"steps_synthetic"`
@@ -133,6 +142,9 @@ type Kernel struct {
 
 	// ShortName is analyze.ShortKernelName(Name), for tables.
 	ShortName string `json:"short_name"`
+	// CumulativeShare is the share of kernel time of this kernel and
+	// every one above it in Kernels: what "the top N take" quotes.
+	CumulativeShare float64 `json:"cumulative_share"`
 	// Category is one of the Category* constants.
 	Category string `json:"category"`
 	// Ops are the framework ops that launched it (innermost op around the
@@ -278,10 +290,55 @@ type StepStats struct {
 	// SteadyGPUBoundUs is the median of the steps' GPUBoundUs: savings
 	// out of GPU busy time shorten the step by at most it.
 	SteadyGPUBoundUs float64 `json:"steady_gpu_bound_us"`
+
+	// Median and MedianNoFirst are the per-column medians of the steps
+	// and of the steps after the first (the step table's summary rows;
+	// Number, StartUs and Synthetic are zero, counts rounded medians).
+	Median        Step `json:"median_step"`
+	MedianNoFirst Step `json:"median_step_no_first"`
+	// MinWallUs and MaxWallUs are the fastest and slowest step's WallUs,
+	// MinWallStep and MaxWallStep their numbers; WallSpread is their
+	// difference over MedianWallUs (may exceed 1).
+	MinWallUs   float64 `json:"min_wall_us"`
+	MinWallStep int     `json:"min_wall_step"`
+	MaxWallUs   float64 `json:"max_wall_us"`
+	MaxWallStep int     `json:"max_wall_step"`
+	WallSpread  float64 `json:"wall_spread"`
+	// FirstStepRatio is FirstStepUs over MedianWallUsNoFirst, with three
+	// steps or more (0 otherwise); WarmUp is true when it is above
+	// WarmUpRatio: the first step carries warm-up.
+	FirstStepRatio float64 `json:"first_step_ratio"`
+	WarmUp         bool    `json:"warm_up"`
+	// SteadyGPUIdleShare is 1 − SteadyGPUBusyShare.
+	SteadyGPUIdleShare float64 `json:"steady_gpu_idle_share"`
+	// SteadyComputeShare is the median over the steady steps of the share
+	// of the step the GPU spends in kernels other than communication.
+	SteadyComputeShare float64 `json:"steady_compute_share"`
+	// ComputeBound is true when SteadyComputeShare is at least
+	// ComputeBoundShare: compute alone fills the step, so the GPU, not its
+	// collectives, limits it.
+	ComputeBound bool `json:"compute_bound"`
+	// SteadyLaunchAPIIdleShare is SteadyLaunchAPIUs over SteadyGPUIdleUs,
+	// at most 1: how much of the idle time launch calls could explain.
+	SteadyLaunchAPIIdleShare float64 `json:"steady_launch_api_idle_share"`
+	// SteadyKernelUs is the median kernel time per steady step. The two
+	// means below are over the same median step, so that "N launches
+	// taking T (T/N each)" adds up: SteadyLaunchAPIPerLaunchUs is
+	// SteadyLaunchAPIUs over SteadyLaunches and SteadyKernelMeanUs
+	// SteadyKernelUs over SteadyKernels (0 without launches or kernels).
+	SteadyKernelUs             float64 `json:"steady_kernel_us"`
+	SteadyLaunchAPIPerLaunchUs float64 `json:"steady_launch_api_per_launch_us"`
+	SteadyKernelMeanUs         float64 `json:"steady_kernel_mean_us"`
+	// ForwardShare, BackwardShare and OptimizerShare split the sum of
+	// MedianForwardUs, MedianBackwardUs and MedianOptimizerUs.
+	ForwardShare   float64 `json:"forward_share"`
+	BackwardShare  float64 `json:"backward_share"`
+	OptimizerShare float64 `json:"optimizer_share"`
 }
 
 // LaunchStats follow HTA's definitions: launch API duration is the CPU time
-// of the launch call, queue delay is kernel start minus launch call end.
+// of the launch call, queue delay is kernel start minus launch call end (0
+// when the activity started before the call returned).
 type LaunchStats struct {
 	// Launches counts API calls that launched at least one GPU activity.
 	Launches       int     `json:"launches"`

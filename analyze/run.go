@@ -204,6 +204,7 @@ func All() []*Analyzer {
 		FusionCandidate,
 		HookOverhead,
 		LaunchBound,
+		HostBound,
 		GPUIdle,
 		CompileOverhead,
 		CustomGEMM,

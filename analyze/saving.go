@@ -49,7 +49,7 @@ func (p *Pass) finish(f *Finding, id string) error {
 		f.Evidence = append(f.Evidence, Evidence{Text: text})
 		f.SavingUs = a
 	}
-	if f.SavingFrom == FromKernelTime && p.critical != nil {
+	if f.SavingFrom == FromKernelTime && p.critical != nil && !f.splitByAnalyzer {
 		p.onCriticalPath(f)
 	}
 	f.SavingNs = int64(math.Round(f.SavingUs * 1e3))

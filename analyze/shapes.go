@@ -113,6 +113,19 @@ func dtypeName(dtype string) string {
 	return dtype
 }
 
+// OpDType is the short name (fp32, bf16, ...) of the element type of an
+// op's first tensor input, read from the profiler's "Input type" text
+// (["Scalar", "c10::BFloat16"] → bf16), "" when it lists no tensor. It is
+// the name the roofline uses, for export's kernels table.
+func OpDType(inputTypes string) string {
+	for _, t := range parseTypes(inputTypes) {
+		if elemSize(t) > 0 {
+			return dtypeName(t)
+		}
+	}
+	return ""
+}
+
 // numel returns the number of elements of a shape (1 for a scalar).
 func numel(shape []int64) int64 {
 	n := int64(1)

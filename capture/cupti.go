@@ -295,6 +295,7 @@ func (s *Session) runStepCUPTI(n int, fn func() error) error {
 	s.step = n
 	s.recording = true
 	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
+	s.openCallStats()
 	s.calls = nil
 	defer func() { s.recording = false }()
 	name := fmt.Sprintf("ProfilerStep#%d", n)
@@ -318,6 +319,7 @@ func (s *Session) runStepCUPTI(n int, fn func() error) error {
 	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
 	s.cur.HostNs = hEnd - hStart
 	s.cur.WallNs = hDone - hStart
+	s.closeCallStats()
 	s.cuptiSteps = append(s.cuptiSteps, cuptiStep{n: n, cal: cal, from: hStart, to: hDone, ext: stepExt,
 		calls: s.calls, anns: append([]annotation(nil), s.anns...), stat: s.cur})
 	s.anns = s.anns[:0]

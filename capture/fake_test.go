@@ -40,6 +40,9 @@ type fakeDriver struct {
 	act *fakeCUPTI
 	// pinnedAt are the first bytes of AllocHost's buffers.
 	pinnedAt []*byte
+	// Every stallEvery-th Launch call takes stallNs more host time.
+	stallEvery int
+	stallNs    int64
 }
 
 func newFakeDriver(clk *fakeClock) *fakeDriver {
@@ -148,6 +151,9 @@ func fl(b []byte) []float32 {
 func (f *fakeDriver) Launch(k *Kernel, grid, block Dim3, shared int, args ...any) error {
 	if err := f.call("Launch"); err != nil {
 		return err
+	}
+	if f.stallEvery > 0 && f.calls["Launch"]%f.stallEvery == 0 {
+		f.clk.now += f.stallNs
 	}
 	d := f.kdur[k.Name]
 	if d == 0 {

@@ -45,6 +45,11 @@ type StepStat struct {
 	Launches int
 	// LaunchCallNs is the host time spent inside the launch/copy calls.
 	LaunchCallNs int64
+	// LaunchCallMedianNs is the median host time of one launch/copy call.
+	// Unlike the mean (LaunchCallNs over Launches) it is not moved by the
+	// rare call that stalls (a page fault, CUPTI taking a buffer), so two
+	// timing modes are compared on it.
+	LaunchCallMedianNs int64
 	// CalibrationErrNs bounds the host/GPU clock alignment error.
 	CalibrationErrNs int64
 }
@@ -104,6 +109,9 @@ type Session struct {
 	open      []int
 	pend      []pendingOp
 	cur       StepStat
+	// callNs holds the host time of each launch/copy call of the current
+	// step, for StepStat.LaunchCallMedianNs.
+	callNs []int64
 
 	// CUPTI mode (src != nil): the step's host calls, where its GPU work
 	// ran, and the streams seen.
@@ -348,8 +356,19 @@ func (s *Session) issue(call func() error) (t0, t1 int64, err error) {
 	if err == nil {
 		s.cur.Launches++
 		s.cur.LaunchCallNs += t1 - t0
+		s.callNs = append(s.callNs, t1-t0)
 	}
 	return t0, t1, err
+}
+
+// openCallStats starts a step's per-call host times.
+func (s *Session) openCallStats() { s.callNs = s.callNs[:0] }
+
+// closeCallStats files the step's median call time; it sorts, so it runs
+// after the step's host and wall clocks are read.
+func (s *Session) closeCallStats() {
+	s.cur.LaunchCallMedianNs = medianI64(s.callNs)
+	s.callNs = s.callNs[:0]
 }
 
 // Launch launches a kernel (cuLaunchKernel), recorded like CUPTI records it.

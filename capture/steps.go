@@ -19,6 +19,7 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	s.step = n
 	s.recording = true
 	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
+	s.openCallStats()
 	defer func() { s.recording = false }()
 	gStart, err := s.pool.get()
 	if err != nil {
@@ -66,6 +67,7 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
 	s.cur.HostNs = hEnd - hStart
 	s.cur.WallNs = hDone - hStart
+	s.closeCallStats()
 	if s.cur.GPUNs, err = s.d.ElapsedNs(gStart, gEnd); err != nil {
 		return fmt.Errorf("step GPU time: %w", err)
 	}

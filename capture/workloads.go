@@ -550,14 +550,15 @@ func (l *launchWork) step(s *Session) error {
 func (l *launchWork) verify(s *Session) error { return s.Sync() }
 
 func (l *launchWork) notes(s *Session) []string {
-	var host, call, gpu []int64
+	var host, call, callMed, gpu []int64
 	for _, st := range s.Steps {
 		host = append(host, st.HostNs/int64(l.n))
 		call = append(call, st.LaunchCallNs/int64(max(st.Launches, 1)))
+		callMed = append(callMed, st.LaunchCallMedianNs)
 		gpu = append(gpu, st.GPUNs/int64(l.n))
 	}
-	out := []string{fmt.Sprintf("per launch (median over steps): host step time %s us, inside cuLaunchKernel %s us, GPU time %s us",
-		us(medianI64(host)), us(medianI64(call)), us(medianI64(gpu)))}
+	out := []string{fmt.Sprintf("per launch (median over steps): host step time %s us, inside cuLaunchKernel %s us (mean; median call %s us), GPU time %s us",
+		us(medianI64(host)), us(medianI64(call)), us(medianI64(callMed)), us(medianI64(gpu)))}
 	if m, c, ok := medianOp(s, "empty"); ok {
 		out = append(out, fmt.Sprintf("empty kernel as timed on the GPU: median %s us over %d", us(m), c))
 	}

@@ -137,6 +137,11 @@ type FindingChange struct {
 	// BaseSavingUs and NewSavingUs sum the estimated saving per step of the
 	// findings with this analyzer and subject in each run.
 	BaseSavingUs, NewSavingUs float64
+	// OneOff marks a one-time cost (analyze.FromOneOff: a cold start, a
+	// compilation), which saves nothing per step: BaseOneOffUs and
+	// NewOneOffUs sum its cost in each run instead.
+	OneOff                    bool
+	BaseOneOffUs, NewOneOffUs float64
 }
 
 // Findings sorts finding ids into resolved (only in base), new (only in
@@ -591,15 +596,20 @@ func compareFindings(base, new []analyze.Finding) Findings {
 			byKey[k] = a
 			order = append(order, k)
 		}
+		if f.SavingFrom == analyze.FromOneOff {
+			a.change.OneOff = true
+		}
 		if isNew {
 			if !a.inN {
 				a.change.Title, a.change.Severity = f.Title, f.Severity
 			}
 			a.inN = true
 			a.change.NewSavingUs += f.SavingUs
+			a.change.NewOneOffUs += f.OneOffUs
 		} else {
 			a.inB = true
 			a.change.BaseSavingUs += f.SavingUs
+			a.change.BaseOneOffUs += f.OneOffUs
 		}
 	}
 	for _, f := range base {

@@ -270,16 +270,30 @@ func findingLines(r *Result, code func(string) string) []string {
 			lines = append(lines, fmt.Sprintf("%s %s: %s%s", label, code(f.ID), f.Title, saving(f)))
 		}
 	}
+	// A one-time cost (cold start, compilation) is worth nothing per
+	// step: its cost is what compares.
 	add("resolved", r.Findings.Resolved, func(f FindingChange) string {
+		if f.OneOff {
+			return fmt.Sprintf(" (was a one-time cost of %s)", FormatTime(f.BaseOneOffUs))
+		}
 		return fmt.Sprintf(" (was worth %s per step)", FormatTime(f.BaseSavingUs))
 	})
 	add("new", r.Findings.New, func(f FindingChange) string {
+		if f.OneOff {
+			return fmt.Sprintf(" (%s severity, one-time cost %s)", f.Severity, FormatTime(f.NewOneOffUs))
+		}
 		return fmt.Sprintf(" (%s severity, worth %s per step)", f.Severity, FormatTime(f.NewSavingUs))
 	})
 	add("not resolved", r.Findings.Unreported, func(f FindingChange) string {
+		if f.OneOff {
+			return fmt.Sprintf(" (was a one-time cost of %s; the same kernels ran, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseOneOffUs))
+		}
 		return fmt.Sprintf(" (was worth %s per step; the same kernels ran, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseSavingUs))
 	})
 	add("persisting", r.Findings.Persisting, func(f FindingChange) string {
+		if f.OneOff {
+			return fmt.Sprintf(" (one-time cost %s → %s)", FormatTime(f.BaseOneOffUs), FormatTime(f.NewOneOffUs))
+		}
 		return fmt.Sprintf(" (worth %s → %s per step)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs))
 	})
 	return lines

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/tracelens/tracelens/analyze"
 )
 
 // Summary describes one side's samples the way benchstat prints them: a
@@ -29,11 +31,8 @@ func Summarize(values []float64) Summary {
 	if len(v) == 0 {
 		return s
 	}
-	if n := len(v); n%2 == 1 {
-		s.Median = v[n/2]
-	} else {
-		s.Median = (v[n/2-1] + v[n/2]) / 2
-	}
+	// The project's one median: analyze's "the step" is the same statistic.
+	s.Median = analyze.Median(v)
 	if s.Median != 0 {
 		for _, x := range v {
 			s.Spread = max(s.Spread, math.Abs(x-s.Median)/math.Abs(s.Median))

@@ -248,6 +248,11 @@ type jsonFinding struct {
 	Severity     string  `json:"severity"`
 	BaseSavingUs float64 `json:"base_saving_us"`
 	NewSavingUs  float64 `json:"new_saving_us"`
+	// OneOff marks a one-time cost: base_one_off_us and new_one_off_us
+	// are its cost, and the savings per step are 0.
+	OneOff       bool    `json:"one_off,omitempty"`
+	BaseOneOffUs float64 `json:"base_one_off_us,omitempty"`
+	NewOneOffUs  float64 `json:"new_one_off_us,omitempty"`
 }
 
 // pctPtr turns NaN (no percentage: a change from zero) into JSON null.

@@ -35,6 +35,13 @@ type Options struct {
 	// returns), so that memory stays near what the ranks in flight need
 	// instead of growing with garbage. It is process-wide while it lasts.
 	MemoryBudget int64
+	// Each, if set, is called with every rank's full trace and its Rank
+	// as soon as the rank is read, before the trace is dropped, so that a
+	// caller needing the full model (export) reads each file once. It is
+	// called from several goroutines at once; the Rank's number may still
+	// change when the run is assembled (a rank taken from file order), and
+	// an error fails Load.
+	Each func(*trace.Trace, *Rank) error
 }
 
 // Budget is the memory budget Load needs for files read par at a time: the
@@ -163,7 +170,7 @@ func Load(args []string, opt Options) (*Run, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ranks[i], errs[i] = readRank(f, opt.CommKernel, workers)
+			ranks[i], errs[i] = readRank(f, opt.CommKernel, workers, opt.Each)
 		}()
 	}
 	wg.Wait()
@@ -173,8 +180,9 @@ func Load(args []string, opt Options) (*Run, error) {
 	return assemble(ranks, opt)
 }
 
-// readRank reads one rank's file and compacts it.
-func readRank(path string, extra *regexp.Regexp, workers int) (r *Rank, err error) {
+// readRank reads one rank's file and compacts it, handing both to each
+// (if set) first.
+func readRank(path string, extra *regexp.Regexp, workers int, each func(*trace.Trace, *Rank) error) (r *Rank, err error) {
 	t, sc, size, err := readTrace(path, workers)
 	if err != nil {
 		return nil, err
@@ -184,7 +192,13 @@ func readRank(path string, extra *regexp.Regexp, workers int) (r *Rank, err erro
 			r, err = nil, fmt.Errorf("%s: internal error while summarising the rank: %v", path, p)
 		}
 	}()
-	return compact(t, sc, path, size, extra), nil
+	r = compact(t, sc, path, size, extra)
+	if each != nil {
+		if err := each(t, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // readTrace reads a trace through ingest while the comm scanner watches the

@@ -31,7 +31,9 @@ type Options struct {
 	// MaxMemory caps the trace models of all workers together, in bytes:
 	// each read gets an equal share and stops with an error naming the
 	// file when its model would pass it. 0 means
-	// ingest.DefaultMaxMemory(); negative means no cap.
+	// ingest.DefaultMaxMemory(); negative means no cap. The ranks of a
+	// job are read by distributed.Load, Workers at a time, which this cap
+	// does not reach.
 	MaxMemory int64
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config
@@ -93,6 +95,9 @@ type Outcome struct {
 	InputBytes, OutputBytes int64
 	// Rows counts the rows written per table (empty when skipped).
 	Rows map[string]int64
+	// Note, when set, says what the user should know about an exported
+	// input (a rank of a job that could not be loaded, exported alone).
+	Note string
 }
 
 // Run exports every input to opt.Dir, opt.Workers at a time, and returns
@@ -121,33 +126,86 @@ func Run(inputs []Input, opt Options) ([]Outcome, error) {
 	}
 
 	prog := newTracker(inputs, opt.Progress)
-	out := make([]Outcome, len(inputs))
+	ex := &exporter{opt: opt, read: read, workers: workers, prog: prog, inputs: inputs, out: make([]Outcome, len(inputs))}
+	for _, b := range batches(inputs) {
+		if b.job != "" {
+			ex.job(b.idx)
+			continue
+		}
+		parallel(workers, len(b.idx), func(k int) { ex.one(b.idx[k], nil) })
+	}
+	return ex.out, nil
+}
+
+// exporter is one call of Run: its options, inputs and outcomes.
+type exporter struct {
+	opt     Options
+	read    ingest.Options
+	workers int
+	prog    *tracker
+	inputs  []Input
+	out     []Outcome
+}
+
+// one exports inputs[i] (rank: its place in its loaded job, nil for a
+// lone trace) into out[i], with progress.
+func (ex *exporter) one(i int, rank *jobRank) {
+	ex.prog.start(i)
+	r := ex.read
+	if ex.opt.Progress != nil {
+		r.Progress = func(n, _ int64) { ex.prog.reading(i, n) }
+	}
+	ex.out[i] = exportOne(ex.inputs[i], ex.opt, r, rank)
+	ex.prog.done(i)
+}
+
+// parallel calls fn(0..n-1), workers at a time.
+func parallel(workers, n int, fn func(k int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(workers, n) {
 		wg.Go(func() {
-			for i := range next {
-				prog.start(i)
-				r := read
-				if opt.Progress != nil {
-					r.Progress = func(n, _ int64) { prog.reading(i, n) }
-				}
-				out[i] = exportOne(inputs[i], opt, r)
-				prog.done(i)
+			for k := range next {
+				fn(k)
 			}
 		})
 	}
-	for i := range inputs {
-		next <- i
+	for k := range n {
+		next <- k
 	}
 	close(next)
 	wg.Wait()
-	return out, nil
+}
+
+// batch is a set of inputs exported together: the ranks of one job, or
+// every input that is not a rank of a job.
+type batch struct {
+	job string
+	idx []int
+}
+
+// batches splits inputs into jobs and lone traces, in the order they first
+// appear.
+func batches(inputs []Input) []batch {
+	var out []batch
+	at := map[string]int{}
+	for i, in := range inputs {
+		k, ok := at[in.Job]
+		if !ok {
+			k = len(out)
+			at[in.Job] = k
+			out = append(out, batch{job: in.Job})
+		}
+		out[k].idx = append(out[k].idx, i)
+	}
+	return out
 }
 
 // exportOne exports one input: hash it, skip it when its tables are up to
-// date, else read, analyze and write every table.
-func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
+// date, else read, analyze and write every table. rank is the input's
+// place in its job, nil for a lone trace; a rank comes hashed and
+// checked for being up to date by loadJob.
+func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Outcome) {
 	o = Outcome{Input: in}
 	defer func() {
 		// A bug in a row builder must not take the other inputs down.
@@ -155,15 +213,22 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 			o.Status, o.Err = Failed, fmt.Errorf("%s: internal error while exporting: %v", in.Path, r)
 		}
 	}()
-	hash, size, err := contentHash(in.Path)
-	if err != nil {
-		o.Status, o.Err = Failed, err
-		return o
-	}
-	o.ContentHash, o.InputBytes = hash, size
-	if !opt.Force && upToDate(opt.Dir, in.Run, hash) {
-		o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
-		return o
+	id := identity{}
+	if rank != nil {
+		id = rank.id
+		o.ContentHash, o.InputBytes = id.ContentHash, rank.size
+	} else {
+		hash, size, err := contentHash(in.Path)
+		if err != nil {
+			o.Status, o.Err = Failed, err
+			return o
+		}
+		id.ContentHash = hash
+		o.ContentHash, o.InputBytes = hash, size
+		if !opt.Force && upToDate(opt.Dir, in.Run, id) {
+			o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
+			return o
+		}
 	}
 	fail := func(err error) Outcome {
 		// Tables of an earlier version of this input no longer describe
@@ -174,7 +239,7 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	}
 	t, err := ingest.ReadFile(in.Path, read)
 	var fe *ingest.FormatError
-	if in.InDir && errors.As(err, &fe) {
+	if in.InDir && rank == nil && errors.As(err, &fe) {
 		removeRun(opt.Dir, in.Run)
 		o.Status, o.Err = NotTrace, err
 		return o
@@ -182,22 +247,36 @@ func exportOne(in Input, opt Options, read ingest.Options) (o Outcome) {
 	if err != nil {
 		return fail(err)
 	}
-	r, err := analyze.Run(t, opt.Analyze)
+	m, err := build(in, t, opt.Analyze)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", in.Path, err))
+		return fail(err)
+	}
+	if rank != nil {
+		m.setJobRank(rank)
+	}
+	row := m.runRow(in.Path, id.ContentHash, o.InputBytes)
+	rows, err := writeRun(opt.Dir, in, id, m, &row, Tables())
+	if err != nil {
+		return fail(err)
+	}
+	o.Status, o.Rows, o.OutputBytes = Exported, rows, outputBytes(opt.Dir, in.Run)
+	return o
+}
+
+// build analyzes a trace read for in and returns the model the row
+// builders read.
+func build(in Input, t *trace.Trace, cfg analyze.Config) (*model, error) {
+	r, err := analyze.Run(t, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	// Run derives steps for traces without ProfilerStep marks; the rows
 	// place activities in steps by the trace Run saw.
 	t, _, _ = analyze.WithSteps(t)
 	if len(t.Steps) != len(r.Steps) {
-		return fail(fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps)))
+		return nil, fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps))
 	}
-	rows, err := writeRun(opt.Dir, in, hash, size, t, r)
-	if err != nil {
-		return fail(fmt.Errorf("%s: exporting to %s: %w", in.Path, opt.Dir, err))
-	}
-	o.Status, o.Rows, o.OutputBytes = Exported, rows, outputBytes(opt.Dir, in.Run)
-	return o
+	return newModel(in.Run, t, r), nil
 }
 
 // removeRun deletes run's table files, the runs file (its completion
@@ -215,13 +294,18 @@ func tablePath(dir, table, run string) string {
 	return filepath.Join(dir, table, run+".parquet")
 }
 
-// writeRun writes every table of one run. Each file is written under a
-// hidden temporary name and renamed into place, the runs table last: a
-// run whose runs file exists with the input's hash is complete, so an
-// interrupted export is redone, never half-skipped.
-func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *analyze.Result) (map[string]int64, error) {
-	m := newModel(in.Run, t, r)
-	rows := map[string]int64{}
+// writeRun writes the named tables of one run (in Tables' order; run is
+// the runs table's row). Each file is written under a hidden temporary
+// name and renamed into place, the runs table last: a run whose runs file
+// exists with the input's hash is complete, so an interrupted export is
+// redone, never half-skipped. Errors name the input and the directory.
+func writeRun(dir string, in Input, id identity, m *model, run *RunRow, names []string) (rows map[string]int64, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%s: exporting to %s: %w", in.Path, dir, err)
+		}
+	}()
+	rows = map[string]int64{}
 	// Removing the old runs file first means a crash below leaves the run
 	// marked incomplete even when its other tables were already replaced.
 	if err := os.Remove(tablePath(dir, TableRuns, in.Run)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -241,19 +325,24 @@ func writeRun(dir string, in Input, hash string, size int64, t *trace.Trace, r *
 		fill func(tmp string) error
 	}{
 		{TableKernels, func(tmp string) error {
-			return writeTable(tmp, TableKernels, hash, counting(rows, TableKernels, m.kernels))
+			return writeTable(tmp, TableKernels, id, counting(rows, TableKernels, m.kernels))
 		}},
-		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, hash, counting(rows, TableOps, m.ops)) }},
-		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, hash, counting(rows, TableSteps, m.steps)) }},
+		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, id, counting(rows, TableOps, m.ops)) }},
+		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, id, counting(rows, TableSteps, m.steps)) }},
+		{TableCollectives, func(tmp string) error {
+			return writeTable(tmp, TableCollectives, id, counting(rows, TableCollectives, m.collectives))
+		}},
 		{TableFindings, func(tmp string) error {
-			return writeTable(tmp, TableFindings, hash, counting(rows, TableFindings, m.findings))
+			return writeTable(tmp, TableFindings, id, counting(rows, TableFindings, m.findings))
 		}},
 		{TableRuns, func(tmp string) error {
-			run := m.runRow(in.Path, hash, size)
-			return writeTable(tmp, TableRuns, hash, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(run) }))
+			return writeTable(tmp, TableRuns, id, counting(rows, TableRuns, func(emit func(RunRow) error) error { return emit(*run) }))
 		}},
 	}
 	for _, tbl := range tables {
+		if !slices.Contains(names, tbl.name) {
+			continue
+		}
 		if err := write(tbl.name, tbl.fill); err != nil {
 			return nil, err
 		}
@@ -273,12 +362,12 @@ func counting[T any](n map[string]int64, table string, build func(func(T) error)
 
 // upToDate reports whether every table of run exists in dir, written with
 // this SchemaVersion and these columns from input content with the given
-// hash.
-func upToDate(dir, run, hash string) bool {
+// hashes.
+func upToDate(dir, run string, id identity) bool {
 	for _, tbl := range Tables() {
 		meta, err := readMeta(tablePath(dir, tbl, run))
-		if err != nil || meta[MetaContentHash] != hash || meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) ||
-			meta[MetaColumns] != tableColumns(tbl) {
+		if err != nil || meta[MetaContentHash] != id.ContentHash || meta[MetaJobHash] != id.JobHash ||
+			meta[MetaSchemaVersion] != strconv.Itoa(SchemaVersion) || meta[MetaColumns] != tableColumns(tbl) {
 			return false
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tracelens/tracelens/distributed"
 )
 
 // Input is one trace file to export and the name its run gets: the name
@@ -19,6 +21,11 @@ type Input struct {
 	// named itself: such a file that is valid JSON but not a trace (a
 	// metadata file beside the traces) is passed over, not an error.
 	InDir bool
+	// Job, when set, names the multi-rank run the file is one rank of:
+	// Run exports the inputs of one job together, matching their
+	// collectives across ranks (package distributed) for the collectives
+	// table and the rank columns.
+	Job string
 }
 
 // Inputs expands command-line arguments into inputs. A file is one input
@@ -60,6 +67,7 @@ func Inputs(args []string) ([]Input, error) {
 		if len(found) == 0 {
 			return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in directory", arg)
 		}
+		markJobs(arg, base, found)
 		ins = append(ins, found...)
 	}
 	seen := map[string]string{}
@@ -70,6 +78,44 @@ func Inputs(args []string) ([]Input, error) {
 		seen[in.Run] = in.Path
 	}
 	return ins, nil
+}
+
+// markJobs sets Job on the files found under the directory arg whose
+// directory holds the ranks of a multi-rank run: two or more trace files,
+// each with a distributedInfo object or a rank number in its name
+// (distributed.IsRun, the rule `tracelens report` applies to a list of
+// files). The job is named like a run, after the directory.
+func markJobs(arg, base string, found []Input) {
+	byDir := map[string][]int{}
+	var dirs []string
+	for i, in := range found {
+		d := filepath.Dir(in.Path)
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], i)
+	}
+	for _, d := range dirs {
+		idx := byDir[d]
+		if len(idx) < 2 {
+			continue
+		}
+		paths := make([]string, len(idx))
+		for k, i := range idx {
+			paths[k] = found[i].Path
+		}
+		if !distributed.IsRun(paths) {
+			continue
+		}
+		rel, err := filepath.Rel(arg, d)
+		if err != nil {
+			continue
+		}
+		job := runName(base + "/" + filepath.ToSlash(rel))
+		for _, i := range idx {
+			found[i].Job = job
+		}
+	}
 }
 
 // IsTraceFile reports whether a file name looks like a Chrome-JSON trace.

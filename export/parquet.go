@@ -20,11 +20,18 @@ const rowGroupRows = 1 << 20
 // batchRows is how many rows are handed to the Parquet writer at once.
 const batchRows = 4096
 
+// identity is what a table file was exported from: the input's content
+// hash and, for a rank of a job, the job's hash (its rows depend on the
+// other ranks too). Both go into every file's key/value metadata.
+type identity struct {
+	ContentHash, JobHash string
+}
+
 // writeTable writes the rows fill emits to a new Parquet file at path,
 // zstd-compressed, with the table's name, the schema version and the
-// input's content hash in the file's key/value metadata. On error the
-// file is removed.
-func writeTable[T any](path, table, hash string, fill func(emit func(T) error) error) (err error) {
+// input's identity in the file's key/value metadata. On error the file is
+// removed.
+func writeTable[T any](path, table string, id identity, fill func(emit func(T) error) error) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -36,15 +43,19 @@ func writeTable[T any](path, table, hash string, fill func(emit func(T) error) e
 		}
 	}()
 	buf := bufio.NewWriterSize(f, 1<<20)
-	w := parquet.NewGenericWriter[T](buf,
+	opts := []parquet.WriterOption{
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.CreatedBy("tracelens", strconv.Itoa(SchemaVersion), ""),
 		parquet.KeyValueMetadata(MetaTable, table),
 		parquet.KeyValueMetadata(MetaSchemaVersion, strconv.Itoa(SchemaVersion)),
-		parquet.KeyValueMetadata(MetaContentHash, hash),
+		parquet.KeyValueMetadata(MetaContentHash, id.ContentHash),
 		parquet.KeyValueMetadata(MetaColumns, columnsOf[T]()),
-	)
+	}
+	if id.JobHash != "" {
+		opts = append(opts, parquet.KeyValueMetadata(MetaJobHash, id.JobHash))
+	}
+	w := parquet.NewGenericWriter[T](buf, opts...)
 	batch := make([]T, 0, batchRows)
 	flush := func() error {
 		if _, err := w.Write(batch); err != nil {
@@ -116,6 +127,8 @@ func tableColumns(table string) string {
 		return columnsOf[FindingRow]()
 	case TableRuns:
 		return columnsOf[RunRow]()
+	case TableCollectives:
+		return columnsOf[CollectiveRow]()
 	}
 	return ""
 }

@@ -2,7 +2,6 @@ package export
 
 import (
 	"math"
-	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
@@ -23,6 +22,41 @@ type model struct {
 	// autotuner or compiler made (analyze.AutotuneLaunches; nil when
 	// none did).
 	autotune []bool
+	// ranked is the rank columns' values, nil for a lone trace (NULL);
+	// rankCol and worldCol point into it.
+	ranked            *rankInfo
+	rankCol, worldCol *int32
+	// rank is the trace's place in its loaded job, for the collectives
+	// table (nil: no rows).
+	rank *jobRank
+}
+
+// rankInfo is what the rank columns say about a rank of a job.
+type rankInfo struct {
+	job         string
+	rank, world int32
+	from        string
+}
+
+// setRank gives the rank columns values.
+func (m *model) setRank(ri rankInfo) {
+	m.ranked = &ri
+	m.rankCol, m.worldCol = &m.ranked.rank, &m.ranked.world
+}
+
+// setJobRank makes the model's trace rank r of its loaded job: the rank
+// columns get the job's values and the collectives table rows.
+func (m *model) setJobRank(r *jobRank) {
+	m.rank = r
+	m.setRank(r.info())
+}
+
+// light returns a model that keeps of m only what the collectives and
+// runs tables need (the run's name, its steps and clock, the rank): a
+// job's ranks wait for each other before those two tables are written,
+// and must not hold their full traces meanwhile.
+func (m *model) light() *model {
+	return &model{run: m.run, t: &trace.Trace{Steps: m.t.Steps}, epoch: m.epoch}
 }
 
 // categoryKey is everything analyze.CategoryOf reads about a GPU
@@ -103,6 +137,7 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 	if m.epoch != 0 {
 		row.Clock = "unix"
 	}
+	m.rankColumns(&row)
 	positive := func(v int) *int32 {
 		if v <= 0 {
 			return nil
@@ -116,6 +151,14 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 	return row
 }
 
+// rankColumns sets the runs row's job and rank columns.
+func (m *model) rankColumns(row *RunRow) {
+	row.Job, row.Rank, row.WorldSize, row.RankFrom = nil, nil, nil, nil
+	if m.ranked != nil {
+		row.Job, row.Rank, row.WorldSize, row.RankFrom = &m.ranked.job, m.rankCol, m.worldCol, &m.ranked.from
+	}
+}
+
 // kernels emits one row per GPU activity, in the model's order.
 func (m *model) kernels(emit func(KernelRow) error) error {
 	t := m.t
@@ -123,7 +166,7 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		row := KernelRow{
-			Run: m.run, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
+			Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
 			Category: m.category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
 			GridX: g.Grid[0], GridY: g.Grid[1], GridZ: g.Grid[2], BlockX: g.Block[0], BlockY: g.Block[1], BlockZ: g.Block[2],
 			Registers: g.Registers, SharedMem: g.SharedMem, Autotune: m.autotune != nil && m.autotune[i],
@@ -141,7 +184,7 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 		row.Step = m.stepNumber(launched)
 		if op := t.LaunchOp(trace.Index(i)); op != trace.None {
 			row.Op = &t.Ops[op].Name
-			row.DType = nonEmpty(dtypeOf(t.Ops[op].InputTypes))
+			row.DType = nonEmpty(analyze.OpDType(t.Ops[op].InputTypes))
 		}
 		if f := m.users.Of(t.LaunchFrame(trace.Index(i))); f != trace.None {
 			row.Python = &t.Frames[f].Name
@@ -164,7 +207,7 @@ func (m *model) ops(emit func(OpRow) error) error {
 	t := m.t
 	for i := range t.Ops {
 		o := &t.Ops[i]
-		row := OpRow{Run: m.run, ID: int64(i), Name: o.Name, Step: m.stepNumber(o.Start), Start: m.at(o.Start), DurationNs: int64(o.Dur()),
+		row := OpRow{Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, ID: int64(i), Name: o.Name, Step: m.stepNumber(o.Start), Start: m.at(o.Start), DurationNs: int64(o.Dur()),
 			InputDims: nonEmpty(o.InputDims), InputTypes: nonEmpty(o.InputTypes)}
 		if o.Parent != trace.None {
 			row.ParentID = ptr(int64(o.Parent))
@@ -189,7 +232,7 @@ func (m *model) ops(emit func(OpRow) error) error {
 func (m *model) steps(emit func(StepRow) error) error {
 	origin := m.at(m.t.Span().Start)
 	for _, s := range m.r.Steps {
-		row := StepRow{Run: m.run, Step: int32(s.Number), Synthetic: s.Synthetic, Start: origin + ns(s.StartUs), WallNs: ns(s.WallUs),
+		row := StepRow{Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, Step: int32(s.Number), Synthetic: s.Synthetic, Start: origin + ns(s.StartUs), WallNs: ns(s.WallUs),
 			GPUBusyNs: ns(s.GPUBusyUs), GPUIdleNs: ns(s.GPUIdleUs), GPUBusyShare: s.GPUBusyShare,
 			LaunchGapIdleNs: ns(s.LaunchGapIdleUs), LongGapIdleNs: ns(s.LongGapIdleUs), KernelNs: ns(s.KernelUs),
 			Kernels: int32(s.Kernels), Memcpys: int32(s.Memcpys), Launches: int32(s.Launches), LaunchAPINs: ns(s.LaunchAPIUs), SyncNs: ns(s.SyncUs),
@@ -205,36 +248,11 @@ func (m *model) steps(emit func(StepRow) error) error {
 // findings emits the run's findings in their ranking.
 func (m *model) findings(emit func(FindingRow) error) error {
 	for i, f := range m.r.Findings {
-		row := FindingRow{Run: m.run, Position: int32(i), ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity,
+		row := FindingRow{Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, Position: int32(i), ID: f.ID, Subject: f.Subject, Title: f.Title, Severity: f.Severity,
 			SavingNs: f.SavingNs, Share: f.Share, SavingFrom: f.SavingFrom, Confidence: f.Confidence, Fix: f.Fix}
 		if err := emit(row); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// dtypeOf returns the short name (fp32, bf16, ...) of the first tensor
-// type in an op's "Input type" text (["float", "c10::BFloat16", "Scalar"]),
-// or "" when it lists none.
-func dtypeOf(types string) string {
-	types = strings.TrimSpace(types)
-	if len(types) < 2 || types[0] != '[' {
-		return ""
-	}
-	for _, f := range strings.Split(types[1:len(types)-1], ",") {
-		if name := dtypeNames[strings.Trim(strings.TrimSpace(f), `"`)]; name != "" {
-			return name
-		}
-	}
-	return ""
-}
-
-// dtypeNames maps the profiler's tensor type names to the names users
-// know them by.
-var dtypeNames = map[string]string{
-	"double": "fp64", "float": "fp32", "c10::Half": "fp16", "at::Half": "fp16", "c10::BFloat16": "bf16", "at::BFloat16": "bf16",
-	"c10::Float8_e4m3fn": "fp8_e4m3", "c10::Float8_e5m2": "fp8_e5m2", "long int": "int64", "long": "int64", "int64_t": "int64",
-	"int": "int32", "unsigned int": "uint32", "short": "int16", "signed char": "int8", "unsigned char": "uint8", "bool": "bool",
-	"c10::complex<float>": "complex64", "c10::complex<double>": "complex128",
 }

@@ -37,19 +37,21 @@ func TestCategoryMemoAgreesWithAnalyze(t *testing.T) {
 	t.Logf("%d activities checked", checked)
 }
 
-func TestDTypeOf(t *testing.T) {
+// The kernels table's dtype is analyze's name for the launching op's
+// first tensor input (the roofline's), not a vocabulary of export's own.
+func TestOpDType(t *testing.T) {
 	for in, want := range map[string]string{
 		`["float", "float", ""]`:               "fp32",
 		`["Scalar", "c10::BFloat16", "float"]`: "bf16",
-		`["long int", "c10::Half"]`:            "int64",
+		`["", "c10::Half"]`:                    "fp16",
 		`[]`:                                   "",
 		`["", "Scalar"]`:                       "",
 		``:                                     "",
 		`not a list`:                           "",
-		`["c10::Float8_e4m3fn", "c10::BFloat16"]`: "fp8_e4m3",
+		`["c10::Float8_e4m3fn", "c10::BFloat16"]`: "fp8",
 	} {
-		if got := dtypeOf(in); got != want {
-			t.Errorf("dtypeOf(%q) = %q, want %q", in, got, want)
+		if got := analyze.OpDType(in); got != want {
+			t.Errorf("OpDType(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -66,14 +68,14 @@ func TestColumnsHash(t *testing.T) {
 		seen[h] = tbl
 	}
 	path := t.TempDir() + "/steps.parquet"
-	if err := writeTable(path, TableSteps, "sha256:x", func(emit func(StepRow) error) error { return emit(StepRow{Run: "r"}) }); err != nil {
+	if err := writeTable(path, TableSteps, identity{ContentHash: "sha256:x", JobHash: "sha256:j"}, func(emit func(StepRow) error) error { return emit(StepRow{Run: "r"}) }); err != nil {
 		t.Fatal(err)
 	}
 	meta, err := readMeta(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta[MetaColumns] != tableColumns(TableSteps) || meta[MetaTable] != TableSteps || meta[MetaContentHash] != "sha256:x" {
+	if meta[MetaColumns] != tableColumns(TableSteps) || meta[MetaTable] != TableSteps || meta[MetaContentHash] != "sha256:x" || meta[MetaJobHash] != "sha256:j" {
 		t.Errorf("metadata %v", meta)
 	}
 }

@@ -6,7 +6,7 @@ package export
 // renaming or removing a column, or changing a column's type or unit,
 // bumps it. An export directory written with another version is exported
 // again rather than skipped.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Keys of the Parquet key/value metadata every table file carries.
 const (
@@ -19,6 +19,11 @@ const (
 	// SchemaVersion was not bumped for an added column, so a directory
 	// never mixes two shapes of one table.
 	MetaColumns = "tracelens.columns"
+	// MetaJobHash is, in the files of a rank of a multi-rank run, a hash
+	// of every rank's run name and content hash: the rank columns and the
+	// collectives' waits depend on all the ranks, so a resumed export
+	// redoes a job's ranks when any of its files changed.
+	MetaJobHash = "tracelens.job_hash"
 )
 
 // Table names: each is a directory under the output directory holding one
@@ -26,17 +31,18 @@ const (
 // directory (DuckDB's read_parquet('out/kernels/*.parquet'), Spark's
 // spark.read.parquet("out/kernels"), a Trino external table's location).
 const (
-	TableRuns     = "runs"
-	TableKernels  = "kernels"
-	TableOps      = "ops"
-	TableSteps    = "steps"
-	TableFindings = "findings"
+	TableRuns        = "runs"
+	TableKernels     = "kernels"
+	TableOps         = "ops"
+	TableSteps       = "steps"
+	TableFindings    = "findings"
+	TableCollectives = "collectives"
 )
 
 // Tables lists the tables in the order they are written; TableRuns comes
 // last because its file marks a run as completely exported.
 func Tables() []string {
-	return []string{TableKernels, TableOps, TableSteps, TableFindings, TableRuns}
+	return []string{TableKernels, TableOps, TableSteps, TableCollectives, TableFindings, TableRuns}
 }
 
 // The row types below are the tables' schema. Conventions: every table
@@ -58,6 +64,18 @@ type RunRow struct {
 	// SchemaVersion is the export SchemaVersion the tables were written
 	// with.
 	SchemaVersion int32 `parquet:"schema_version"`
+	// Job names the multi-rank run the trace is one rank of (the
+	// directory its ranks were exported from, as a run name), NULL for a
+	// trace exported on its own. Rank is its global rank
+	// (distributedInfo.rank, else the rankN in its file name, else its
+	// place among the job's files: RankFrom says which); WorldSize the
+	// job's world size (distributedInfo.world_size, else the highest rank
+	// + 1). All four are NULL for a trace exported on its own: one file
+	// says too little to tell a single-GPU job from one rank of many.
+	Job       *string `parquet:"job,optional,dict"`
+	Rank      *int32  `parquet:"rank,optional"`
+	WorldSize *int32  `parquet:"world_size,optional"`
+	RankFrom  *string `parquet:"rank_from,optional,dict"`
 	// AnalysisVersion is analyze.SchemaVersion: the version of the
 	// definitions behind steps and findings (`report --format json`'s
 	// schema_version).
@@ -92,6 +110,11 @@ type RunRow struct {
 // KernelRow is one GPU activity: a kernel launch, a memcpy or a memset.
 type KernelRow struct {
 	Run string `parquet:"run,dict"`
+	// Rank and WorldSize are the trace's rank in its multi-rank run and
+	// the run's world size (see RunRow.Rank), NULL for a trace exported
+	// on its own.
+	Rank      *int32 `parquet:"rank,optional"`
+	WorldSize *int32 `parquet:"world_size,optional"`
 	// Kind is "kernel", "memcpy" or "memset".
 	Kind   string `parquet:"kind,dict"`
 	Device int32  `parquet:"device"`
@@ -137,6 +160,11 @@ type KernelRow struct {
 // OpRow is one framework operator call on the CPU (aten::mm, ...).
 type OpRow struct {
 	Run string `parquet:"run,dict"`
+	// Rank and WorldSize are the trace's rank in its multi-rank run and
+	// the run's world size (see RunRow.Rank), NULL for a trace exported
+	// on its own.
+	Rank      *int32 `parquet:"rank,optional"`
+	WorldSize *int32 `parquet:"world_size,optional"`
 	// ID numbers the run's ops; ParentID is the enclosing op's ID on the
 	// same thread, NULL for a top-level op.
 	ID       int64  `parquet:"id"`
@@ -156,7 +184,12 @@ type OpRow struct {
 
 // StepRow is one iteration's figures, as `tracelens report` computes them.
 type StepRow struct {
-	Run       string `parquet:"run,dict"`
+	Run string `parquet:"run,dict"`
+	// Rank and WorldSize are the trace's rank in its multi-rank run and
+	// the run's world size (see RunRow.Rank), NULL for a trace exported
+	// on its own.
+	Rank      *int32 `parquet:"rank,optional"`
+	WorldSize *int32 `parquet:"world_size,optional"`
 	Step      int32  `parquet:"step"`
 	Synthetic bool   `parquet:"synthetic"`
 	Start     int64  `parquet:"start,timestamp(nanosecond:local)"`
@@ -194,6 +227,11 @@ type StepRow struct {
 // FindingRow is one finding of one run.
 type FindingRow struct {
 	Run string `parquet:"run,dict"`
+	// Rank and WorldSize are the trace's rank in its multi-rank run and
+	// the run's world size (see RunRow.Rank), NULL for a trace exported
+	// on its own.
+	Rank      *int32 `parquet:"rank,optional"`
+	WorldSize *int32 `parquet:"world_size,optional"`
 	// Position is the finding's place in the run's ranking (0 = largest
 	// saving), as `tracelens findings` lists them.
 	Position int32 `parquet:"position"`

@@ -14,12 +14,8 @@ func (d *doc) kernels(r *analyze.Result) {
 		return
 	}
 	top := r.Kernels[:min(len(r.Kernels), d.opt.TopKernels)]
-	topShare := 0.0
-	for _, k := range top {
-		topShare += k.Share
-	}
 	d.para("%s of %s, %s of GPU kernel time; the top %d take %s.",
-		plural(r.Summary.KernelLaunches, "kernel launch"), plural(r.Summary.DistinctKernels, "distinct kernel"), us(r.Summary.GPUKernelUs), len(top), pct(topShare))
+		plural(r.Summary.KernelLaunches, "kernel launch"), plural(r.Summary.DistinctKernels, "distinct kernel"), us(r.Summary.GPUKernelUs), len(top), pct(top[len(top)-1].CumulativeShare))
 	python := false
 	for _, k := range top {
 		python = python || len(k.Python) > 0

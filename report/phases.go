@@ -13,7 +13,7 @@ func (d *doc) phases(r *analyze.Result) {
 		return
 	}
 	st := r.StepStats
-	d.para("%s", phaseLine(st.MedianForwardUs, st.MedianBackwardUs, st.MedianOptimizerUs, steadyLabel(st)))
+	d.para("%s", phaseLine(st, steadyLabel(st)))
 	tb := newTable(left("Step"), right("Forward"), right("Backward"), right("Optimizer"), right("Kernel time"))
 	steps := r.Steps
 	const maxRows = 12
@@ -35,11 +35,12 @@ func (d *doc) phases(r *analyze.Result) {
 	d.table(tb)
 }
 
-// phaseLine is the one-sentence phase split of a step's kernel time.
-func phaseLine(fwd, bwd, opt float64, label string) string {
-	line := fmt.Sprintf("Kernel time per step by phase (%s): forward %s, backward %s, optimizer %s", label, us(fwd), us(bwd), us(opt))
-	if tot := fwd + bwd + opt; tot > 0 {
-		line += fmt.Sprintf(" (%s / %s / %s)", pct(fwd/tot), pct(bwd/tot), pct(opt/tot))
+// phaseLine is the one-sentence phase split of a step's kernel time, with
+// analyze's shares of the three.
+func phaseLine(st analyze.StepStats, label string) string {
+	line := fmt.Sprintf("Kernel time per step by phase (%s): forward %s, backward %s, optimizer %s", label, us(st.MedianForwardUs), us(st.MedianBackwardUs), us(st.MedianOptimizerUs))
+	if st.MedianForwardUs+st.MedianBackwardUs+st.MedianOptimizerUs > 0 {
+		line += fmt.Sprintf(" (%s / %s / %s)", pct(st.ForwardShare), pct(st.BackwardShare), pct(st.OptimizerShare))
 	}
 	return line + "."
 }

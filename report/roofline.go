@@ -30,51 +30,23 @@ func (d *doc) roofline(r *analyze.Result) {
 	if src := peakSources(r.Roofline); src != "" {
 		d.para("Peaks: %s.", src)
 	}
-	for _, line := range sameShape(r.Roofline) {
+	for _, line := range sameShape(r.SameWork) {
 		d.b.WriteString("- " + line + "\n")
 	}
-	if len(sameShape(r.Roofline)) > 0 {
+	if len(sameShape(r.SameWork)) > 0 {
 		d.b.WriteString("\n")
 	}
 	d.chart("", func() string { return rooflineSVG(r.Roofline) })
 }
 
-// sameShape compares implementations of the same work: rows with one
-// shape and dtype (a library GEMM and hand-written variants of it) whose
-// throughput differs by 20% or more, fastest against slowest.
-func sameShape(rows []analyze.RooflineRow) []string {
-	type group struct{ best, worst analyze.RooflineRow }
-	var keys []string
-	groups := map[string]*group{}
-	for _, r := range rows {
-		if r.TFLOPS <= 0 {
-			continue
-		}
-		k := r.Shape + "\x00" + r.DType
-		g, ok := groups[k]
-		if !ok {
-			keys = append(keys, k)
-			groups[k] = &group{r, r}
-			continue
-		}
-		if r.TFLOPS > g.best.TFLOPS {
-			g.best = r
-		}
-		if r.TFLOPS < g.worst.TFLOPS {
-			g.worst = r
-		}
-	}
-	var out []string
-	for _, k := range keys {
-		g := groups[k]
-		if g.best.Op == g.worst.Op || g.best.TFLOPS < 1.2*g.worst.TFLOPS {
-			continue
-		}
+// sameShape is the summary's bullets comparing implementations of the
+// same work (analyze's SameWork: one shape and dtype, fastest against
+// slowest).
+func sameShape(ws []analyze.SameWork) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
 		out = append(out, fmt.Sprintf("**Same work, %s %s: %s reaches %s TFLOP/s (%s of peak), %s only %s (%s), %.1f× slower.**",
-			Code(g.best.Shape), Text(g.best.DType), Code(g.best.Op), sig(g.best.TFLOPS), pct(g.best.Efficiency), Code(g.worst.Op), sig(g.worst.TFLOPS), pct(g.worst.Efficiency), g.best.TFLOPS/g.worst.TFLOPS))
-		if len(out) == 3 {
-			break
-		}
+			Code(w.Shape), Text(w.DType), Code(w.Fast), sig(w.FastTFLOPS), pct(w.FastEfficiency), Code(w.Slow), sig(w.SlowTFLOPS), pct(w.SlowEfficiency), w.Speedup))
 	}
 	return out
 }

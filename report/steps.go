@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -51,39 +50,28 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 		row(name, s)
 	}
 	if len(steps) >= 2 {
-		row("**median**", medianStep(steps))
+		row("**median**", r.StepStats.Median)
 	}
 	if len(steps) >= 3 {
-		row("**median excl. first**", medianStep(steps[1:]))
+		row("**median excl. first**", r.StepStats.MedianNoFirst)
 	}
 	d.table(tb)
 	d.phases(r)
 	d.busySplit(r)
-	if len(steps) >= 2 {
-		lo, hi := steps[0], steps[0]
-		for _, s := range steps {
-			if s.WallUs < lo.WallUs {
-				lo = s
-			}
-			if s.WallUs > hi.WallUs {
-				hi = s
-			}
-		}
-		m := medianStep(steps)
-		line := fmt.Sprintf("Every step takes %s.", us(lo.WallUs))
-		if hi.WallUs > lo.WallUs {
-			line = fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d)", us(lo.WallUs), lo.Number, us(hi.WallUs), hi.Number)
-			if m.WallUs > 0 {
-				line += fmt.Sprintf(", a spread of %s of the median", pct((hi.WallUs-lo.WallUs)/m.WallUs))
+	if ss := r.StepStats; len(steps) >= 2 {
+		line := fmt.Sprintf("Every step takes %s.", us(ss.MinWallUs))
+		if ss.MaxWallUs > ss.MinWallUs {
+			line = fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d)", us(ss.MinWallUs), ss.MinWallStep, us(ss.MaxWallUs), ss.MaxWallStep)
+			if ss.MedianWallUs > 0 {
+				line += fmt.Sprintf(", a spread of %s of the median", pct(ss.WallSpread))
 			}
 			line += "."
 		}
-		if s := r.StepStats; len(steps) >= 3 && s.MedianWallUsNoFirst > 0 {
-			ratio := s.FirstStepUs / s.MedianWallUsNoFirst
-			if ratio > 1.2 {
-				line += fmt.Sprintf(" The first step is %.2f× the median of the others: warm-up, excluded from the medians the summary quotes.", ratio)
+		if ss.FirstStepRatio > 0 {
+			if ss.WarmUp {
+				line += fmt.Sprintf(" The first step is %.2f× the median of the others: warm-up, excluded from the medians the summary quotes.", ss.FirstStepRatio)
 			} else {
-				line += fmt.Sprintf(" The first step is %.2f× the median of the others: no notable warm-up.", ratio)
+				line += fmt.Sprintf(" The first step is %.2f× the median of the others: no notable warm-up.", ss.FirstStepRatio)
 			}
 		}
 		d.para("%s", line)
@@ -95,27 +83,6 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 			cat[k.Name] = k.Category
 		}
 		d.chart("", func() string { return timelineSVG(t, cat) })
-	}
-}
-
-// medianStep returns the per-column medians of steps.
-func medianStep(steps []analyze.Step) analyze.Step {
-	col := func(f func(analyze.Step) float64) float64 {
-		v := make([]float64, len(steps))
-		for i, s := range steps {
-			v[i] = f(s)
-		}
-		return analyze.Median(v)
-	}
-	return analyze.Step{
-		WallUs:       col(func(s analyze.Step) float64 { return s.WallUs }),
-		GPUBusyUs:    col(func(s analyze.Step) float64 { return s.GPUBusyUs }),
-		GPUIdleUs:    col(func(s analyze.Step) float64 { return s.GPUIdleUs }),
-		GPUBusyShare: col(func(s analyze.Step) float64 { return s.GPUBusyShare }),
-		Kernels:      int(math.Round(col(func(s analyze.Step) float64 { return float64(s.Kernels) }))),
-		Launches:     int(math.Round(col(func(s analyze.Step) float64 { return float64(s.Launches) }))),
-		LaunchAPIUs:  col(func(s analyze.Step) float64 { return s.LaunchAPIUs }),
-		SyncUs:       col(func(s analyze.Step) float64 { return s.SyncUs }),
 	}
 }
 

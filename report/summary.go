@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
@@ -41,10 +40,13 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
 		}
 	case wall > 0 && r.StepStats.SteadyGPUBusyShare < 0.5:
+		// One statistic throughout: the steady step's medians and their
+		// ratios, so the launches times each one's cost is the total.
+		ss := r.StepStats
 		s := fmt.Sprintf("**GPU idle %s of %s**: wall %s, GPU busy %s. The host is the bottleneck: %s launches taking %s of CPU in launch calls (%s each) for kernels averaging %s",
-			pct(1-r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(r.Launches.MeanAPIUs), us(r.Launches.MeanKernelUs))
-		if idle := wall - busy; launchAPI < idle/2 {
-			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(launchAPI/idle), us(idle))
+			pct(ss.SteadyGPUIdleShare), per, us(wall), us(busy), count(launches), us(launchAPI), us(ss.SteadyLaunchAPIPerLaunchUs), us(ss.SteadyKernelMeanUs))
+		if ss := r.StepStats; ss.SteadyGPUIdleUs > 0 && ss.SteadyLaunchAPIIdleShare < 0.5 {
+			s += fmt.Sprintf("; launch calls explain only %s of the %s idle, the rest is host work between launches (Python, framework overhead, compilation, synchronisation)", pct(ss.SteadyLaunchAPIIdleShare), us(ss.SteadyGPUIdleUs))
 		}
 		bullets = append(bullets, s+".")
 	case wall > 0 && r.Summary.CommunicationUs > 0:
@@ -55,20 +57,16 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 	}
 	if len(r.Categories) > 0 && len(r.Kernels) > 0 {
 		c, k := r.Categories[0], r.Kernels[0]
-		all := 0.0
-		for _, x := range r.Categories {
-			all += x.TotalUs
-		}
 		s := fmt.Sprintf("**%s kernels take %s of GPU time** (%s of %s); the top kernel %s alone takes %s of kernel time (%s, mean %s)",
-			upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.TotalUs), us(all), Code(shorten(kernelName(k), 60)), pct(k.Share), plural(k.Count, "launch"), us(k.MeanUs))
+			upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.TotalUs), us(r.Summary.GPUActivityUs), Code(shorten(kernelName(k), 60)), pct(k.Share), plural(k.Count, "launch"), us(k.MeanUs))
 		s += launchedBy(k) + "."
 		bullets = append(bullets, s)
 	}
-	if s := r.StepStats; s.Count >= 3 && s.MedianWallUsNoFirst > 0 && s.FirstStepUs > 1.2*s.MedianWallUsNoFirst {
+	if s := r.StepStats; s.WarmUp {
 		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
-			us(s.FirstStepUs), s.FirstStepUs/s.MedianWallUsNoFirst, us(s.MedianWallUsNoFirst)))
+			us(s.FirstStepUs), s.FirstStepRatio, us(s.MedianWallUsNoFirst)))
 	}
-	if same := sameShape(r.Roofline); len(same) > 0 {
+	if same := sameShape(r.SameWork); len(same) > 0 {
 		// Two implementations of one GEMM far apart is the roofline's
 		// headline (a library kernel against a hand-written one).
 		bullets = append(bullets, same[0])
@@ -105,27 +103,16 @@ const maxBullets = 6
 // name its API.
 func torch(r *analyze.Result) bool { return r.Framework == "PyTorch" }
 
-// costliestRange is a summary bullet naming the record_function range with
-// the most GPU time when several ranges compete (e.g. variants of one
-// kernel under test), with how it compares to the runner-up.
+// costliestRange is a summary bullet naming the record_function range
+// analyze found leading the others in GPU time (e.g. one of several
+// variants of a kernel under test), with how it compares to the runner-up.
 func costliestRange(r *analyze.Result) (string, bool) {
-	var ranges []analyze.AnnotationStat
-	for _, a := range r.Annotations {
-		if a.Kind == analyze.AnnotationRange && a.GPUUs > 0 {
-			ranges = append(ranges, a)
-		}
-	}
-	if len(ranges) < 2 {
-		return "", false
-	}
-	slices.SortStableFunc(ranges, func(a, b analyze.AnnotationStat) int { return cmpDesc(a.GPUUs, b.GPUUs) })
-	a, b := ranges[0], ranges[1]
-	if a.GPUUs < 1.5*b.GPUUs {
-		// Nested or comparable ranges: no single culprit to name.
+	a := r.TopRange
+	if a == nil {
 		return "", false
 	}
 	return fmt.Sprintf("**%s is the costliest range**: %s of GPU time over %s, %.1f× the next, %s (%s).",
-		Code(a.Name), us(a.GPUUs), plural(a.Count, "call"), a.GPUUs/b.GPUUs, Code(b.Name), us(b.GPUUs)), true
+		Code(a.Name), us(a.GPUUs), plural(a.Count, "call"), a.Ratio, Code(a.Next), us(a.NextGPUUs)), true
 }
 
 // launchedBy says which op and Python line launched a kernel most often.
@@ -160,40 +147,14 @@ func heaviestRoofline(rows []analyze.RooflineRow) (analyze.RooflineRow, bool) {
 // nothing about whether this GPU limits the step: the bullet quotes the
 // compute share (busy time outside communication kernels) and calls the
 // GPU the bottleneck only when compute alone fills the step
-// (computeBoundShare); otherwise the rest is collectives (exposed
+// (analyze.ComputeBoundShare); otherwise the rest is collectives (exposed
 // communication or waiting for a slower rank) and idle time.
 func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) string {
-	share := steadyComputeShare(r)
+	share := r.StepStats.SteadyComputeShare
 	head := fmt.Sprintf("**GPU computes %s of %s** (wall %s, GPU busy %s including communication kernels)", pct(share), per, us(wall), us(busy))
-	if share >= computeBoundShare {
+	if r.StepStats.ComputeBound {
 		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
 	}
-	return head + fmt.Sprintf(": the other %s is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, "+
-		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix.",
-		pct(1-share))
-}
-
-// computeBoundShare is the compute share of the step above which a rank's
-// GPU, not its collectives, limits the step.
-const computeBoundShare = 0.9
-
-// steadyComputeShare is the median over the steady steps (all after the
-// first, or the only one) of the share of the step the GPU spends in
-// kernels other than communication: each step's busy share scaled by its
-// compute part, so it stays within [0, 1] and within the busy share.
-func steadyComputeShare(r *analyze.Result) float64 {
-	steps := r.Steps
-	if len(steps) > 1 {
-		steps = steps[1:]
-	}
-	var shares []float64
-	for _, s := range steps {
-		if s.GPUBusyUs > 0 {
-			shares = append(shares, s.GPUBusyShare*min(1, s.ComputeBusyUs/s.GPUBusyUs))
-		}
-	}
-	if len(shares) == 0 {
-		return 0
-	}
-	return analyze.Median(shares)
+	return head + ": the rest of the step is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, " +
+		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix."
 }

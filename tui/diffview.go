@@ -248,13 +248,19 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 	return out
 }
 
-// findingChanges lists finding ids with their saving per step.
+// findingChanges lists finding ids with their saving per step (a one-time
+// cost with its cost).
 func findingChanges(label string, fs []diff.FindingChange) string {
 	if len(fs) == 0 {
 		return label + ": none"
 	}
 	parts := make([]string, len(fs))
 	for i, f := range fs {
+		if f.OneOff {
+			// A one-time cost saves nothing per step.
+			parts[i] = fmt.Sprintf("%s (one-time %s)", sanitize(f.ID), us(max(f.BaseOneOffUs, f.NewOneOffUs)))
+			continue
+		}
 		parts[i] = fmt.Sprintf("%s (%s/step)", sanitize(f.ID), us(max(f.BaseSavingUs, f.NewSavingUs)))
 	}
 	return label + ": " + strings.Join(parts, ", ")

@@ -138,10 +138,8 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		addf("%-*s %d (#%d–#%d)  step %s (%s), first %s", labelW-1, "Steps", ss.Count, first, last,
 			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
 		vals := make([]float64, len(r.Steps))
-		lo, hi := r.Steps[0].WallUs, r.Steps[0].WallUs
 		for i, stp := range r.Steps {
 			vals[i] = stp.WallUs
-			lo, hi = min(lo, stp.WallUs), max(hi, stp.WallUs)
 		}
 		vals = downsample(vals, barW-32)
 		// Few steps get wider bars, so the line reads at a glance.
@@ -161,7 +159,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 			}
 			b.WriteString(style.Render(c))
 		}
-		add(fit("Step times", labelW) + b.String() + cut(fmt.Sprintf("  min %s  max %s", us(lo), us(hi)), max(w-labelW-len(vals)*rep, 0)))
+		add(fit("Step times", labelW) + b.String() + cut(fmt.Sprintf("  min %s  max %s", us(ss.MinWallUs), us(ss.MaxWallUs)), max(w-labelW-len(vals)*rep, 0)))
 	}
 	// Bars leave room for their legend; on a narrow terminal they go.
 	smallW := min(barW-44, 40)
@@ -169,7 +167,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		b := stackedBar(parts, smallW, chars)
 		add(fit(label, labelW) + b + cut(text, w-labelW-width(b)))
 	}
-	bar("GPU", []part{{us: ss.SteadyGPUBusyUs, style: st.gpuLane}, {us: ss.SteadyWallUs - ss.SteadyGPUBusyUs, style: st.idleLane}}, []string{"█", "░"},
+	bar("GPU", []part{{us: ss.SteadyGPUBusyUs, style: st.gpuLane}, {us: ss.SteadyGPUIdleUs, style: st.idleLane}}, []string{"█", "░"},
 		fmt.Sprintf(" busy %s of the step; over the whole trace %s of %s wall", h.GPUBusy, us(sm.GPUBusyUs), us(sm.WallUs)))
 	// Where the step's time goes: analyze's medians over the steady state
 	// (each a median of its own, so they need not add up to the step).

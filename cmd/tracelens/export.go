@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 const exportArgs = "[--format parquet] [-o DIR] [-j N] [--force] TRACE|DIR..."
 
 func exportCommand() command {
-	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, findings, runs) for DuckDB, Spark, Trino", run: runExport}
+	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, collectives, findings, runs) for DuckDB, Spark, Trino", run: runExport}
 }
 
 func runExport(e *env, args []string) error {
@@ -60,6 +61,7 @@ func runExport(e *env, args []string) error {
 func reportExport(e *env, dir string, outs []export.Outcome) error {
 	var in, out int64
 	var failed []string
+	var notes []string
 	exported, skipped, notTrace := 0, 0, 0
 	for _, o := range outs {
 		switch o.Status {
@@ -80,11 +82,23 @@ func reportExport(e *env, dir string, outs []export.Outcome) error {
 			fmt.Fprintf(e.stdout, "%s: up to date (%s)\n", o.Run, o.Path)
 		default:
 			exported++
-			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings (%s)\n", o.Run,
-				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], o.Path)
+			job := ""
+			if o.Job != "" && o.Note == "" {
+				job = fmt.Sprintf(", %d collectives (job %s)", o.Rows[export.TableCollectives], o.Job)
+			}
+			fmt.Fprintf(e.stdout, "%s: %d kernels, %d ops, %d steps, %d findings%s (%s)\n", o.Run,
+				o.Rows[export.TableKernels], o.Rows[export.TableOps], o.Rows[export.TableSteps], o.Rows[export.TableFindings], job, o.Path)
+			// The ranks of a job exported alone share its note: say it
+			// once.
+			if o.Note != "" && !slices.Contains(notes, o.Note) {
+				notes = append(notes, o.Note)
+			}
 		}
 		in += o.InputBytes
 		out += o.OutputBytes
+	}
+	for _, n := range notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
 	ratio := 0.0
 	if in > 0 {

@@ -23,7 +23,7 @@ func TestExportCommand(t *testing.T) {
 	if !strings.Contains(stdout, "fusedlinear_naive: 25 kernels") || !strings.Contains(stdout, "1 traces exported, 0 up to date, 1 failed") {
 		t.Errorf("stdout: %s", stdout)
 	}
-	for _, tbl := range []string{"kernels", "ops", "steps", "findings", "runs"} {
+	for _, tbl := range []string{"kernels", "ops", "steps", "collectives", "findings", "runs"} {
 		if _, err := os.Stat(filepath.Join(out, tbl, "fusedlinear_naive.parquet")); err != nil {
 			t.Error(err)
 		}
@@ -40,5 +40,37 @@ func TestExportCommand(t *testing.T) {
 		if _, stderr, code := runCLI(t, nil, args...); code != exitUsageOrBad || !strings.Contains(stderr, "usage: tracelens export") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
+	}
+}
+
+// A run directory is exported as one job: each rank's line counts its
+// collectives and names the job. A job with two traces of one rank is
+// exported as lone traces, with one note saying why.
+func TestExportJob(t *testing.T) {
+	stdout, stderr, code := runCLI(t, nil, "export", "-o", t.TempDir(), "../../fixtures/runs/two_groups")
+	if code != exitOK || !strings.Contains(stdout, "two_groups__rank0: 581 kernels") ||
+		!strings.Contains(stdout, "58 collectives (job two_groups)") || !strings.Contains(stdout, "57 collectives (job two_groups)") {
+		t.Errorf("exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+	in := filepath.Join(t.TempDir(), "twice")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../../fixtures/runs/two_groups/rank0.pt.trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"rank0.pt.trace.json.gz", "rank1.pt.trace.json.gz"} {
+		if err := os.WriteFile(filepath.Join(in, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code = runCLI(t, nil, "export", "-o", t.TempDir(), in)
+	if code != exitOK || !strings.Contains(stdout, "note: job twice not matched across ranks") || !strings.Contains(stdout, "rank1.pt.trace.json.gz") ||
+		!strings.Contains(stdout, "2 traces exported, 0 up to date, 0 failed") || strings.Contains(stdout, "collectives (job") {
+		t.Errorf("rank 0 twice: exit %d, stdout %s, stderr %q", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "note:"); n != 1 {
+		t.Errorf("the job's note is said %d times: %s", n, stdout)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,6 +91,10 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 					t.Errorf("%v: step %v busy %v kernels %v; analyze says %v %v %v", args, g.SteadyWallUs, g.SteadyGPUBusyShare,
 						g.SteadyKernels, ss.SteadyWallUs, ss.SteadyGPUBusyShare, ss.SteadyKernels)
 				}
+				if !reflect.DeepEqual(stepFigures(g), stepFigures(ss)) || got.Summary.GPUActivityUs != r.Summary.GPUActivityUs ||
+					!reflect.DeepEqual(got.TopRange, r.TopRange) || !reflect.DeepEqual(got.SameWork, r.SameWork) {
+					t.Errorf("%v: step figures %+v, analyze says %+v", args, stepFigures(g), stepFigures(ss))
+				}
 				if len(got.Findings) != len(r.Findings) {
 					t.Fatalf("%v: %d findings, analyze has %d", args, len(got.Findings), len(r.Findings))
 				}
@@ -116,10 +122,21 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 					}
 					requireAll(t, face, doc, "Saving about "+analyze.FormatUs(f.SavingUs)+" ")
 				}
+				// The step figures the report quotes in prose: analyze's.
+				if len(r.Steps) >= 2 && ss.MaxWallUs > ss.MinWallUs {
+					requireAll(t, face, doc, fmt.Sprintf("Wall time ranges from %s (#%d) to %s (#%d), a spread of %s of the median.",
+						analyze.FormatUs(ss.MinWallUs), ss.MinWallStep, analyze.FormatUs(ss.MaxWallUs), ss.MaxWallStep, analyze.FormatShare(ss.WallSpread)))
+				}
+				if ss.FirstStepRatio > 0 {
+					requireAll(t, face, doc, fmt.Sprintf("The first step is %.2f× the median of the others", ss.FirstStepRatio))
+				}
 			}
 
 			// the TUI: overview and findings screens.
 			over := tuiScreen(t, tr, path)
+			if len(r.Steps) > 0 && !r.Summary.StepsSynthetic {
+				requireAll(t, "tui overview", over, "min "+analyze.FormatUs(ss.MinWallUs)+"  max "+analyze.FormatUs(ss.MaxWallUs))
+			}
 			requireAll(t, "tui overview", over, "step "+h.Step+" ("+h.StepNote+")", "busy "+h.GPUBusy+" of the step", "Per step    "+h.KernelsPerStep+" kernels")
 			if len(r.Findings) > 0 {
 				fs := tuiScreen(t, tr, path, "4")
@@ -161,6 +178,12 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stepFigures is the part of StepStats that faces quote in prose.
+func stepFigures(s analyze.StepStats) []any {
+	return []any{s.Median, s.MedianNoFirst, s.MinWallUs, s.MinWallStep, s.MaxWallUs, s.MaxWallStep, s.WallSpread, s.FirstStepRatio, s.WarmUp,
+		s.SteadyGPUIdleShare, s.SteadyComputeShare, s.ComputeBound, s.SteadyLaunchAPIIdleShare, s.ForwardShare, s.BackwardShare, s.OptimizerShare}
 }
 
 func requireAll(t *testing.T, face, doc string, want ...string) {

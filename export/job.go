@@ -1,0 +1,235 @@
+package export
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// job is a multi-rank run loaded with distributed.Load: its collectives
+// matched across ranks once, for every rank's tables.
+type job struct {
+	name string
+	run  *distributed.Run
+	// calls[ri][ci] places collective ci of run.Ranks[ri] in
+	// run.Collectives (coll -1 when unmatched).
+	calls [][]callRef
+}
+
+// callRef is one rank's kernel in a matched collective: the collective's
+// index in Run.Collectives and the rank's index in its Participants.
+type callRef struct{ coll, part int }
+
+// jobRank is one input's place in its job.
+type jobRank struct {
+	job *job
+	// index is the rank's index in job.run.Ranks.
+	index int
+	id    identity
+	size  int64
+}
+
+// info is the rank columns' values for r.
+func (r *jobRank) info() rankInfo {
+	rk := r.job.run.Ranks[r.index]
+	return rankInfo{job: r.job.name, rank: int32(rk.Rank), world: int32(r.job.run.WorldSize), from: rk.RankFrom}
+}
+
+// rankState is what the first pass over a job left of one rank: the
+// values its rank columns were written with, its rows so far, its runs
+// row and a light model for the tables written after matching.
+type rankState struct {
+	written bool
+	info    rankInfo
+	rows    map[string]int64
+	row     RunRow
+	light   *model
+}
+
+// Tables written while the job's ranks are read, and after they were
+// matched.
+var (
+	firstPass = []string{TableKernels, TableOps, TableSteps, TableFindings}
+	afterJob  = []string{TableCollectives, TableRuns}
+)
+
+// job exports the ranks of one job (inputs[idx]). It hashes every file
+// and skips the job when every rank's tables are up to date. Otherwise
+// distributed.Load reads the ranks and matches their collectives, handing
+// each rank's full trace over as it is read (Options.Each): its kernels,
+// ops, steps and findings tables are written then, so each file is read
+// once. Once the run is assembled, each rank's collectives and runs tables
+// follow. A rank whose number or world size the job settled differently
+// from what its own trace said (no world_size in it, a rank taken from
+// file order) is exported again from its file with the job's values. If
+// the job cannot be loaded (one rank unreadable, two traces of one rank:
+// several profiling cycles of each rank in one directory), its files are
+// exported as lone traces, each Outcome saying why in Note; a re-run
+// skips them while they stay up to date as lone traces.
+func (ex *exporter) job(idx []int) {
+	opt, inputs := ex.opt, ex.inputs
+	name := inputs[idx[0]].Job
+	lone := func(why error) {
+		note := fmt.Sprintf("job %s not matched across ranks (%v): exported as lone traces, without rank or collectives", name, why)
+		parallel(ex.workers, len(idx), func(k int) {
+			i := idx[k]
+			ex.one(i, nil)
+			if o := &ex.out[i]; o.Status == Exported {
+				o.Note = note
+			}
+		})
+	}
+	ids := make([]identity, len(idx))
+	h := sha256.New()
+	for k, i := range idx {
+		hash, size, err := contentHash(inputs[i].Path)
+		if err != nil {
+			lone(err)
+			return
+		}
+		ex.out[i] = Outcome{Input: inputs[i], ContentHash: hash, InputBytes: size}
+		ids[k].ContentHash = hash
+		fmt.Fprintf(h, "%s\x00%s\x00", inputs[i].Run, hash)
+	}
+	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	for k := range ids {
+		ids[k].JobHash = jobHash
+	}
+	// Up to date as a job, or as lone traces: a job exported alone
+	// before, and unchanged since, still cannot be loaded.
+	if ex.skipIfFresh(idx, func(k int) identity { return ids[k] }) ||
+		ex.skipIfFresh(idx, func(k int) identity { return identity{ContentHash: ids[k].ContentHash} }) {
+		return
+	}
+
+	paths := make([]string, len(idx))
+	at := map[string]int{}
+	for k, i := range idx {
+		paths[k] = inputs[i].Path
+		at[inputs[i].Path] = k
+	}
+	states := make([]rankState, len(idx))
+	each := func(t *trace.Trace, r *distributed.Rank) error {
+		k, ok := at[r.Source]
+		if !ok {
+			return fmt.Errorf("%s: not one of job %s's files", r.Source, name)
+		}
+		if r.Rank < 0 || r.WorldSize <= 0 {
+			return nil // the job settles them: written after it
+		}
+		i := idx[k]
+		ex.prog.start(i)
+		m, err := build(inputs[i], t, opt.Analyze)
+		if err != nil {
+			return err
+		}
+		st := rankState{info: rankInfo{job: name, rank: int32(r.Rank), world: int32(r.WorldSize), from: r.RankFrom}}
+		m.setRank(st.info)
+		st.row = m.runRow(inputs[i].Path, ids[k].ContentHash, ex.out[i].InputBytes)
+		if st.rows, err = writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, firstPass); err != nil {
+			return err
+		}
+		st.written, st.light = true, m.light()
+		states[k] = st
+		ex.prog.reading(i, ex.out[i].InputBytes)
+		return nil
+	}
+	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each})
+	if err != nil {
+		lone(err)
+		return
+	}
+	j := newJob(name, run)
+	var again []int
+	ranks := make([]*jobRank, len(idx))
+	for ri, r := range run.Ranks {
+		k, ok := at[r.Source]
+		if !ok {
+			lone(fmt.Errorf("distributed.Load read %s, not one of its files", r.Source))
+			return
+		}
+		ranks[k] = &jobRank{job: j, index: ri, id: ids[k], size: ex.out[idx[k]].InputBytes}
+	}
+	if i := slices.Index(ranks, nil); i >= 0 {
+		lone(fmt.Errorf("distributed.Load did not read %s", paths[i]))
+		return
+	}
+	for k, i := range idx {
+		st := &states[k]
+		if !st.written || st.info != ranks[k].info() {
+			again = append(again, k)
+			continue
+		}
+		ex.finish(i, st, ranks[k])
+	}
+	parallel(ex.workers, len(again), func(n int) {
+		k := again[n]
+		ex.one(idx[k], ranks[k])
+	})
+}
+
+// skipIfFresh marks every input of idx skipped, and reports true, when
+// all are up to date with the identity id gives (never with Force).
+func (ex *exporter) skipIfFresh(idx []int, id func(k int) identity) bool {
+	if ex.opt.Force {
+		return false
+	}
+	for k, i := range idx {
+		if !upToDate(ex.opt.Dir, ex.inputs[i].Run, id(k)) {
+			return false
+		}
+	}
+	for _, i := range idx {
+		ex.out[i].Status, ex.out[i].OutputBytes = Skipped, outputBytes(ex.opt.Dir, ex.inputs[i].Run)
+		ex.prog.done(i)
+	}
+	return true
+}
+
+// finish writes the collectives and runs tables of inputs[i], rank r of
+// its job, whose other tables the first pass wrote (st).
+func (ex *exporter) finish(i int, st *rankState, r *jobRank) {
+	in, o := ex.inputs[i], &ex.out[i]
+	defer ex.prog.done(i)
+	defer func() {
+		// A bug in a row builder must not take the other inputs down.
+		if p := recover(); p != nil {
+			removeRun(ex.opt.Dir, in.Run)
+			o.Status, o.Err = Failed, fmt.Errorf("%s: internal error while exporting: %v", in.Path, p)
+		}
+	}()
+	m := st.light
+	m.setJobRank(r)
+	m.rankColumns(&st.row)
+	rows, err := writeRun(ex.opt.Dir, in, r.id, m, &st.row, afterJob)
+	if err != nil {
+		removeRun(ex.opt.Dir, in.Run)
+		o.Status, o.Err = Failed, err
+		return
+	}
+	maps.Copy(st.rows, rows)
+	o.Status, o.Rows, o.OutputBytes = Exported, st.rows, outputBytes(ex.opt.Dir, in.Run)
+}
+
+// newJob indexes run's matched collectives by rank and kernel.
+func newJob(name string, run *distributed.Run) *job {
+	j := &job{name: name, run: run, calls: make([][]callRef, len(run.Ranks))}
+	for ri, r := range run.Ranks {
+		j.calls[ri] = make([]callRef, len(r.Collectives))
+		for ci := range j.calls[ri] {
+			j.calls[ri][ci] = callRef{coll: -1}
+		}
+	}
+	for c := range run.Collectives {
+		col := &run.Collectives[c]
+		for p, ri := range col.Participants {
+			j.calls[ri][col.Calls[p]] = callRef{coll: c, part: p}
+		}
+	}
+	return j
+}
