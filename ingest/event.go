@@ -104,6 +104,9 @@ type worker struct {
 	lastKey  threadKey
 	lastIdx  trace.Index
 	catIdx   map[string]int
+	// lastCat is the index in the batch's cats of the last category
+	// counted (-1: none yet in this batch).
+	lastCat int
 	// last batch's record counts: the next batch is sized like it, which
 	// saves growing every slice from zero.
 	hint struct{ gpu, api, ops, frames, flows int }
@@ -112,7 +115,7 @@ type worker struct {
 }
 
 func newWorker(id int, spare chan *chunkResult) *worker {
-	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None, spare: spare}
+	return &worker{id: id, strs: make(map[string]string, 1024), threads: map[threadKey]trace.Index{}, lastIdx: trace.None, lastCat: -1, spare: spare}
 }
 
 // intern returns a copy of s that does not point into the read buffer,
@@ -155,17 +158,25 @@ func (w *worker) skip(r *chunkResult, reason string, off int64) {
 }
 
 func (w *worker) countCat(r *chunkResult, cat string) {
+	// Runs of one category are the rule (2 M python_function events in a
+	// compile trace): comparing with the last one spares a map lookup.
+	if w.lastCat >= 0 && cat == r.cats[w.lastCat] {
+		r.catN[w.lastCat]++
+		return
+	}
 	if w.catIdx == nil {
 		w.catIdx = map[string]int{}
 	}
 	// catIdx is per batch: reset by parse.
-	if i, ok := w.catIdx[cat]; ok {
-		r.catN[i]++
-		return
+	i, ok := w.catIdx[cat]
+	if !ok {
+		i = len(r.cats)
+		w.catIdx[w.intern(cat)] = i
+		r.cats = append(r.cats, w.intern(cat))
+		r.catN = append(r.catN, 0)
 	}
-	w.catIdx[w.intern(cat)] = len(r.cats)
-	r.cats = append(r.cats, w.intern(cat))
-	r.catN = append(r.catN, 1)
+	r.catN[i]++
+	w.lastCat = i
 }
 
 // bstr views b as a string without copying; the result must not outlive
@@ -204,6 +215,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 		}
 	}
 	clear(w.catIdx)
+	w.lastCat = -1
 	known := len(w.keys)
 	if b.spans == nil && b.cutEnd > 0 {
 		n, last, err := w.cutEvents(r, b)
@@ -237,6 +249,11 @@ type fields struct {
 	ts, dur       string
 	id            string
 	args          string
+	// argsWalked says that argv[:argc] are the members of args, walked
+	// by objectFields; otherwise forArgs walks args itself.
+	argsWalked    bool
+	argc          int
+	argv          [maxArgMembers]argMember
 	nameNotString bool
 	hasTs, hasDur bool
 	durNotNumber  bool
@@ -386,7 +403,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		a.Name = w.intern(f.name)
 		a.Thread = w.thread(f.pid, f.tid)
 		a.Driver = cat == "cuda_driver" || cat == "Driver"
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "correlation":
 				a.Correlation, _ = parseInt(string(v))
@@ -399,7 +416,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
 		o.Name = w.intern(f.name)
 		o.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "External id", "external id":
 				o.ExternalID, _ = parseInt(string(v))
@@ -416,7 +433,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		p := trace.PyFrame{Span: span, Parent: trace.None}
 		p.Name = w.intern(f.name)
 		p.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "Python id":
 				p.PyID, _ = parseInt(string(v))
@@ -441,7 +458,7 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 		e := looseEvent{Span: span}
 		e.Name = w.intern(f.name)
 		e.thread = w.thread(f.pid, f.tid)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			switch k {
 			case "correlation_id", "correlation":
 				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
@@ -465,8 +482,15 @@ type argValue string
 
 func (v argValue) res() gjson.Result { return gjson.Parse(string(v)) }
 
-// forArgs calls fn for each member of the args object text (may be "").
-func (w *worker) forArgs(args string, fn func(k string, v argValue)) {
+// forArgs calls fn for each member of the event's args object (if any).
+func (w *worker) forArgs(f *fields, fn func(k string, v argValue)) {
+	if f.argsWalked {
+		for _, m := range f.argv[:f.argc] {
+			fn(m.key, argValue(m.raw))
+		}
+		return
+	}
+	args := f.args
 	if args == "" {
 		return
 	}
@@ -498,7 +522,7 @@ func (w *worker) gpu(r *chunkResult, f *fields, span trace.Span, kind trace.GPUK
 	dev, _ := parseInt(f.pid)
 	g.Device = int32(dev)
 	g.Stream = streamNumber(f.tid)
-	w.forArgs(f.args, func(k string, v argValue) {
+	w.forArgs(f, func(k string, v argValue) {
 		switch k {
 		case "device":
 			g.Device = int32(v.res().Int())
@@ -608,7 +632,7 @@ func (w *worker) instant(r *chunkResult, f *fields, off int64) {
 	}
 	m := trace.MemoryEvent{At: trace.Time(ts), Thread: w.thread(f.pid, f.tid), Device: -1}
 	devType := int64(0)
-	w.forArgs(f.args, func(k string, v argValue) {
+	w.forArgs(f, func(k string, v argValue) {
 		switch k {
 		case "Device Id":
 			m.Device = int32(v.res().Int())
@@ -640,7 +664,7 @@ func (w *worker) beginEnd(r *chunkResult, f *fields, off int64) {
 	e := beginEnd{thread: w.thread(f.pid, f.tid), ts: trace.Time(ts), begin: f.ph == "B", off: off}
 	if e.begin {
 		e.name = w.intern(f.name)
-		w.forArgs(f.args, func(k string, v argValue) {
+		w.forArgs(f, func(k string, v argValue) {
 			if k == "correlation_id" || k == "correlation" {
 				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
 			}

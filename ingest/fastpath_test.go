@@ -51,6 +51,15 @@ func TestFastPathOddEvents(t *testing.T) {
 		`{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"Stream #7\n"}}`,
 		`{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":2,"args":{"Device Id":0,"Device Type":1,"Bytes":-4,"Total Allocated":1.5}}`,
 		`{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"name":"k","args":{"correlation_id":"3","kernel_details":"regs:16 grid:1,2,3\t"}}`,
+		// more args members than the fast path keeps, the one it reads last
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"m0":0,"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,"m9":9,"m10":10,"m11":11,"m12":12,"m13":13,"m14":14,"m15":15,"m16":16,"External id":9}}`,
+		// args twice: the last object or array wins, a scalar does not
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":3},"args":[1]}`,
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":3},"args":7}`,
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":3},"args":{"External id":"4\u0035"}}`,
+		`{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":5,"args":{"External id":3},"args":{"External id":4,}}`,
+		`{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Python id":-12,"Python parent id":+3}}`,
+		`{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Python id":1234567890123456789,"Python parent id":12345678901234567890}}`,
 		`{}`, `{ }`, `{"ph":"X",}`,
 	}
 	for _, ev := range events {

@@ -120,6 +120,10 @@ func FuzzReadStream(f *testing.F) {
 	for i, s := range hugeNumberSeeds {
 		f.Add([]byte(s), uint16(i*13+1), i%2 == 0)
 	}
+	// layouts whose separator the scanner learns (see learnSeparator)
+	for _, layout := range []string{"kineto-old", "one per line", "indented"} {
+		f.Add(validPrefix(relayout(f, gunzip(f, fixturePaths(f)[0]), layout), 3000), uint16(11), false)
+	}
 	f.Add([]byte(`[`+goodEvent+`,`+goodEvent), uint16(3), true)
 	f.Add([]byte(`{"traceName":"`+strings.Repeat("x", 5000)+`","traceEvents":[`+goodEvent+`]}`), uint16(1), false)
 	f.Fuzz(func(t *testing.T, in []byte, readSize uint16, zip bool) {

@@ -7,7 +7,8 @@
 //
 // Reading is a pipeline: one goroutine decompresses and cuts the event
 // array into batches at event boundaries (speculatively, at Kineto's event
-// separator, when the input can be read again: see speculativeCut),
+// separator or the one the file uses, when the input can be read again:
+// see speculativeCut),
 // workers check and parse batches in parallel (a fast path for the fields
 // Kineto writes, gjson for anything unusual), and the results are merged
 // in file order so the model is the same whatever the number of workers.
@@ -319,6 +320,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		budget = math.MaxInt64
 	}
 	m := newMerger(len(ws), opt.expect, budget)
+	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it
 	gc := newGCScope(opt.GCLimit)
 	defer gc.restore()
 	pending := map[int]*chunkResult{}

@@ -95,6 +95,22 @@ func parseMicrosToNanos(s string) (int64, error) {
 // parseInt parses a JSON integer, tolerating a fractional part of zeros
 // ("7.0") that some writers emit for integer fields.
 func parseInt(s string) (int64, bool) {
+	// Plain integers (ids, counts: most of what is parsed) are read here
+	// without strconv, whose error for "null" is an allocation.
+	if n, ok := plainInt(s); ok {
+		return n, true
+	}
+	if len(s) > 0 && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		// null, true, false and words: ParseFloat reads only "inf",
+		// "infinity" and "nan" of them, none of which is an integer.
+		return 0, false
+	}
+	return strconvInt(s)
+}
+
+// strconvInt is parseInt by strconv alone: the reading parseInt's fast
+// paths must match.
+func strconvInt(s string) (int64, bool) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
@@ -103,4 +119,29 @@ func parseInt(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainInt reads an optional '-' and 1 to 18 decimal digits (which cannot
+// overflow int64), as strconv.ParseInt would; false for anything else.
+func plainInt(s string) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

@@ -207,6 +207,11 @@ type streamer struct {
 	rescanned int64
 	// speculate lets the scanner cut batches without scanning them.
 	speculate bool
+	// seps are the separators speculativeCut cuts at: Kineto's, and the
+	// one this file uses between its first two events (learnSeparator).
+	seps [][]byte
+	// learned is set once learnSeparator has looked at a pair of events.
+	learned bool
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -410,9 +415,15 @@ func (s *streamer) object() error {
 // events reads the event array after its '[' and hands out batches.
 func (s *streamer) events() error {
 	s.sawEvents = true
+	if s.seps == nil {
+		s.seps = [][]byte{[]byte(kinetoSep)}
+	}
 	// Each batch's boundary list starts at the size of the last one.
 	spans := make([]int32, 0, 4096)
 	first := true
+	// lastEnd is the end of the event just scanned in this buffer (-1:
+	// none), from which the scanner learns the file's event separator.
+	lastEnd := -1
 	// send hands b, which owns s.buf, to a worker and moves the unread
 	// tail into a fresh buffer.
 	send := func(b *batch) error {
@@ -435,6 +446,7 @@ func (s *streamer) events() error {
 		copy(nb, s.buf[s.pos:s.n])
 		s.base += int64(s.pos)
 		s.buf, s.pos, s.n = nb, 0, tail
+		lastEnd = -1
 		return nil
 	}
 	flush := func() error {
@@ -486,7 +498,7 @@ func (s *streamer) events() error {
 				// Hand the buffer's events to a worker unscanned, cut
 				// where Kineto's layout says an event ends; the worker
 				// checks the cut (see cutEvents).
-				if cut := speculativeCut(s.buf[:s.n], p); cut > 0 {
+				if cut := speculativeCut(s.buf[:s.n], p, s.seps); cut > 0 {
 					s.pos = cut
 					if err := send(&batch{cutStart: int32(p), cutEnd: int32(cut)}); err != nil {
 						return err
@@ -495,6 +507,10 @@ func (s *streamer) events() error {
 					continue
 				}
 			}
+			if s.speculate && !first && lastEnd > 0 {
+				s.learnSeparator(lastEnd, p)
+			}
+			lastEnd = -1
 			end, err := scanValue(s.buf[:s.n], p)
 			if err == errNeedMore {
 				inEvent = true
@@ -510,11 +526,13 @@ func (s *streamer) events() error {
 			}
 			spans = append(spans, int32(p), int32(end))
 			s.pos = end
+			lastEnd = end
 			first = false
 		}
 		if err := flush(); err != nil {
 			return err
 		}
+		lastEnd = -1 // more moves the buffer's contents
 		if err := s.more(); err != nil {
 			if err == io.ErrUnexpectedEOF {
 				if s.arrayForm && !inEvent && !first {
@@ -529,83 +547,5 @@ func (s *streamer) events() error {
 			}
 			return err
 		}
-	}
-}
-
-// The speculative split takes the serial scan off the critical path for
-// traces in Kineto's layout, where every event begins on a line "  {" and
-// ends on a line "  }". A raw newline cannot occur inside a JSON string, so
-// the separator "\n  },\n  {" lies between values; the scanner cuts each
-// buffer at its last separator and hands the part before it to a worker
-// unscanned. The worker reads the part event by event (in parallel with
-// the others), checking each as the scanner would while it reads its
-// fields, so each byte is walked once (see cutEvents), and checks that its
-// last event ends exactly at the cut.
-// Batch 0 starts at a true event start, and a batch whose scan from a true
-// start ends exactly at its cut makes the next batch's start true, so when
-// every batch checks out, the events are exactly those a serial scan finds.
-// A batch that does not (a separator inside a nested value, or invalid
-// JSON) fails the read with errMiss, and the reader starts over with the
-// serial scan, which also finds any syntax error at its exact offset.
-
-// kinetoSep is the text between two events in Kineto's layout.
-const kinetoSep = "\n  },\n  {"
-
-// errMiss reports a speculative cut that was not an event boundary.
-var errMiss = errors.New("speculative cut missed an event boundary")
-
-// speculativeCut returns the end of the last event before a separator in
-// b[p:], if the cut leaves at least half the buffer's events to a worker;
-// 0 otherwise.
-func speculativeCut(b []byte, p int) int {
-	i := bytes.LastIndex(b[p:], []byte(kinetoSep))
-	if i < 0 || i < (len(b)-p)/2 {
-		return 0
-	}
-	return p + i + 4 // just past the '}'
-}
-
-// cutEvents models the events of a speculative batch, values separated by
-// commas from buf[start] to exactly buf[end], walking each once: the fast
-// path reads an event's fields while checking what the scanner checks
-// (objectFields), and an event it declines is scanned and read the usual
-// way. It returns the number of events and the end of the last, or errMiss
-// when they do not end exactly at the cut.
-func (w *worker) cutEvents(r *chunkResult, b *batch) (int, int, error) {
-	buf := b.buf[:b.cutEnd]
-	s := bstr(buf)
-	end := len(buf)
-	i, n := int(b.cutStart), 0
-	for {
-		var f fields
-		e := -1
-		if !w.slow {
-			e = objectFields(s, i, buf, &f)
-		}
-		if e >= 0 {
-			w.dispatch(r, &f, b.base+int64(i))
-		} else {
-			var err error
-			if e, err = scanValue(buf, i); err != nil {
-				return n, 0, errMiss
-			}
-			w.event(r, s[i:e], b.base+int64(i))
-		}
-		n++
-		j := e
-		for j < end && classes[buf[j]] == clsSpace {
-			j++
-		}
-		if j == end {
-			return n, e, nil
-		}
-		if buf[j] != ',' {
-			return n, 0, errMiss
-		}
-		j++
-		for j < end && classes[buf[j]] == clsSpace {
-			j++
-		}
-		i = j
 	}
 }

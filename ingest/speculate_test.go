@@ -2,10 +2,15 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // TestSpeculativeSplitGivesTheSerialModel: on every real fixture, batches
@@ -22,26 +27,10 @@ func TestSpeculativeSplitGivesTheSerialModel(t *testing.T) {
 		}
 		for _, in := range [][]byte{raw, gz(raw)} {
 			for _, chunk := range []int{0, 8 << 10} {
-				got, err := read(bytes.NewReader(in), int64(len(in)), Options{chunk: chunk, Workers: 3})
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				got.Source = path
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("%s (chunk %d): the speculative split's model differs from the serial scan's", path, chunk)
-				}
+				checkSpeculative(t, in, want, chunk, path)
 			}
 		}
-		st := &streamer{r: bytes.NewReader(raw), chunk: 8 << 10, free: make(chan []byte, 4), speculate: true}
-		st.emit = func(b *batch) bool {
-			if b.spans == nil {
-				speculated++
-			}
-			return true
-		}
-		if err := st.run(); err != nil {
-			t.Fatal(err)
-		}
+		speculated += countSpeculated(t, raw)
 	}
 	if speculated == 0 {
 		t.Error("no batch was cut speculatively: the test proves nothing")
@@ -107,6 +96,9 @@ func TestFusedCutChecksLikeTheScanner(t *testing.T) {
 		"bad number":   `, "args": {}, "ts": 01`,
 		"bare word":    `, "args": {}, "x": tru`,
 		"no colon":     `, "args" {}`,
+		"many members": `, "args": {` + strings.Repeat(`"m": [1], `, maxArgMembers) + `"External id": 5}`,
+		"args twice":   `, "args": {"External id": 5}, "args": {"External id": 6, "a": [}`,
+		"args bad end": `, "args": {"External id": 5} "x": 1`,
 	}
 	for kind, body := range odd {
 		var all []string
@@ -128,4 +120,90 @@ func TestFusedCutChecksLikeTheScanner(t *testing.T) {
 			t.Errorf("%s: the speculative split's model differs from the serial scan's", kind)
 		}
 	}
+}
+
+// relayout writes the events of the Chrome trace raw in another writer's
+// layout (with encoding/json and gjson, not the reader under test).
+func relayout(t testing.TB, raw []byte, layout string) []byte {
+	var evs []string
+	gjson.GetBytes(raw, "traceEvents").ForEach(func(_, e gjson.Result) bool {
+		var b bytes.Buffer
+		var err error
+		switch layout {
+		case "kineto-old": // as Kineto writes events, joined by "," ("\n  },{")
+			b.WriteString(e.Raw)
+		case "one per line":
+			err = json.Compact(&b, []byte(e.Raw))
+		case "indented":
+			err = json.Indent(&b, []byte(e.Raw), "    ", "  ")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, b.String())
+		return true
+	})
+	switch layout {
+	case "kineto-old":
+		return []byte("{\"traceEvents\": [" + strings.Join(evs, ",") + "]}")
+	case "one per line":
+		return []byte("{\"traceEvents\": [\n  " + strings.Join(evs, ",\n  ") + "\n]}\n")
+	default:
+		return []byte("{\n  \"traceEvents\": [\n    " + strings.Join(evs, ",\n    ") + "\n  ]\n}\n")
+	}
+}
+
+// TestLearnedSeparatorGivesTheSerialModel: every real fixture's events
+// laid out as other writers lay them out (older Kineto's "\n  },{",
+// capture's one event per line, an indenting writer's) are cut at the
+// separator the scanner learns from the first two events, in parallel,
+// without a miss, and give exactly the serial scan's model.
+func TestLearnedSeparatorGivesTheSerialModel(t *testing.T) {
+	for _, layout := range []string{"kineto-old", "one per line", "indented"} {
+		speculated := 0
+		for _, path := range fixturePaths(t) {
+			in := relayout(t, gunzip(t, path), layout)
+			want, err := Read(bytes.NewReader(in), path, Options{serial: true, Workers: 1})
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, layout, err)
+			}
+			checkSpeculative(t, in, want, 8<<10, path+" "+layout)
+			speculated += countSpeculated(t, in)
+		}
+		if speculated < 100 {
+			t.Errorf("%s: only %d batches cut speculatively: the layout is read serially", layout, speculated)
+		}
+	}
+}
+
+// checkSpeculative reads in with the speculative split and checks the
+// model is want. It calls read, not Read: a miss would start over
+// serially and hide it.
+func checkSpeculative(t *testing.T, in []byte, want *trace.Trace, chunk int, name string) {
+	t.Helper()
+	got, err := read(bytes.NewReader(in), int64(len(in)), Options{chunk: chunk, Workers: 3})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	got.Source = want.Source
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s (chunk %d): the speculative split's model differs from the serial scan's", name, chunk)
+	}
+}
+
+// countSpeculated is the number of batches of in that the scanner cuts
+// without scanning, in 8 KiB buffers.
+func countSpeculated(t *testing.T, in []byte) int {
+	n := 0
+	st := &streamer{r: bytes.NewReader(in), chunk: 8 << 10, free: make(chan []byte, 4), speculate: true}
+	st.emit = func(b *batch) bool {
+		if b.spans == nil {
+			n++
+		}
+		return true
+	}
+	if err := st.run(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
