@@ -148,7 +148,7 @@ func runColdStart(p *Pass) ([]Finding, error) {
 	ev = append(ev, Evidence{Text: eager},
 		Evidence{Text: "saving model: the first step's excess over the steady median, paid once per process: no steady-state step gets shorter"})
 	return []Finding{{
-		Title: fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s%s", ClipName(unit, 30), fmtUs(first.WallUs),
+		Title: fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s%s", ClipName(unit, 45), fmtUs(first.WallUs),
 			first.WallUs/wall, fmtUs(wall), tag),
 		Subject:    "cold start",
 		Severity:   Medium,

@@ -63,8 +63,12 @@ func runHostBound(p *Pass) ([]Finding, error) {
 	if src := r.Summary.StepSource; src == StepSourceRange || src == StepSourceCall || src == StepSourceJit {
 		unit = "call of " + r.Summary.StepLabel
 	}
-	title := fmt.Sprintf("host-bound: GPU busy %.0f%% of each %s (%s), %.0f launches",
-		share*100, ClipName(unit, 30), fmtUs(wall), launches)
+	plural := "es"
+	if launches == 1 {
+		plural = ""
+	}
+	title := fmt.Sprintf("host-bound: GPU busy %.0f%% of each %s (%s), %.0f launch%s",
+		share*100, ClipName(unit, 45), fmtUs(wall), launches, plural)
 	api := ss.SteadyLaunchAPIUs
 	cost := "the host work around them takes the rest"
 	if api >= 0.5*gapIdle {

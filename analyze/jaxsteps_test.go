@@ -28,6 +28,9 @@ func TestJAXStepsFromRepeatedJitCalls(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
+	if len(want) < 2 {
+		t.Fatalf("jax_steps.json has %d JAX traces: the class needs more than one", len(want))
+	}
 	for path, w := range want {
 		name := strings.TrimPrefix(path, "fixtures/")
 		r := run(t, name)
@@ -40,9 +43,14 @@ func TestJAXStepsFromRepeatedJitCalls(t *testing.T) {
 			t.Errorf("%s: step %.3f µs busy %.3f first %.3f; want %.3f, %.3f, %.3f", name, ss.SteadyWallUs, ss.SteadyGPUBusyUs, ss.FirstStepUs,
 				w.SteadyWall, w.SteadyBusy, w.FirstWall)
 		}
+		// Where the first call is slow (jax_eggroll 2.63 ms against 272
+		// µs), the cold start names it in JAX's terms.
 		f := findingOf(r, ColdStart.Name)
-		if f == nil || !strings.Contains(f.Title, "call of "+w.Label) || strings.Contains(f.Title+f.Fix, "torch") {
-			t.Errorf("%s: cold start %+v: want the first jit call named, in JAX's terms", name, f)
+		if f == nil && name == "jax_eggroll.perfetto.json.gz" {
+			t.Errorf("%s: no cold start", name)
+		}
+		if f != nil && (!strings.Contains(f.Title, "call of "+w.Label) || strings.Contains(f.Title+f.Fix, "torch")) {
+			t.Errorf("%s: cold start %q: want the first jit call named, in JAX's terms", name, f.Title)
 		}
 	}
 }
