@@ -24,6 +24,13 @@ type ActivitySource interface {
 	Library() string
 	// APIRecords says which driver and runtime API calls are recorded.
 	APIRecords() string
+	// Kinds names the record kinds enabled (CUPTIConfig).
+	Kinds() []string
+	// Pause switches every record kind off, so that work issued until
+	// Resume is not recorded (for CUPTICost); Resume switches them on again.
+	// Both may be called in any state.
+	Pause() error
+	Resume() error
 	// Close stops recording.
 	Close() error
 }
@@ -39,7 +46,8 @@ const (
 	TimingSteps = "steps"
 )
 
-// CUPTIConfig selects CUPTI's records beyond kernels, copies and sets.
+// CUPTIConfig selects CUPTI's records: kernels and the driver API always,
+// copies, sets and the runtime API where the workload issues them.
 type CUPTIConfig struct {
 	// AllAPI records every driver and runtime API call (as Kineto does).
 	// Off, only the calls wantedAPI names are recorded, where CUPTI can
@@ -47,6 +55,55 @@ type CUPTIConfig struct {
 	// host time inside the call, and the trace needs only the launches,
 	// copies, sets and waits.
 	AllAPI bool
+	// Copies records memcpy and memset activity: the workload copies
+	// inside its steps (Workload.Copies).
+	Copies bool
+	// Library records the runtime API and copies and sets too: the
+	// workload calls a library (cuBLAS), which works through the runtime
+	// and may copy or set memory itself (Workload.Library).
+	Library bool
+}
+
+// ForWorkload is the configuration that records everything w issues in its
+// steps and nothing more: every record kind enabled costs host time in
+// every launch, whether it records anything or not.
+func ForWorkload(w Workload, allAPI bool) CUPTIConfig {
+	return CUPTIConfig{AllAPI: allAPI, Copies: w.Copies, Library: w.Library}
+}
+
+// Record kinds, the bits of kindMask in the order of cupti_cuda.go's
+// tl_all_kinds.
+const (
+	kindConcurrentKernel = 1 << iota
+	kindDriver
+	kindMemcpy
+	kindMemset
+	kindRuntime
+)
+
+// kindMask is the set of record kinds the configuration enables.
+func (c CUPTIConfig) kindMask() uint {
+	m := uint(kindConcurrentKernel | kindDriver)
+	if c.Copies || c.Library {
+		m |= kindMemcpy | kindMemset
+	}
+	if c.Library || c.AllAPI {
+		m |= kindRuntime
+	}
+	return m
+}
+
+// kindNames names the enabled record kinds, as the trace's metadata lists
+// them.
+func (c CUPTIConfig) kindNames() []string {
+	m := c.kindMask()
+	var n []string
+	for i, name := range []string{"concurrent kernel", "driver API", "memcpy", "memset", "runtime API"} {
+		if m&(1<<i) != 0 {
+			n = append(n, name)
+		}
+	}
+	return n
 }
 
 // What APIRecords says, before any detail.
@@ -103,6 +160,7 @@ func calibrateCUPTI(src ActivitySource, clk Clock) (cuptiCalibration, error) {
 // CUPTI's API records of the call fall inside [start, end]; the GPU records
 // they issued carry the same correlation id.
 type hostCall struct {
+	name       string // the API function, e.g. cuLaunchKernel
 	start, end int64
 	ext        int64
 	inner      int   // innermost open annotation, -1 if none
@@ -147,7 +205,12 @@ func findCall(calls []hostCall, t int64) int {
 // and gpu_memset events linked by flow events, and each GPU record widens
 // the GPU span of the annotations around its host call. stepExt is the
 // External id of API calls outside every host call (the step's own sync).
-func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from, to, stepExt int64) {
+//
+// It returns the index of the first host call that no GPU record belongs
+// to, or -1, and how many such calls there are: every launch, copy and library call issues GPU work, so a call
+// without any means CUPTI did not record it (a record kind that was not
+// enabled, or records lost), and the step's GPU time would be short.
+func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from, to, stepExt int64) (first, missing int) {
 	s.gpuStream = traceStream
 	type apiInfo struct {
 		call    int
@@ -177,6 +240,7 @@ func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from,
 		s.hostEvent(cat, a.Name, ts, a.End-a.Start, []Arg{{"External id", ext}, {"cbid", int(a.CBID)}, {"correlation", int64(a.Correlation)}})
 	}
 	linked := map[uint32]bool{}
+	callGPU := make([]bool, len(s.calls))
 	for i := range acts {
 		a := &acts[i]
 		if !a.GPU() {
@@ -206,6 +270,7 @@ func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from,
 		}
 		if api.call >= 0 {
 			args = append(args, s.calls[api.call].args...)
+			callGPU[api.call] = true
 		}
 		s.events = append(s.events,
 			TraceEvent{Ph: "X", Cat: a.gpuCat(), Name: a.gpuName(), Pid: int(a.Device), Tid: int(a.Stream), TsNs: ts, DurNs: dur, Args: args},
@@ -227,6 +292,16 @@ func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from,
 		s.streams[streamKey{int(a.Device), int(a.Stream)}] = true
 		s.gpuStream = int(a.Stream)
 	}
+	first = -1
+	for i, ok := range callGPU {
+		if !ok {
+			if first < 0 {
+				first = i
+			}
+			missing++
+		}
+	}
+	return first, missing
 }
 
 // kernelArgs are the launch attributes Kineto writes for a kernel record.
@@ -339,7 +414,11 @@ func (s *Session) finishCUPTI() error {
 	for _, st := range s.cuptiSteps {
 		s.step, s.calls, s.anns, s.cur = st.n, st.calls, st.anns, st.stat
 		s.gpuFirst, s.gpuLast = 0, 0
-		s.convertActivities(acts, st.cal, st.from, st.to, st.ext)
+		if i, missing := s.convertActivities(acts, st.cal, st.from, st.to, st.ext); i >= 0 {
+			return fmt.Errorf("ProfilerStep#%d: CUPTI recorded no GPU work for %d of its %d calls (the first: call %d, %s): "+
+				"a record kind it needs was not enabled (recorded: %s), or records were lost", st.n, missing, len(st.calls), i+1,
+				st.calls[i].name, strings.Join(s.src.Kinds(), ", "))
+		}
 		if s.gpuLast > s.gpuFirst {
 			s.cur.GPUNs = s.gpuLast - s.gpuFirst
 		}

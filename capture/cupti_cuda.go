@@ -76,6 +76,9 @@ static struct {
 	// a request in the middle of a step costs no page faults.
 	uint8_t* spare[16];
 	int nspare;
+	// The kinds enabled (a subset of tl_all_kinds).
+	CUpti_ActivityKind kinds[8];
+	size_t nkinds;
 } tl_cupti = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 // 8 MiB a buffer: a 10 000-launch step fills about 3 MiB of records, so a
@@ -133,21 +136,26 @@ static const char* tl_err(CUptiResult r) {
 	return "CUPTI error";
 }
 
+// Record kinds, enabled by tl_cupti_open's mask (tlKind* in Go).
 // CONCURRENT_KERNEL, as Kineto: it costs each thread block ~7-12 ns per SM
 // of execution (+6 % on 65 536-block streaming kernels), but KERNEL, which
 // leaves execution alone, serializes kernels and adds 2.6 us to each
 // record and 1.9 us to each gap (fixtures/capture/README.md, measured
-// against the kernels' own global-timer stamps).
-static const CUpti_ActivityKind tl_kinds[] = {
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME,
+// against the kernels' own global-timer stamps). Every enabled kind costs
+// host time in every launch, even one it records nothing of (RUNTIME,
+// MEMCPY and MEMSET together ~0.15 us per cuLaunchKernel on the H100), so
+// only those the workload needs are enabled.
+static const CUpti_ActivityKind tl_all_kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
 };
-#define TL_NKINDS (sizeof(tl_kinds) / sizeof(tl_kinds[0]))
+#define TL_MAXKINDS (sizeof(tl_all_kinds) / sizeof(tl_all_kinds[0]))
+_Static_assert(TL_MAXKINDS <= sizeof(tl_cupti.kinds) / sizeof(tl_cupti.kinds[0]), "kinds");
 
 // tl_cupti_open loads CUPTI from path, resolves what capture calls,
 // registers the buffer callbacks and enables the record kinds. On failure
 // it returns a message (static or from CUPTI) and leaves nothing enabled.
-static const char* tl_cupti_open(const char* path) {
+static const char* tl_cupti_open(const char* path, unsigned mask) {
 	if (tl_cupti.lib) return "CUPTI is already open in this process";
 	void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) return dlerror();
@@ -188,17 +196,31 @@ static const char* tl_cupti_open(const char* path) {
 		dlclose(lib);
 		return m;
 	}
-	for (size_t i = 0; i < TL_NKINDS; i++) {
-		r = tl_cupti.enable(tl_kinds[i]);
+	tl_cupti.nkinds = 0;
+	for (size_t i = 0; i < TL_MAXKINDS; i++)
+		if (mask & (1u << i)) tl_cupti.kinds[tl_cupti.nkinds++] = tl_all_kinds[i];
+	for (size_t i = 0; i < tl_cupti.nkinds; i++) {
+		r = tl_cupti.enable(tl_cupti.kinds[i]);
 		if (r != CUPTI_SUCCESS) {
 			const char* m = tl_err(r);
-			for (size_t j = 0; j < i; j++) tl_cupti.disable(tl_kinds[j]);
+			for (size_t j = 0; j < i; j++) tl_cupti.disable(tl_cupti.kinds[j]);
 			// The library stays loaded: CUPTI cannot be unloaded once
 			// its callbacks are registered.
 			return m;
 		}
 	}
 	tl_cupti.lib = lib;
+	return 0;
+}
+
+// tl_cupti_switch enables (on) or disables every record kind capture uses.
+// The per-function API switches (tl_api_enable) are kept by CUPTI across
+// this.
+static const char* tl_cupti_switch(int on) {
+	for (size_t i = 0; i < tl_cupti.nkinds; i++) {
+		CUptiResult r = on ? tl_cupti.enable(tl_cupti.kinds[i]) : tl_cupti.disable(tl_cupti.kinds[i]);
+		if (r != CUPTI_SUCCESS) return tl_err(r);
+	}
 	return 0;
 }
 
@@ -290,7 +312,7 @@ static uint32_t tl_version(void) {
 }
 
 static void tl_cupti_stop(void) {
-	for (size_t i = 0; i < TL_NKINDS; i++) tl_cupti.disable(tl_kinds[i]);
+	for (size_t i = 0; i < tl_cupti.nkinds; i++) tl_cupti.disable(tl_cupti.kinds[i]);
 	tl_cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	uint64_t d;
 	int nm;
@@ -328,6 +350,9 @@ type cuptiSource struct {
 	version int
 	names   map[string]string
 	api     string
+	// paused: the record kinds are switched off (Pause).
+	paused bool
+	kinds  []string
 }
 
 // OpenCUPTI loads CUPTI at run time and starts recording kernel, memcpy,
@@ -356,10 +381,10 @@ func OpenCUPTI(cuptiPath string, cfg CUPTIConfig) (ActivitySource, error) {
 	var errs []error
 	for _, p := range tries {
 		cp := C.CString(p)
-		msg := C.tl_cupti_open(cp)
+		msg := C.tl_cupti_open(cp, C.uint(cfg.kindMask()))
 		C.free(unsafe.Pointer(cp))
 		if msg == nil {
-			c := &cuptiSource{path: p, version: int(C.tl_version()), names: map[string]string{}}
+			c := &cuptiSource{path: p, version: int(C.tl_version()), names: map[string]string{}, kinds: cfg.kindNames()}
 			if err := c.selectAPIRecords(cfg); err != nil {
 				C.tl_cupti_stop()
 				return nil, fmt.Errorf("load CUPTI: %s: %w", p, err)
@@ -501,6 +526,29 @@ func (c *cuptiSource) selectAPIRecords(cfg CUPTIConfig) error {
 }
 
 func (c *cuptiSource) APIRecords() string { return c.api }
+
+func (c *cuptiSource) Kinds() []string { return c.kinds }
+
+func (c *cuptiSource) Pause() error { return c.switchRecords(false) }
+
+func (c *cuptiSource) Resume() error { return c.switchRecords(true) }
+
+// switchRecords enables or disables the record kinds, once per change:
+// CUPTI counts nothing, but a redundant enable is a needless call.
+func (c *cuptiSource) switchRecords(on bool) error {
+	if c.paused != on {
+		return nil
+	}
+	o := C.int(0)
+	if on {
+		o = 1
+	}
+	if msg := C.tl_cupti_switch(o); msg != nil {
+		return fmt.Errorf("cuptiActivityEnable/Disable: %s", C.GoString(msg))
+	}
+	c.paused = !on
+	return nil
+}
 
 func (c *cuptiSource) Dropped() (int64, error) {
 	return int64(C.tl_cupti_dropped()), nil

@@ -18,6 +18,11 @@ type fakeCUPTI struct {
 	dropped int64
 	// recordSize pads each record, as newer CUPTI versions append fields.
 	recordSize int
+	// paused: nothing is recorded and API calls cost no extra time.
+	paused bool
+	// noCopies: memcpy records are not written, as when CUPTI's MEMCPY
+	// kind is not enabled.
+	noCopies bool
 }
 
 func newFakeCUPTI(clk *fakeClock) *fakeCUPTI {
@@ -38,7 +43,7 @@ func (c *fakeCUPTI) record(r []byte) {
 // api records an API call that takes 100 ns of the host clock and returns
 // its correlation id.
 func (c *fakeCUPTI) api(kind ActivityKind, cbid uint32) uint32 {
-	if c == nil {
+	if c == nil || c.paused {
 		return 0
 	}
 	c.corr++
@@ -57,7 +62,7 @@ func (c *fakeCUPTI) api(kind ActivityKind, cbid uint32) uint32 {
 }
 
 func (c *fakeCUPTI) kernel(name string, start, end int64, corr uint32, grid, block Dim3) {
-	if c == nil {
+	if c == nil || c.paused {
 		return
 	}
 	ptr, ok := c.ptrs[name]
@@ -84,7 +89,7 @@ func (c *fakeCUPTI) kernel(name string, start, end int64, corr uint32, grid, blo
 }
 
 func (c *fakeCUPTI) memcpy(copyKind, src, dst uint8, bytes, start, end int64, corr uint32) {
-	if c == nil {
+	if c == nil || c.paused || c.noCopies {
 		return
 	}
 	r := c.transfer(ActMemcpy, bytes, start, end, corr)
@@ -134,3 +139,8 @@ func (c *fakeCUPTI) Dropped() (int64, error) { return c.dropped, nil }
 func (c *fakeCUPTI) Library() string         { return fmt.Sprintf("fake CUPTI (base %d)", c.base) }
 func (c *fakeCUPTI) APIRecords() string      { return apiRecordsAll }
 func (c *fakeCUPTI) Close() error            { return nil }
+func (c *fakeCUPTI) Kinds() []string {
+	return []string{"concurrent kernel", "driver API", "memcpy", "memset", "runtime API"}
+}
+func (c *fakeCUPTI) Pause() error  { c.paused = true; return nil }
+func (c *fakeCUPTI) Resume() error { c.paused = false; return nil }

@@ -192,6 +192,8 @@ func BenchmarkConvertCUPTIStep(b *testing.B) {
 	for b.Loop() {
 		s := newSession(d, d.act, clk, opt, 1)
 		s.calls = calls
-		s.convertActivities(acts, cuptiCalibration{Offset: st.Offset}, st.From+st.Offset, st.To+st.Offset, 1)
+		if i, _ := s.convertActivities(acts, cuptiCalibration{Offset: st.Offset}, st.From+st.Offset, st.To+st.Offset, 1); i >= 0 {
+			b.Fatalf("call %d has no GPU record", i)
+		}
 	}
 }

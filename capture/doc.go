@@ -7,7 +7,10 @@
 //
 //   - cupti (the default when libcupti loads): CUPTI's Activity API, the
 //     source Kineto uses, records every kernel, memcpy, memset and driver or
-//     runtime API call with GPU timestamps and correlation ids. CUPTI is
+//     runtime API call with GPU timestamps and correlation ids (only the
+//     record kinds the workload issues are enabled: each costs host time in
+//     every launch; --cupti-cost measures CUPTI's cost per launch, paired
+//     in the same process). CUPTI is
 //     loaded at run time (dlopen by soname, CUPTI_PATH overrides); its
 //     records are decoded in pure Go, so the conversion is tested on
 //     recorded buffers without a GPU. CUPTI's clock is aligned with the host

@@ -32,6 +32,10 @@ type Options struct {
 	// KeepActivity keeps the recorded steps' CUPTI buffers in the
 	// session (for --dump-activity).
 	KeepActivity bool
+	// CUPTICostRounds, in CUPTI mode, measures CUPTI's host cost per
+	// launch after the recorded steps: this many pairs of unrecorded steps
+	// with CUPTI's records off and on (Session.CUPTICost). 0: not measured.
+	CUPTICostRounds int
 }
 
 // DefaultOptions are the command's defaults.
@@ -153,6 +157,13 @@ func runSteps(s *Session, wl workload, rng *rand.Rand, opt Options) error {
 		if err := s.finishCUPTI(); err != nil {
 			return fmt.Errorf("CUPTI records: %w", err)
 		}
+		if opt.CUPTICostRounds > 0 {
+			c, err := s.measureCUPTICost(func() error { return wl.step(s) }, lead, opt.CUPTICostRounds)
+			if err != nil {
+				return err
+			}
+			s.CUPTICost = c
+		}
 	}
 	return nil
 }
@@ -209,7 +220,15 @@ func (s *Session) trace(w Workload, size string) *Trace {
 	switch s.timingMode() {
 	case TimingCUPTI:
 		info = append(info, Arg{"cupti_library", s.src.Library()}, Arg{"cupti_api_records", s.src.APIRecords()}, Arg{"clock_alignment_error_ns", calErr},
-			Arg{"timing", "CUPTI activity records (kernel, memcpy, memset, driver and runtime API), CUPTI clock aligned to the host monotonic clock every step"})
+			Arg{"cupti_kinds", strings.Join(s.src.Kinds(), ", ")},
+			Arg{"timing", "CUPTI activity records, CUPTI clock aligned to the host monotonic clock every step"})
+		if c := s.CUPTICost; c != nil {
+			info = append(info, Arg{"cupti_cost", []Arg{{"rounds", c.Rounds}, {"launches_per_step", c.Launches},
+				{"launch_call_off_ns", c.CallOffNs}, {"launch_call_on_ns", c.CallOnNs},
+				{"launch_call_added_ns", c.CallDiff.ints()},
+				{"host_step_added_per_launch_ns", c.StepDiff.ints()},
+				{"method", "unrecorded steps with CUPTI's records off and on in alternating order, paired per round; [Q1, median, Q3] over rounds"}}})
+		}
 	case TimingEvents:
 		info = append(info, Arg{"clock_alignment_error_ns", calErr}, Arg{"timing_overhead_per_launch_ns", overhead},
 			Arg{"timing", "CUDA events around each launch, event clock calibrated to the host monotonic clock every step"})
@@ -235,7 +254,14 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		for _, st := range s.Steps {
 			calErr = max(calErr, st.CalibrationErrNs)
 		}
-		fmt.Fprintf(&b, "timing: CUPTI activity records (%s; API records: %s); clocks aligned within +-%s us\n", s.src.Library(), s.src.APIRecords(), us(calErr))
+		fmt.Fprintf(&b, "timing: CUPTI activity records (%s; records: %s; API records: %s); clocks aligned within +-%s us\n",
+			s.src.Library(), strings.Join(s.src.Kinds(), ", "), s.src.APIRecords(), us(calErr))
+		if c := s.CUPTICost; c != nil {
+			fmt.Fprintf(&b, "CUPTI's host cost per launch (%d rounds of unrecorded steps with records off and on, paired, %d launches a step): "+
+				"inside the launch call %s us (IQR %s to %s; median call %s -> %s us), host step time %s us per launch (IQR %s to %s)\n",
+				c.Rounds, c.Launches, signedUs(c.CallDiff.Median), signedUs(c.CallDiff.Q1), signedUs(c.CallDiff.Q3), us(c.CallOffNs), us(c.CallOnNs),
+				signedUs(c.StepDiff.Median), signedUs(c.StepDiff.Q1), signedUs(c.StepDiff.Q3))
+		}
 	case TimingEvents:
 		var calErr int64
 		for _, st := range s.Steps {

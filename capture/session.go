@@ -100,6 +100,8 @@ type Session struct {
 	hostTid int
 
 	recording bool
+	// measuring times launch calls of unrecorded steps (measureCUPTICost).
+	measuring bool
 	step      int
 	cal       Calibration
 	events    []TraceEvent
@@ -143,6 +145,9 @@ type Session struct {
 	// clock.
 	Activity      []ActivityBuffer
 	ActivitySteps []ActivityStep
+	// CUPTICost is CUPTI's measured host cost per launch when
+	// Options.CUPTICostRounds asked for it, else nil.
+	CUPTICost *CUPTICost
 }
 
 func newSession(d Driver, src ActivitySource, clk Clock, opt Options, pid int) *Session {
@@ -298,6 +303,10 @@ func (s *Session) currentExt() int64 {
 // own kernels.
 func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes int64, gpuArgs, libArgs []Arg, call func() error) error {
 	if !s.recording {
+		if s.measuring {
+			_, _, err := s.issue(call)
+			return err
+		}
 		return call()
 	}
 	if s.src != nil {
@@ -307,7 +316,7 @@ func (s *Session) timed(hostName string, cbid int, cat, gpuName string, bytes in
 		if err != nil {
 			return err
 		}
-		s.calls = append(s.calls, hostCall{start: t0, end: t1, ext: s.currentExt(), inner: s.inner(), args: libArgs})
+		s.calls = append(s.calls, hostCall{name: hostName, start: t0, end: t1, ext: s.currentExt(), inner: s.inner(), args: libArgs})
 		return nil
 	}
 	corr := s.nextCorr

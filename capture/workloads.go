@@ -34,14 +34,20 @@ type Workload struct {
 	SizeHelp    string
 	// CheckSize is the small size --check verifies at.
 	CheckSize string
-	make      func(size string) (workload, error)
+	// Copies: the workload's steps copy memory (CUPTI records copies only
+	// for such workloads, see ForWorkload).
+	Copies bool
+	// Library: the workload's steps call a library through the runtime
+	// API (cuBLAS).
+	Library bool
+	make    func(size string) (workload, error)
 }
 
 // Workloads lists every workload, in --list order.
 func Workloads() []Workload {
 	gemm := func(name, summary string, v gemmVariant) Workload {
 		return Workload{Name: name, Summary: summary, DefaultSize: "1024x784x2048", SizeHelp: "BATCHxINxOUT",
-			CheckSize: "67x100x93", make: func(size string) (workload, error) { return newGemm(v, size) }}
+			CheckSize: "67x100x93", Library: v == gemmLibrary, make: func(size string) (workload, error) { return newGemm(v, size) }}
 	}
 	lowrank := func(name, summary string, fused bool) Workload {
 		return Workload{Name: name, Summary: summary, DefaultSize: "2048", SizeHelp: "POPULATION (even)", CheckSize: "16",
@@ -53,7 +59,7 @@ func Workloads() []Workload {
 	}
 	mc := func(name, summary string, pinned bool) Workload {
 		return Workload{Name: name, Summary: summary, DefaultSize: "64K:256M", SizeHelp: "MIN:MAX bytes (powers of 4 between)", CheckSize: "64K:1M",
-			make: func(size string) (workload, error) { return newMemcpy(pinned, size) }}
+			Copies: true, make: func(size string) (workload, error) { return newMemcpy(pinned, size) }}
 	}
 	return []Workload{
 		gemm("gemm-naive", "Linear 784->2048 + ReLU, batch 1024: one thread per output, serial dot product (the naive-GEMM write-up's kernel)", gemmNaive),

@@ -10,7 +10,7 @@ import (
 	"github.com/tracelens/tracelens/capture"
 )
 
-const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--cupti-api calls|all] [--no-per-launch-timing]"
+const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--cupti-api calls|all] [--cupti-cost N] [--no-per-launch-timing]"
 
 func captureCommand() command {
 	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture}
@@ -29,6 +29,7 @@ func runCapture(e *env, args []string) error {
 	device := fs.Int("device", 0, "CUDA device ordinal")
 	timing := fs.String("timing", "auto", "per-launch timing: cupti (CUPTI activity records; libcupti.so found by soname, or CUPTI_PATH), events (two CUDA events per launch), auto (cupti, else events)")
 	cuptiAPI := fs.String("cupti-api", "calls", "which driver and runtime API calls CUPTI records: calls (launches, copies, sets and waits: the least host time per call) or all (every call, as Kineto records them)")
+	costRounds := fs.Int("cupti-cost", 0, "with CUPTI timing, then measure CUPTI's host cost per launch: N pairs of unrecorded steps with its records off and on, paired in this process (0: off)")
 	dump := fs.String("dump-activity", "", "also write the recorded steps' raw CUPTI activity buffers to this file (JSON, gzip when .gz; test data)")
 	pos, err := parseFlags(e, fs, captureArgs, args)
 	if err != nil {
@@ -44,8 +45,8 @@ func runCapture(e *env, args []string) error {
 	if !ok {
 		return usageError{fmt.Sprintf("unknown workload %q (tracelens capture --list shows them)", pos[0])}
 	}
-	if *steps < 1 || *warmup < 0 || *leadUs < 0 {
-		return usageError{"--steps must be at least 1, --warmup and --lead-us at least 0"}
+	if *steps < 1 || *warmup < 0 || *leadUs < 0 || *costRounds < 0 {
+		return usageError{"--steps must be at least 1, --warmup, --lead-us and --cupti-cost at least 0"}
 	}
 	switch *timing {
 	case "auto", capture.TimingCUPTI, capture.TimingEvents:
@@ -54,6 +55,9 @@ func runCapture(e *env, args []string) error {
 	}
 	if *cuptiAPI != "calls" && *cuptiAPI != "all" {
 		return usageError{fmt.Sprintf("--cupti-api %q: want calls or all", *cuptiAPI)}
+	}
+	if *costRounds > 0 && (*timing == capture.TimingEvents || *noPerLaunch) {
+		return usageError{"--cupti-cost needs CUPTI timing (not --timing events or --no-per-launch-timing)"}
 	}
 	if *dump != "" && (*timing == capture.TimingEvents || *noPerLaunch) {
 		return usageError{"--dump-activity needs CUPTI timing (not --timing events or --no-per-launch-timing)"}
@@ -71,7 +75,8 @@ func runCapture(e *env, args []string) error {
 	opt.LeadNs = int64(*leadUs) * int64(time.Microsecond)
 	opt.Pid = os.Getpid()
 	opt.KeepActivity = *dump != ""
-	return captureRun(e, *device, opt, path, *timing, capture.CUPTIConfig{AllAPI: *cuptiAPI == "all"}, *dump)
+	opt.CUPTICostRounds = *costRounds
+	return captureRun(e, *device, opt, path, *timing, capture.ForWorkload(w, *cuptiAPI == "all"), *dump)
 }
 
 // openActivity loads CUPTI for --timing cupti or auto. In auto mode a
@@ -96,6 +101,9 @@ func captureRun(e *env, device int, opt capture.Options, path, timing string, cf
 	src, err := openActivity(e, opt, timing, cfg)
 	if err != nil {
 		return err
+	}
+	if src == nil && opt.CUPTICostRounds > 0 {
+		fmt.Fprintf(e.stderr, "tracelens capture: no CUPTI, so its cost per launch (--cupti-cost) is not measured\n")
 	}
 	if src != nil {
 		defer func() {

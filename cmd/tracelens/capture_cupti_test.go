@@ -6,7 +6,7 @@ import (
 )
 
 // TestCaptureTimingFlags: --timing takes auto, cupti or events, and
-// --dump-activity needs CUPTI timing; both are usage errors before any
+// --dump-activity and --cupti-cost need CUPTI timing; all are usage errors before any
 // device is opened.
 func TestCaptureTimingFlags(t *testing.T) {
 	for _, c := range []struct {
@@ -17,6 +17,9 @@ func TestCaptureTimingFlags(t *testing.T) {
 		{[]string{"gemm-naive", "--timing", "events", "--dump-activity", "x.json"}, "--dump-activity needs CUPTI timing"},
 		{[]string{"gemm-naive", "--no-per-launch-timing", "--dump-activity", "x.json"}, "--dump-activity needs CUPTI timing"},
 		{[]string{"gemm-naive", "--cupti-api", "some"}, `--cupti-api "some": want calls or all`},
+		{[]string{"launch-overhead", "--timing", "events", "--cupti-cost", "8"}, "--cupti-cost needs CUPTI timing"},
+		{[]string{"launch-overhead", "--no-per-launch-timing", "--cupti-cost", "8"}, "--cupti-cost needs CUPTI timing"},
+		{[]string{"launch-overhead", "--cupti-cost", "-1"}, "--cupti-cost at least 0"},
 	} {
 		_, errOut, code := runCaptureCLI(c.args...)
 		if code != exitUsageOrBad || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "usage: tracelens capture") {
