@@ -63,8 +63,11 @@ type DimRow struct {
 	CommKernelUs      float64  `json:"comm_kernel_us"`
 	ExposedCommUs     float64  `json:"exposed_comm_us"`
 	ExposedTransferUs float64  `json:"exposed_transfer_us"`
-	WaitUs            float64  `json:"wait_us"`
-	Bytes             int64    `json:"bytes"`
+	// ExposedWaitUs is the exposed communication spent waiting for later
+	// ranks: ExposedCommUs less ExposedTransferUs.
+	ExposedWaitUs float64 `json:"exposed_wait_us"`
+	WaitUs        float64 `json:"wait_us"`
+	Bytes         int64   `json:"bytes"`
 }
 
 // Reader reads a rank's full trace again (Analyze needs two ranks in
@@ -90,7 +93,8 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	for _, d := range run.Dimensions {
 		res.Dimensions = append(res.Dimensions, DimRow{Dimension: d.Dimension, Groups: d.Groups, Kinds: d.Kinds,
 			Collectives: d.Collectives, Ranks: d.Ranks, CommKernelUs: d.CommKernel.Micros(), ExposedCommUs: d.Exposed.Micros(),
-			ExposedTransferUs: d.ExposedTransfer.Micros(), WaitUs: d.Wait.Micros(), Bytes: d.Bytes})
+			ExposedTransferUs: d.ExposedTransfer.Micros(), ExposedWaitUs: max(d.Exposed-d.ExposedTransfer, 0).Micros(),
+			WaitUs: d.Wait.Micros(), Bytes: d.Bytes})
 	}
 	sc, ok := run.Straggler()
 	step, steps := sc.Step, sc.Steps

@@ -113,6 +113,11 @@ func TestRealRuns(t *testing.T) {
 			}
 			res := Analyze(run, ReadRankTrace, Options{})
 			tol := 0.01 * float64(want.Collectives) // float µs in the script
+			for _, d := range res.Dimensions {
+				if d.ExposedWaitUs < 0 || d.ExposedWaitUs > d.ExposedCommUs || d.ExposedWaitUs+d.ExposedTransferUs < d.ExposedCommUs-1e-6 {
+					t.Errorf("dimension %s: exposed %.3f µs = waiting %.3f + transfer %.3f does not hold", d.Dimension, d.ExposedCommUs, d.ExposedWaitUs, d.ExposedTransferUs)
+				}
+			}
 			for _, row := range res.Ranks {
 				w, ok := want.Ranks[strconv.Itoa(row.Rank)]
 				if !ok {

@@ -47,7 +47,7 @@ func (d *doc) ranks(x Input) {
 		dt := newTable(left("dimension"), left("groups"), left("kinds"), right("collectives"), right("comm kernels"), right("exposed"), right("of which waiting"), right("bytes"))
 		for _, dim := range run.Dimensions {
 			dt.add(Text(dim.Dimension), Text(strings.Join(dim.Groups, ", ")), Text(strings.ReplaceAll(strings.Join(dim.Kinds, ", "), "_", "-")),
-				fmt.Sprint(dim.Collectives), usd(dim.CommKernelUs), usd(dim.ExposedCommUs), usd(dim.ExposedCommUs-dim.ExposedTransferUs), fmt.Sprintf("%.1f GiB", float64(dim.Bytes)/(1<<30)))
+				fmt.Sprint(dim.Collectives), usd(dim.CommKernelUs), usd(dim.ExposedCommUs), usd(dim.ExposedWaitUs), fmt.Sprintf("%.1f GiB", float64(dim.Bytes)/(1<<30)))
 		}
 		d.table(dt)
 	}
