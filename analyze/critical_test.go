@@ -1,9 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,14 +22,8 @@ type criticalExpected struct {
 // step time where the host is the bottleneck (the complement). Expected
 // values: critical.py.
 func TestGPUTimeSavingsOnTheCriticalPath(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "critical.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want map[string]criticalExpected
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	readExpected(t, "critical.json", &want)
 	checked := 0
 	for name, e := range want {
 		t.Run(name, func(t *testing.T) {

@@ -1,9 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,19 +12,13 @@ import (
 // JAX jit call, CUDA captures of three and twelve launches; not on
 // launch-bound, GPU-bound or data-loading steps.
 func TestHostBoundAgainstScript(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "hostbound.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want map[string]struct {
 		HostBound bool    `json:"host_bound"`
 		Short     float64 `json:"short"`
 		Wall      float64 `json:"wall"`
 		Busy      float64 `json:"busy"`
 	}
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	readExpected(t, "hostbound.json", &want)
 	fired := 0
 	for name, w := range want {
 		r := run(t, name)

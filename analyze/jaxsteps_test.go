@@ -1,9 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,10 +11,6 @@ import (
 // its steps, so the first call is told from the steady state. Expected
 // values: fixtures/recorded/expect/jax_steps.py over the JSON.
 func TestJAXStepsFromRepeatedJitCalls(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "jax_steps.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want map[string]struct {
 		Label      string  `json:"label"`
 		Steps      int     `json:"steps"`
@@ -25,9 +18,7 @@ func TestJAXStepsFromRepeatedJitCalls(t *testing.T) {
 		SteadyBusy float64 `json:"steady_busy"`
 		FirstWall  float64 `json:"first_wall"`
 	}
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	readExpected(t, "jax_steps.json", &want)
 	if len(want) < 2 {
 		t.Fatalf("jax_steps.json has %d JAX traces: the class needs more than one", len(want))
 	}

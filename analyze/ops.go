@@ -16,7 +16,7 @@ func (ix *index) ops() []OpStat {
 	row := func(name string) *OpStat {
 		r := rows[name]
 		if r == nil {
-			r = &OpStat{Name: name}
+			r = &OpStat{Name: name, PerStep: make([]StepShare, len(t.Steps))}
 			rows[name] = r
 		}
 		return r
@@ -32,8 +32,15 @@ func (ix *index) ops() []OpStat {
 		r := row(o.Name)
 		r.Calls++
 		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
+		st := t.StepOf(o.Start)
+		if st >= 0 {
+			r.PerStep[st].Count++
+		}
 		if !ix.sameNameAncestor(trace.Index(i)) {
 			r.TotalCPUUs += us(o.Dur())
+			if st >= 0 {
+				r.PerStep[st].Us += us(o.Dur())
+			}
 		}
 	}
 	var path []string
@@ -160,11 +167,15 @@ func (ix *index) annotations() []AnnotationStat {
 		key := [2]string{kind, name}
 		r := rows[key]
 		if r == nil {
-			r = &AnnotationStat{Name: name, Kind: kind}
+			r = &AnnotationStat{Name: name, Kind: kind, PerStep: make([]StepShare, len(t.Steps))}
 			rows[key] = r
 		}
 		r.Count++
 		r.CPUUs += us(s.Dur())
+		if st := t.StepOf(s.Start); st >= 0 {
+			r.PerStep[st].Count++
+			r.PerStep[st].Us += us(s.Dur())
+		}
 		gpu, k := ix.launchedIn(lp, th, s.Start, s.End)
 		bg, bk := bl.causedElsewhere(th, s.Start, s.End)
 		gpu, k = gpu+bg, k+bk

@@ -374,6 +374,11 @@ type OpStat struct {
 	GPUUs     float64 `json:"gpu_us"`
 	SelfGPUUs float64 `json:"self_gpu_us"`
 	Kernels   int     `json:"kernels"`
+	// PerStep has one entry per element of Result.Steps: the calls that
+	// started in that step and their CPU time counted as in TotalCPUUs,
+	// so per-step comparisons (diff) leave out warm-up and time outside
+	// steps.
+	PerStep []StepShare `json:"per_step"`
 }
 
 // Annotation kinds.
@@ -395,6 +400,9 @@ type AnnotationStat struct {
 	// thread launched while it ran.
 	GPUUs   float64 `json:"gpu_us"`
 	Kernels int     `json:"kernels"`
+	// PerStep has one entry per element of Result.Steps: the ranges or
+	// frames that started in that step and their CPU time.
+	PerStep []StepShare `json:"per_step"`
 }
 
 // RooflineRow places one GEMM-like workload against the device's peaks.

@@ -106,7 +106,7 @@ type Row struct {
 	Delta
 }
 
-// TotalRow compares a whole-trace total from the analysis (ops,
+// TotalRow compares a per-step figure from the analysis (ops,
 // annotations), where the analysis keeps no per-step breakdown: a change
 // without a significance test.
 type TotalRow struct {
@@ -114,8 +114,9 @@ type TotalRow struct {
 	// Kind is "op", or the annotation kind (analyze.AnnotationRange,
 	// analyze.AnnotationModule).
 	Kind string
-	// BaseUs and NewUs are the CPU time per step (whole-trace total over
-	// the trace's step count); BaseCalls and NewCalls the whole-trace calls.
+	// BaseUs and NewUs are the mean CPU time per compared step (analyze's
+	// per-step figures, the warm-up step left out as for every other
+	// row); BaseCalls and NewCalls the calls in the compared steps.
 	BaseUs, NewUs       float64
 	BaseCalls, NewCalls int
 	// Pct is the change in percent; NaN when BaseUs is 0.
@@ -223,7 +224,7 @@ func CompareTraces(baseTrace, newTrace *trace.Trace, opt Options) (*Result, erro
 
 // Compare compares the analyses of two runs: summary metrics and kernel
 // and category times per step with a U test each, ops and annotations by
-// total, findings by analyzer and subject. It reads only the two Results
+// mean CPU time per compared step, findings by analyzer and subject. It reads only the two Results
 // (every per-step figure is analyze's), and fails only on missing inputs
 // or an invalid α.
 func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
@@ -251,8 +252,8 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	ns := [2]int{b.side.Samples, n.side.Samples}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
-	r.Ops = compareTotals(base, next, opTotals)
-	r.Annotations = compareTotals(base, next, annotationTotals)
+	r.Ops = compareTotals(base, next, opTotals, opt.KeepWarmup)
+	r.Annotations = compareTotals(base, next, annotationTotals, opt.KeepWarmup)
 	r.Findings = compareFindings(base.Findings, next.Findings)
 	if kernelsUnchanged(r.Kernels) {
 		r.Findings.Unreported, r.Findings.Resolved = r.Findings.Resolved, nil
@@ -500,22 +501,16 @@ func pct(b, n float64) float64 {
 	return (n/b - 1) * 100
 }
 
-// perStepOf turns a whole-trace total into a per-step figure.
-func perStepOf(total float64, a *analyze.Result) float64 {
-	return total / float64(max(len(a.Steps), 1))
-}
-
-// total is one whole-trace figure of the analysis: an op or an annotation.
+// total is one op's or annotation's figures per step, from the analysis.
 type total struct {
 	kind, name string
-	us         float64
-	calls      int
+	perStep    []analyze.StepShare
 }
 
 func opTotals(a *analyze.Result) []total {
 	out := make([]total, 0, len(a.Ops))
 	for _, op := range a.Ops {
-		out = append(out, total{"op", op.Name, op.TotalCPUUs, op.Calls})
+		out = append(out, total{"op", op.Name, op.PerStep})
 	}
 	return out
 }
@@ -523,18 +518,33 @@ func opTotals(a *analyze.Result) []total {
 func annotationTotals(a *analyze.Result) []total {
 	out := make([]total, 0, len(a.Annotations))
 	for _, an := range a.Annotations {
-		out = append(out, total{an.Kind, an.Name, an.CPUUs, an.Count})
+		out = append(out, total{an.Kind, an.Name, an.PerStep})
 	}
 	return out
 }
 
-// compareTotals pairs the totals list gives for each run by kind and name
-// and compares them per step.
-func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total) []TotalRow {
+// overSteps is the mean CPU time per compared step (steps from first on)
+// and the calls in those steps.
+func overSteps(perStep []analyze.StepShare, first int) (us float64, calls int) {
+	if first >= len(perStep) {
+		return 0, 0
+	}
+	for _, st := range perStep[first:] {
+		us += st.Us
+		calls += st.Count
+	}
+	return us / float64(len(perStep)-first), calls
+}
+
+// compareTotals pairs the rows list gives for each run by kind and name
+// and compares their CPU time per compared step (the same steps as every
+// other per-step figure of the comparison).
+func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total, keepWarmup bool) []TotalRow {
 	type key struct{ kind, name string }
 	rows := map[key]*TotalRow{}
 	var order []key
 	for side, a := range []*analyze.Result{b, n} {
+		first := firstCompared(len(a.Steps), keepWarmup)
 		for _, t := range list(a) {
 			k := key{t.kind, t.name}
 			r := rows[k]
@@ -543,18 +553,22 @@ func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total) []T
 				rows[k] = r
 				order = append(order, k)
 			}
+			us, calls := overSteps(t.perStep, first)
 			if side == 0 {
-				r.BaseUs += perStepOf(t.us, a)
-				r.BaseCalls += t.calls
+				r.BaseUs += us
+				r.BaseCalls += calls
 			} else {
-				r.NewUs += perStepOf(t.us, a)
-				r.NewCalls += t.calls
+				r.NewUs += us
+				r.NewCalls += calls
 			}
 		}
 	}
 	out := make([]TotalRow, 0, len(order))
 	for _, k := range order {
 		r := rows[k]
+		if r.BaseCalls == 0 && r.NewCalls == 0 {
+			continue // only outside the compared steps
+		}
 		r.Pct = pct(r.BaseUs, r.NewUs)
 		out = append(out, *r)
 	}

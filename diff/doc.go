@@ -15,7 +15,7 @@
 // and finding is analyze's), so diff never re-derives analysis. A Result is
 // plain data: Summary (step wall, GPU busy, GPU idle, launches, launch API
 // time, CPU op time), Kernels and Categories (rows with a Status and a
-// Delta each), Ops and Annotations (whole-trace totals), Findings
+// Delta each), Ops and Annotations (mean CPU time per compared step), Findings
 // (resolved, new, persisting) and Notes; SummaryLine, FormatTime and
 // FormatPct format them the way the writers do.
 //

@@ -251,8 +251,8 @@ func (r *Result) tables(bold bool) []table {
 		// row would be added or removed.
 		return out
 	}
-	totals("Ops (CPU time per step, whole-trace average, largest changes first)", "op", r.Ops)
-	totals("Annotations (CPU time per step, whole-trace average, largest changes first)", "annotation", r.Annotations)
+	totals("Ops (CPU time per compared step, mean; calls in the compared steps; largest changes first)", "op", r.Ops)
+	totals("Annotations (CPU time per compared step, mean; calls in the compared steps; largest changes first)", "annotation", r.Annotations)
 	return out
 }
 

@@ -19,10 +19,7 @@ func phaseMetrics(base, next *analyze.Result, keepWarmup bool, alpha float64) []
 		return nil
 	}
 	samples := func(a *analyze.Result, f func(analyze.Step) float64) []float64 {
-		steps := a.Steps
-		if !keepWarmup && len(steps) > 1 {
-			steps = steps[1:]
-		}
+		steps := a.Steps[firstCompared(len(a.Steps), keepWarmup):]
 		v := make([]float64, len(steps))
 		for i, s := range steps {
 			v[i] = f(s)

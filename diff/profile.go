@@ -20,10 +20,7 @@ type profile struct {
 // faces quote the same figures.
 func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 	steps := a.Steps
-	first := 0
-	if !keepWarmup && len(steps) > 1 {
-		first = 1
-	}
+	first := firstCompared(len(steps), keepWarmup)
 	p := &profile{
 		side: Side{Source: a.Source, Framework: a.Framework, Device: a.Device, Steps: len(steps),
 			Samples: len(steps) - first, StepsSynthetic: a.Summary.StepsSynthetic},
@@ -67,4 +64,13 @@ func sampled(name, category string, perStep []analyze.StepShare, first int) *ser
 		return nil
 	}
 	return s
+}
+
+// firstCompared is the index of the first step compared: the warm-up step
+// 0 is left out when there are others, unless keepWarmup.
+func firstCompared(steps int, keepWarmup bool) int {
+	if !keepWarmup && steps > 1 {
+		return 1
+	}
+	return 0
 }
