@@ -55,6 +55,12 @@ type Options struct {
 	// restored before Read returns.
 	GCLimit int64
 
+	// Stages, if set, receives a line for the end of each stage of the
+	// read (time since it began), then totals of the time the stages spent
+	// working and waiting and the runtime's collector figures: profiling
+	// output, to find the critical path on many cores.
+	Stages io.Writer
+
 	// chunk overrides the batch buffer size; tests use small chunks to
 	// exercise batch boundaries on small fixtures.
 	chunk int
@@ -252,6 +258,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		src = gzr
 		compressed = true
 	}
+	clock := newStageClock(opt.Stages)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -269,13 +276,20 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
+			idle := clock.now()
 			for b := range batches {
+				clock.add("workers idle", idle)
+				t := clock.now()
 				res := w.safeParse(b)
+				clock.add("parse (all workers)", t)
 				select {
 				case free <- b.buf:
 				default:
 				}
+				t = clock.now()
 				results <- res
+				clock.add("workers wait for the merger", t)
+				idle = clock.now()
 			}
 		}(ws[i])
 	}
@@ -290,7 +304,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		}
 	}
 	pr := &progressReader{r: src, br: br, cr: cr}
-	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial}
+	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial, clock: clock}
 	if st.chunk <= 0 {
 		// Batches scale with the input so that the few in flight stay a
 		// small fraction of it: 4 MiB for big traces, less for small ones.
@@ -310,6 +324,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			close(results)
 		}()
 		scanErr = st.run()
+		clock.mark("scan done")
 	}()
 
 	budget := opt.MaxMemory
@@ -320,6 +335,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		budget = math.MaxInt64
 	}
 	m := newMerger(len(ws), opt.expect, budget)
+	m.clock = clock
 	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it
 	gc := newGCScope(opt.GCLimit)
 	defer gc.restore()
@@ -332,7 +348,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			close(stop)
 		}
 	}
+	wait := clock.now()
 	for res := range results {
+		clock.add("merge idle", wait)
 		if res.err != nil {
 			fail(res.err)
 		}
@@ -344,7 +362,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			}
 			delete(pending, next)
 			if parseErr == nil {
+				t := clock.now()
 				m.add(r)
+				clock.add("merge add", t)
 				select {
 				case spare <- r:
 				default:
@@ -356,7 +376,9 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			}
 			next++
 		}
+		wait = clock.now()
 	}
+	clock.mark("last merge")
 	if parseErr != nil {
 		return nil, parseErr
 	}
@@ -392,6 +414,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	if cr.fn != nil {
 		cr.fn(cr.n.Load(), cr.total)
 	}
+	clock.flush()
 	return t, nil
 }
 

@@ -33,6 +33,8 @@ type merger struct {
 	// workers interned. It is what the memory budget caps.
 	bytes    int64
 	strBytes int64
+	// clock times finish's passes (nil: not timed).
+	clock *stageClock
 }
 
 // sizer plans the model's slice allocations against the memory budget.
@@ -221,10 +223,15 @@ func (m *merger) finish(top map[string][]byte) *trace.Trace {
 	m.metadata(top)
 	m.names()
 	m.classifyLoose()
+	m.clock.mark("finish: classify")
 	m.sortAll()
+	m.clock.mark("finish: sort")
 	m.linkLaunches()
+	m.clock.mark("finish: link launches")
 	m.nest()
+	m.clock.mark("finish: nest")
 	m.frameParents()
+	m.clock.mark("finish: frame parents")
 	m.steps()
 	for reason, c := range m.skips {
 		t.Skipped = append(t.Skipped, trace.Skip{Reason: reason, Count: c.count, FirstOffset: c.first})

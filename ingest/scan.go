@@ -212,6 +212,8 @@ type streamer struct {
 	seps [][]byte
 	// learned is set once learnSeparator has looked at a pair of events.
 	learned bool
+	// clock times reading and waiting for workers (nil: not timed).
+	clock *stageClock
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -241,6 +243,7 @@ func (s *streamer) more() error {
 		s.buf = nb
 	}
 	start := s.n
+	defer s.clock.add("scan: read input", s.clock.now())
 	for s.n < len(s.buf) {
 		m, err := s.r.Read(s.buf[s.n:])
 		s.n += m
@@ -429,8 +432,13 @@ func (s *streamer) events() error {
 	send := func(b *batch) error {
 		b.seq, b.buf, b.base = s.seq, s.buf, s.base
 		s.seq++
+		t := s.clock.now()
 		if !s.emit(b) {
 			return errStopped
+		}
+		s.clock.add("scan: wait for a worker", t)
+		if b.seq == 0 {
+			s.clock.mark("first batch")
 		}
 		// The worker owns the old buffer now: continue in a fresh one.
 		var nb []byte
@@ -438,6 +446,7 @@ func (s *streamer) events() error {
 		case nb = <-s.free:
 		default:
 			nb = make([]byte, s.chunk)
+			s.clock.count("scan: new buffers")
 		}
 		tail := s.n - s.pos
 		if tail > len(nb) {
