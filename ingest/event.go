@@ -112,6 +112,8 @@ type worker struct {
 	hint struct{ gpu, api, ops, frames, flows int }
 	// spare receives results whose records the merger has copied.
 	spare chan *chunkResult
+	// region is the buffer direct batches are read into.
+	region []byte
 }
 
 func newWorker(id int, spare chan *chunkResult) *worker {
@@ -217,6 +219,13 @@ func (w *worker) parse(b *batch) *chunkResult {
 	clear(w.catIdx)
 	w.lastCat = -1
 	known := len(w.keys)
+	if b.src != nil {
+		var err error
+		if b, err = w.readRegion(b); err != nil {
+			r.err = err
+			return r
+		}
+	}
 	if b.spans == nil && b.cutEnd > 0 {
 		n, last, err := w.cutEvents(r, b)
 		if err != nil {

@@ -174,6 +174,11 @@ type batch struct {
 	// cutStart and cutEnd, when spans is nil, bound events the scanner
 	// did not scan: the worker finds them (cutEvents).
 	cutStart, cutEnd int32
+	// src, when set, is where the worker reads the batch itself: the
+	// region bytes at base, which end at a speculative cut (see direct).
+	// buf is nil then.
+	src    io.ReaderAt
+	region int32
 }
 
 // streamer walks the top level of a trace, keeping small top-level values
@@ -214,6 +219,12 @@ type streamer struct {
 	learned bool
 	// clock times reading and waiting for workers (nil: not timed).
 	clock *stageClock
+	// direct, when set, lets workers read batches themselves (see
+	// regions); directOK is set while the last speculative cut succeeded,
+	// and window is regionCut's buffer.
+	direct   *direct
+	directOK bool
+	window   []byte
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -504,6 +515,17 @@ func (s *streamer) events() error {
 				}
 			}
 			if s.speculate && len(spans) == 0 {
+				if s.directOK && !s.eof {
+					moved, err := s.regions(p)
+					if err != nil {
+						return err
+					}
+					s.directOK = false
+					if moved {
+						lastEnd = -1
+						continue // the buffer is empty: read on from the last cut
+					}
+				}
 				// Hand the buffer's events to a worker unscanned, cut
 				// where Kineto's layout says an event ends; the worker
 				// checks the cut (see cutEvents).
@@ -513,6 +535,7 @@ func (s *streamer) events() error {
 						return err
 					}
 					first = false // s.pos is on the comma after the cut
+					s.directOK = s.direct != nil
 					continue
 				}
 			}
