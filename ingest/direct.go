@@ -110,7 +110,7 @@ func (s *streamer) regions(p int) (bool, error) {
 		if cut == 0 {
 			break
 		}
-		b := &batch{seq: s.seq, base: start, region: int32(cut - start), src: d.ra}
+		b := &batch{seq: s.seq, base: start, region: int32(cut - start), src: d.ra, cutEnd: int32(s.chunk)}
 		s.seq++
 		t := s.clock.now()
 		if !s.emit(b) {
@@ -131,11 +131,14 @@ func (s *streamer) regions(p int) (bool, error) {
 }
 
 // readRegion reads a direct batch into the worker's own buffer and returns
-// the batch as the scanner would have cut it in a buffer of its own.
+// the batch as the scanner would have cut it in a buffer of its own. The
+// buffer is allocated once, at the batch size (cutEnd of a direct batch),
+// which no region passes: regions end anywhere in the second half of it,
+// and growing to each larger one made the worker allocate again and again.
 func (w *worker) readRegion(b *batch) (*batch, error) {
 	n := int(b.region)
 	if cap(w.region) < n {
-		w.region = make([]byte, n)
+		w.region = make([]byte, max(n, int(b.cutEnd)))
 	}
 	buf := w.region[:n]
 	if _, err := b.src.ReadAt(buf, b.base); err != nil {

@@ -114,6 +114,8 @@ type worker struct {
 	spare chan *chunkResult
 	// region is the buffer direct batches are read into.
 	region []byte
+	// clock counts results allocated rather than reused (nil: not timed).
+	clock *stageClock
 }
 
 func newWorker(id int, spare chan *chunkResult) *worker {
@@ -207,6 +209,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 		r = &chunkResult{seq: b.seq, worker: w.id, gpu: old.gpu[:0], api: old.api[:0], ops: old.ops[:0],
 			frames: old.frames[:0], flows: old.flows[:0], loose: old.loose[:0]}
 	default:
+		w.clock.count("parse: new results")
 		h := &w.hint
 		r = &chunkResult{seq: b.seq, worker: w.id,
 			gpu:    make([]trace.GPUActivity, 0, h.gpu+h.gpu/4),

@@ -282,6 +282,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 	for i := range ws {
 		ws[i] = newWorker(i, spare)
 		ws[i].slow = opt.slow
+		ws[i].clock = clock
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
@@ -377,6 +378,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 				select {
 				case spare <- r:
 				default:
+					clock.count("merge: results dropped")
 				}
 				if m.bytes > budget {
 					fail(m.budgetError(budget, pr.fraction(r.end)))

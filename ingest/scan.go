@@ -176,7 +176,8 @@ type batch struct {
 	cutStart, cutEnd int32
 	// src, when set, is where the worker reads the batch itself: the
 	// region bytes at base, which end at a speculative cut (see direct).
-	// buf is nil then.
+	// buf is nil then, and cutEnd is the batch size, the most a region
+	// can be.
 	src    io.ReaderAt
 	region int32
 }

@@ -244,3 +244,27 @@ func countSpeculated(t *testing.T, in []byte) int {
 	}
 	return n
 }
+
+// TestDirectBufferIsAllocatedOnce: regions end anywhere in the second
+// half of a batch, so a worker that grew its buffer to each larger one
+// allocated again and again (garbage the collector then ran for on 16
+// cores); it allocates once, at the batch size.
+func TestDirectBufferIsAllocatedOnce(t *testing.T) {
+	in := bytes.Repeat([]byte("x"), 1000)
+	w := newWorker(0, nil)
+	var first *byte
+	for _, n := range []int32{500, 600, 999, 700, 1000} {
+		b, err := w.readRegion(&batch{src: bytes.NewReader(in), region: n, cutEnd: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.buf) != int(n) || b.cutEnd != n {
+			t.Fatalf("region of %d bytes read as %d, cut at %d", n, len(b.buf), b.cutEnd)
+		}
+		if first == nil {
+			first = &b.buf[0]
+		} else if &b.buf[0] != first {
+			t.Fatalf("a region of %d bytes was read into a new buffer", n)
+		}
+	}
+}
