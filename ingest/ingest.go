@@ -8,10 +8,14 @@
 // Reading is a pipeline: one goroutine decompresses and cuts the event
 // array into batches at event boundaries (speculatively, at Kineto's event
 // separator or the one the file uses, when the input can be read again:
-// see speculativeCut),
+// see speculativeCut; from an uncompressed file it reads only a window
+// before each cut and the workers read the batches themselves: see
+// direct),
 // workers check and parse batches in parallel (a fast path for the fields
 // Kineto writes, gjson for anything unusual), and the results are merged
-// in file order so the model is the same whatever the number of workers.
+// in file order so the model is the same whatever the number of workers;
+// the passes after the last event run over ranges of the model in
+// parallel where they split.
 // The model is capped by a memory budget (Options.MaxMemory).
 // Memory stays bounded by the model plus a few batch buffers: the raw JSON
 // is never held whole.
