@@ -112,6 +112,10 @@ type worker struct {
 	hint struct{ gpu, api, ops, frames, flows int }
 	// spare receives results whose records the merger has copied.
 	spare chan *chunkResult
+	// region is the buffer direct batches are read into.
+	region []byte
+	// clock counts results allocated rather than reused (nil: not timed).
+	clock *stageClock
 }
 
 func newWorker(id int, spare chan *chunkResult) *worker {
@@ -205,6 +209,7 @@ func (w *worker) parse(b *batch) *chunkResult {
 		r = &chunkResult{seq: b.seq, worker: w.id, gpu: old.gpu[:0], api: old.api[:0], ops: old.ops[:0],
 			frames: old.frames[:0], flows: old.flows[:0], loose: old.loose[:0]}
 	default:
+		w.clock.count("parse: new results")
 		h := &w.hint
 		r = &chunkResult{seq: b.seq, worker: w.id,
 			gpu:    make([]trace.GPUActivity, 0, h.gpu+h.gpu/4),
@@ -217,6 +222,13 @@ func (w *worker) parse(b *batch) *chunkResult {
 	clear(w.catIdx)
 	w.lastCat = -1
 	known := len(w.keys)
+	if b.src != nil {
+		var err error
+		if b, err = w.readRegion(b); err != nil {
+			r.err = err
+			return r
+		}
+	}
 	if b.spans == nil && b.cutEnd > 0 {
 		n, last, err := w.cutEvents(r, b)
 		if err != nil {

@@ -106,3 +106,25 @@ func TestGCSettingsAreRestored(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesInFlightStaySmall: about one batch per worker is in flight,
+// so on many cores batches shrink to keep them a 32nd of the input
+// together (16 workers held a fifth of a 513 MB trace in 4 MiB buffers,
+// and the collector ran back to back); on few cores they stay 4 MiB.
+func TestBatchesInFlightStaySmall(t *testing.T) {
+	const size = 513 << 20
+	if got := batchSize(size, 2); got != chunkSize {
+		t.Errorf("2 workers: batches of %d bytes, want %d", got, chunkSize)
+	}
+	for _, workers := range []int{1, 2, 4, 8, 16, 64} {
+		if got := batchSize(size, workers); int64(got)*int64(workers) > size/32 {
+			t.Errorf("%d workers: batches of %d bytes hold %.1f%% of the input", workers, got, 100*float64(got)*float64(workers)/size)
+		}
+	}
+	if got := batchSize(size, 1024); got != 256<<10 {
+		t.Errorf("1024 workers: batches of %d bytes, want the 256 KiB floor", got)
+	}
+	if got := batchSize(0, 16); got != chunkSize {
+		t.Errorf("unknown size: batches of %d bytes, want %d", got, chunkSize)
+	}
+}

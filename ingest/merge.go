@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -33,6 +34,8 @@ type merger struct {
 	// workers interned. It is what the memory budget caps.
 	bytes    int64
 	strBytes int64
+	// clock times finish's passes (nil: not timed).
+	clock *stageClock
 }
 
 // sizer plans the model's slice allocations against the memory budget.
@@ -221,10 +224,20 @@ func (m *merger) finish(top map[string][]byte) *trace.Trace {
 	m.metadata(top)
 	m.names()
 	m.classifyLoose()
+	m.clock.mark("finish: classify")
 	m.sortAll()
+	m.clock.mark("finish: sort")
 	m.linkLaunches()
-	m.nest()
-	m.frameParents()
+	m.clock.mark("finish: link launches")
+	// nest writes ops' and API calls' links, frameParents frames'
+	// parents: neither reads what the other writes.
+	concurrently(func() {
+		m.nest()
+		m.clock.mark("finish: nest")
+	}, func() {
+		m.frameParents()
+		m.clock.mark("finish: frame parents")
+	})
 	m.steps()
 	for reason, c := range m.skips {
 		t.Skipped = append(t.Skipped, trace.Skip{Reason: reason, Count: c.count, FirstOffset: c.first})
@@ -581,20 +594,28 @@ func sortStable[T any](s []T, cmp func(a, b T) int) {
 // sortByThread sorts host events by byThread(key) unless they already
 // are. The check reads the records in place: sortStable's comparison takes
 // two records by value, and copying 2 M frames twice each made the check
-// alone ~30 ms after the last event.
-func sortByThread[T any](s []T, key func(*T) (trace.Index, trace.Span)) {
-	for i := 1; i < len(s); i++ {
-		ta, sa := key(&s[i-1])
-		tb, sb := key(&s[i])
-		if ta > tb || ta == tb && bySpan(sa, sb) > 0 {
-			slices.SortStableFunc(s, byThread(key))
-			return
+// alone ~30 ms after the last event. It checks ranges of the records in up
+// to workers goroutines.
+func sortByThread[T any](s []T, key func(*T) (trace.Index, trace.Span), workers int) {
+	var unsorted atomic.Bool
+	parallelRanges(len(s), workers, 1<<16, func(lo, hi int) {
+		for i := max(lo, 1); i < hi; i++ {
+			ta, sa := key(&s[i-1])
+			tb, sb := key(&s[i])
+			if ta > tb || ta == tb && bySpan(sa, sb) > 0 {
+				unsorted.Store(true)
+				return
+			}
 		}
+	})
+	if unsorted.Load() {
+		slices.SortStableFunc(s, byThread(key))
 	}
 }
 
 func (m *merger) sortAll() {
 	t := m.t
+	workers := len(m.remap)
 	sortStable(t.GPU, func(a, b trace.GPUActivity) int {
 		if c := cmp.Compare(a.Device, b.Device); c != 0 {
 			return c
@@ -604,10 +625,10 @@ func (m *merger) sortAll() {
 		}
 		return bySpan(a.Span, b.Span)
 	})
-	sortByThread(t.APICalls, func(a *trace.APICall) (trace.Index, trace.Span) { return a.Thread, a.Span })
-	sortByThread(t.Ops, func(o *trace.Op) (trace.Index, trace.Span) { return o.Thread, o.Span })
-	sortByThread(t.Frames, func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span })
-	sortByThread(t.Annotations, func(a *trace.Annotation) (trace.Index, trace.Span) { return a.Thread, a.Span })
+	sortByThread(t.APICalls, func(a *trace.APICall) (trace.Index, trace.Span) { return a.Thread, a.Span }, workers)
+	sortByThread(t.Ops, func(o *trace.Op) (trace.Index, trace.Span) { return o.Thread, o.Span }, workers)
+	sortByThread(t.Frames, func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span }, workers)
+	sortByThread(t.Annotations, func(a *trace.Annotation) (trace.Index, trace.Span) { return a.Thread, a.Span }, workers)
 	sortStable(t.GPUAnnotations, func(a, b trace.Annotation) int { return bySpan(a.Span, b.Span) })
 	sortStable(t.Memory, func(a, b trace.MemoryEvent) int { return cmp.Compare(a.At, b.At) })
 }
@@ -756,10 +777,37 @@ func (m *merger) nest() {
 }
 
 // frameParents resolves Python parent ids; frames without ids (JAX) take
-// the innermost enclosing frame on their thread.
+// the innermost enclosing frame on their thread. Parent ids are resolved
+// over ranges of the frames in parallel; only if a frame without an id is
+// left (JAX) does the walk with a stack of enclosing frames run, serially.
 func (m *merger) frameParents() {
 	t := m.t
 	byID := newFrameIndex(t.Frames)
+	var noID atomic.Bool
+	parallelRanges(len(t.Frames), len(m.remap), 1<<15, func(lo, hi int) {
+		left := false
+		for i := lo; i < hi; i++ {
+			f := &t.Frames[i]
+			if p, ok := byID.get(f.PyParentID); ok && f.PyParentID != 0 && p != trace.Index(i) {
+				f.Parent = p
+			} else if f.PyID == 0 {
+				left = true
+			}
+		}
+		if left {
+			noID.Store(true)
+		}
+	})
+	if noID.Load() {
+		m.framesByStack(byID)
+	}
+}
+
+// framesByStack resolves every frame's parent walking each thread's frames
+// with a stack of the enclosing ones: a frame's parent is the frame its
+// parent id names, or, if it has no id, the innermost enclosing frame.
+func (m *merger) framesByStack(byID frameIndex) {
+	t := m.t
 	var stack []trace.Index
 	lastThread := trace.Index(-1)
 	for i := range t.Frames {

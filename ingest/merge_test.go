@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,12 +79,12 @@ func TestSortByThreadSortsAsSortStable(t *testing.T) {
 	want := slices.Clone(frames)
 	sortStable(want, byThread(key))
 	got := slices.Clone(frames)
-	sortByThread(got, key)
+	sortByThread(got, key, 3)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("sortByThread's order differs from sortStable's")
 	}
 	again := slices.Clone(got)
-	sortByThread(again, key)
+	sortByThread(again, key, 3)
 	if !reflect.DeepEqual(again, got) {
 		t.Fatal("sortByThread changed sorted input")
 	}
@@ -132,5 +133,87 @@ func TestFrameIndexIsAMap(t *testing.T) {
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
 		t.Errorf("slice used %d times, map %d times: both must be tested", kinds[true], kinds[false])
+	}
+}
+
+// TestParallelRangesCoverEachIndexOnce: however n, the worker count and
+// the least range length relate, the ranges cover [0, n) exactly once.
+func TestParallelRangesCoverEachIndexOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 100, 1000, 4097} {
+		for _, workers := range []int{1, 2, 3, 16} {
+			for _, minRange := range []int{0, 1, 10, 5000} {
+				seen := make([]atomic.Int32, n)
+				parallelRanges(n, workers, minRange, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						seen[i].Add(1)
+					}
+				})
+				for i := range seen {
+					if c := seen[i].Load(); c != 1 {
+						t.Fatalf("n %d, %d workers, ranges of at least %d: index %d covered %d times", n, workers, minRange, i, c)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestConcurrentPanicReachesTheCaller: a bug in a pass run beside another
+// must reach the reader's recover (an error), not end the process.
+func TestConcurrentPanicReachesTheCaller(t *testing.T) {
+	for _, bad := range []int{0, 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("the panic in call %d was lost", bad)
+				}
+			}()
+			calls := []func(){func() {}, func() {}}
+			calls[bad] = func() { panic("bug") }
+			concurrently(calls...)
+		}()
+	}
+}
+
+// TestSortByThreadChecksRangeBoundaries: with the order check split into
+// ranges, a single pair out of order across two ranges is still found.
+func TestSortByThreadChecksRangeBoundaries(t *testing.T) {
+	key := func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span }
+	const n = 3 << 16
+	frames := make([]trace.PyFrame, n)
+	for i := range frames {
+		frames[i].Start = trace.Time(i)
+	}
+	frames[n/3-1].Start, frames[n/3].Start = frames[n/3].Start, frames[n/3-1].Start
+	sortByThread(frames, key, 3)
+	if frames[n/3-1].Start > frames[n/3].Start {
+		t.Fatal("the pair out of order at a range boundary was left unsorted")
+	}
+}
+
+// TestParallelFrameParentsAreTheStackWalks: parents resolved over ranges
+// in parallel are those the serial walk with a stack finds, for frames
+// with ids, with ids missing or dangling, and without ids (JAX).
+func TestParallelFrameParentsAreTheStackWalks(t *testing.T) {
+	for _, noIDs := range []int{0, 1000, 1} {
+		var frames []trace.PyFrame
+		for i := range int64(200_000) {
+			f := trace.PyFrame{Span: trace.Span{Start: trace.Time(i), End: trace.Time(i + i%5)}, Thread: trace.Index(i / 50_000), Parent: trace.None,
+				PyID: i + 1, PyParentID: max(i-i%7, 0)}
+			if i%13 == 0 {
+				f.PyParentID = 1 << 40 // no such frame
+			}
+			if noIDs > 0 && i%int64(noIDs) == 0 {
+				f.PyID, f.PyParentID = 0, 0
+			}
+			frames = append(frames, f)
+		}
+		want := &merger{t: &trace.Trace{Frames: slices.Clone(frames)}, remap: make([][]trace.Index, 1)}
+		want.framesByStack(newFrameIndex(want.t.Frames))
+		got := &merger{t: &trace.Trace{Frames: frames}, remap: make([][]trace.Index, 4)}
+		got.frameParents()
+		if !reflect.DeepEqual(got.t.Frames, want.t.Frames) {
+			t.Errorf("frames without ids every %d: parallel parents differ from the stack walk's", noIDs)
+		}
 	}
 }

@@ -174,6 +174,12 @@ type batch struct {
 	// cutStart and cutEnd, when spans is nil, bound events the scanner
 	// did not scan: the worker finds them (cutEvents).
 	cutStart, cutEnd int32
+	// src, when set, is where the worker reads the batch itself: the
+	// region bytes at base, which end at a speculative cut (see direct).
+	// buf is nil then, and cutEnd is the batch size, the most a region
+	// can be.
+	src    io.ReaderAt
+	region int32
 }
 
 // streamer walks the top level of a trace, keeping small top-level values
@@ -212,6 +218,14 @@ type streamer struct {
 	seps [][]byte
 	// learned is set once learnSeparator has looked at a pair of events.
 	learned bool
+	// clock times reading and waiting for workers (nil: not timed).
+	clock *stageClock
+	// direct, when set, lets workers read batches themselves (see
+	// regions); directOK is set while the last speculative cut succeeded,
+	// and window is regionCut's buffer.
+	direct   *direct
+	directOK bool
+	window   []byte
 }
 
 func (s *streamer) errAt(pos int, msg string) error {
@@ -241,6 +255,7 @@ func (s *streamer) more() error {
 		s.buf = nb
 	}
 	start := s.n
+	defer s.clock.add("scan: read input", s.clock.now())
 	for s.n < len(s.buf) {
 		m, err := s.r.Read(s.buf[s.n:])
 		s.n += m
@@ -429,8 +444,13 @@ func (s *streamer) events() error {
 	send := func(b *batch) error {
 		b.seq, b.buf, b.base = s.seq, s.buf, s.base
 		s.seq++
+		t := s.clock.now()
 		if !s.emit(b) {
 			return errStopped
+		}
+		s.clock.add("scan: wait for a worker", t)
+		if b.seq == 0 {
+			s.clock.mark("first batch")
 		}
 		// The worker owns the old buffer now: continue in a fresh one.
 		var nb []byte
@@ -438,6 +458,7 @@ func (s *streamer) events() error {
 		case nb = <-s.free:
 		default:
 			nb = make([]byte, s.chunk)
+			s.clock.count("scan: new buffers")
 		}
 		tail := s.n - s.pos
 		if tail > len(nb) {
@@ -495,6 +516,17 @@ func (s *streamer) events() error {
 				}
 			}
 			if s.speculate && len(spans) == 0 {
+				if s.directOK && !s.eof {
+					moved, err := s.regions(p)
+					if err != nil {
+						return err
+					}
+					s.directOK = false
+					if moved {
+						lastEnd = -1
+						continue // the buffer is empty: read on from the last cut
+					}
+				}
 				// Hand the buffer's events to a worker unscanned, cut
 				// where Kineto's layout says an event ends; the worker
 				// checks the cut (see cutEvents).
@@ -504,6 +536,7 @@ func (s *streamer) events() error {
 						return err
 					}
 					first = false // s.pos is on the comma after the cut
+					s.directOK = s.direct != nil
 					continue
 				}
 			}

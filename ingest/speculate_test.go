@@ -18,7 +18,7 @@ import (
 // serial scan gives, plain and gzipped, with batches small enough that
 // most are speculative.
 func TestSpeculativeSplitGivesTheSerialModel(t *testing.T) {
-	speculated := 0
+	speculated, direct := 0, 0
 	for _, path := range fixturePaths(t) {
 		raw := gunzip(t, path)
 		want, err := Read(bytes.NewReader(raw), path, Options{serial: true, Workers: 1})
@@ -31,9 +31,11 @@ func TestSpeculativeSplitGivesTheSerialModel(t *testing.T) {
 			}
 		}
 		speculated += countSpeculated(t, raw)
+		direct += countDirect(t, raw)
 	}
-	if speculated == 0 {
-		t.Error("no batch was cut speculatively: the test proves nothing")
+	t.Logf("%d batches cut speculatively, %d read directly", speculated, direct)
+	if speculated == 0 || direct == 0 {
+		t.Errorf("%d batches cut speculatively, %d read directly: the test proves nothing", speculated, direct)
 	}
 }
 
@@ -55,12 +57,16 @@ func TestSpeculativeMissFallsBackToSerial(t *testing.T) {
 		"in a string": func(pad string) string { return ev("x"+kinetoSep+pad, `{}`) },
 		"nested":      func(pad string) string { return ev("nested", "[{\"a\": 1"+kinetoSep+"\"b\": \""+pad+"\"}]") },
 	} {
-		misses := 0
+		misses, directMisses := 0, 0
 		for before := 150; before < 200; before++ {
 			all := append(append(append([]string(nil), evs[:before]...), odd(strings.Repeat("y", 3000))), evs...)
 			in := []byte("{\"traceEvents\": [" + strings.Join(all, ",") + "\n]}")
 			if _, err := read(bytes.NewReader(in), int64(len(in)), Options{chunk: 4 << 10}); errors.Is(err, errMiss) {
 				misses++
+			}
+			r := bytes.NewReader(in)
+			if _, err := read(r, int64(len(in)), Options{chunk: 4 << 10, ra: r, seeker: r}); errors.Is(err, errMiss) {
+				directMisses++
 			}
 			want, werr := Read(bytes.NewReader(in), "odd", Options{serial: true})
 			got, gerr := Read(bytes.NewReader(in), "odd", Options{chunk: 4 << 10})
@@ -68,8 +74,8 @@ func TestSpeculativeMissFallsBackToSerial(t *testing.T) {
 				t.Errorf("%s, %d events before: %v %v, models equal %v", kind, before, gerr, werr, reflect.DeepEqual(got, want))
 			}
 		}
-		if misses == 0 {
-			t.Errorf("%s: no cut missed: the test proves nothing", kind)
+		if misses == 0 || directMisses == 0 {
+			t.Errorf("%s: %d cuts missed, %d with direct reads: the test proves nothing", kind, misses, directMisses)
 		}
 	}
 }
@@ -160,7 +166,7 @@ func relayout(t testing.TB, raw []byte, layout string) []byte {
 // without a miss, and give exactly the serial scan's model.
 func TestLearnedSeparatorGivesTheSerialModel(t *testing.T) {
 	for _, layout := range []string{"kineto-old", "one per line", "indented"} {
-		speculated := 0
+		speculated, direct := 0, 0
 		for _, path := range fixturePaths(t) {
 			in := relayout(t, gunzip(t, path), layout)
 			want, err := Read(bytes.NewReader(in), path, Options{serial: true, Workers: 1})
@@ -169,9 +175,10 @@ func TestLearnedSeparatorGivesTheSerialModel(t *testing.T) {
 			}
 			checkSpeculative(t, in, want, 8<<10, path+" "+layout)
 			speculated += countSpeculated(t, in)
+			direct += countDirect(t, in)
 		}
-		if speculated < 100 {
-			t.Errorf("%s: only %d batches cut speculatively: the layout is read serially", layout, speculated)
+		if speculated < 100 || direct < 100 {
+			t.Errorf("%s: only %d batches cut speculatively, %d read directly: the layout is read serially", layout, speculated, direct)
 		}
 	}
 }
@@ -189,6 +196,36 @@ func checkSpeculative(t *testing.T, in []byte, want *trace.Trace, chunk int, nam
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s (chunk %d): the speculative split's model differs from the serial scan's", name, chunk)
 	}
+	// The same with the workers reading their batches themselves (what
+	// Read does with a bytes.Reader or a file).
+	r := bytes.NewReader(in)
+	got, err = read(r, int64(len(in)), Options{chunk: chunk, Workers: 3, ra: r, seeker: r})
+	if err != nil {
+		t.Fatalf("%s, direct reads: %v", name, err)
+	}
+	got.Source = want.Source
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s (chunk %d): direct reads give a model other than the serial scan's", name, chunk)
+	}
+}
+
+// countDirect is the number of batches of in that workers read themselves
+// (see direct), in 8 KiB batches.
+func countDirect(t *testing.T, in []byte) int {
+	n := 0
+	st := &streamer{r: bytes.NewReader(in), chunk: 8 << 10, free: make(chan []byte, 4), speculate: true}
+	st.direct = &direct{ra: bytes.NewReader(in), size: int64(len(in)), note: func(int64) {},
+		seek: func(off int64) error { st.r = bytes.NewReader(in[off:]); return nil }}
+	st.emit = func(b *batch) bool {
+		if b.src != nil {
+			n++
+		}
+		return true
+	}
+	if err := st.run(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // countSpeculated is the number of batches of in that the scanner cuts
@@ -206,4 +243,28 @@ func countSpeculated(t *testing.T, in []byte) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestDirectBufferIsAllocatedOnce: regions end anywhere in the second
+// half of a batch, so a worker that grew its buffer to each larger one
+// allocated again and again (garbage the collector then ran for on 16
+// cores); it allocates once, at the batch size.
+func TestDirectBufferIsAllocatedOnce(t *testing.T) {
+	in := bytes.Repeat([]byte("x"), 1000)
+	w := newWorker(0, nil)
+	var first *byte
+	for _, n := range []int32{500, 600, 999, 700, 1000} {
+		b, err := w.readRegion(&batch{src: bytes.NewReader(in), region: n, cutEnd: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.buf) != int(n) || b.cutEnd != n {
+			t.Fatalf("region of %d bytes read as %d, cut at %d", n, len(b.buf), b.cutEnd)
+		}
+		if first == nil {
+			first = &b.buf[0]
+		} else if &b.buf[0] != first {
+			t.Fatalf("a region of %d bytes was read into a new buffer", n)
+		}
+	}
 }

@@ -24,7 +24,7 @@ func loadTrace(e *env, path string) (*trace.Trace, error) {
 		}
 		return ingest.Read(r, path, ingest.Options{})
 	}
-	opt := ingest.Options{MaxMemory: e.maxMemory}
+	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages}
 	if size := ingest.JSONSize(path); size > bigTrace {
 		// The model of a Chrome trace is about a quarter of its JSON; what
 		// pushes RSS higher is garbage the collector has not yet returned.
@@ -39,6 +39,9 @@ func loadTrace(e *env, path string) (*trace.Trace, error) {
 		defer p.done()
 	}
 	t, err := ingest.ReadFile(path, opt)
+	if e.stages != nil {
+		fmt.Fprintf(e.stages, "tracelens read returned at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
+	}
 	var be *ingest.BudgetError
 	if errors.As(err, &be) {
 		return nil, fmt.Errorf("%w; raise the budget with --max-memory SIZE (default: half of this machine's memory)", err)

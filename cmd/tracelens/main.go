@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // Exit codes are part of the CLI contract: scripts and CI gates rely on them.
@@ -29,6 +30,11 @@ type env struct {
 	// maxMemory caps a trace's model in bytes (--max-memory; 0: ingest's
 	// default, a share of physical memory).
 	maxMemory int64
+	// stages, if set ($TRACELENS_STAGES non-empty: stderr), receives
+	// ingest's stage timings and the time the command took after reading,
+	// for profiling; start is when main began.
+	stages io.Writer
+	start  time.Time
 }
 
 // command is one subcommand. Each lives in its own file; the table below
@@ -75,8 +81,15 @@ func (x exitError) Error() string { return x.err.Error() }
 func (x exitError) Unwrap() error { return x.err }
 
 func main() {
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrTTY: isTerminal(os.Stderr)}
-	os.Exit(runMain(e, os.Args[1:]))
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrTTY: isTerminal(os.Stderr), start: time.Now()}
+	if os.Getenv("TRACELENS_STAGES") != "" {
+		e.stages = os.Stderr
+	}
+	code := runMain(e, os.Args[1:])
+	if e.stages != nil {
+		fmt.Fprintf(e.stages, "tracelens exit at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
+	}
+	os.Exit(code)
 }
 
 // runMain dispatches to a subcommand and turns its error into an exit code.
