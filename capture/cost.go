@@ -67,9 +67,9 @@ func quartiles(v []int64) Quartiles {
 
 // costHalf is one unrecorded step of the cost measurement.
 type costHalf struct {
-	launches       int
-	callMedianNs   int64
-	hostPerLaunchN int64
+	launches        int
+	callMedianNs    int64
+	hostPerLaunchNs int64
 }
 
 // measureCUPTICost runs rounds off/on pairs of unrecorded workload steps
@@ -102,7 +102,7 @@ func (s *Session) measureCUPTICost(step func() error, prime *Kernel, rounds int)
 		}
 		off, on = append(off, pair[0]), append(on, pair[1])
 		callDiff = append(callDiff, pair[1].callMedianNs-pair[0].callMedianNs)
-		stepDiff = append(stepDiff, pair[1].hostPerLaunchN-pair[0].hostPerLaunchN)
+		stepDiff = append(stepDiff, pair[1].hostPerLaunchNs-pair[0].hostPerLaunchNs)
 	}
 	if err := s.src.Resume(); err != nil {
 		return nil, fmt.Errorf("CUPTI cost: switch records back on: %w", err)
@@ -170,7 +170,7 @@ func (s *Session) costStep(step func() error, prime *Kernel, rec bool) (costHalf
 	s.closeCallStats()
 	h := costHalf{launches: s.cur.Launches, callMedianNs: s.cur.LaunchCallMedianNs}
 	if s.cur.Launches > 0 {
-		h.hostPerLaunchN = (h1 - h0) / int64(s.cur.Launches)
+		h.hostPerLaunchNs = (h1 - h0) / int64(s.cur.Launches)
 	}
 	s.cur = StepStat{}
 	return h, nil

@@ -526,14 +526,11 @@ func annotationTotals(a *analyze.Result) []total {
 // overSteps is the mean CPU time per compared step (steps from first on)
 // and the calls in those steps.
 func overSteps(perStep []analyze.StepShare, first int) (us float64, calls int) {
-	if first >= len(perStep) {
+	sr := sampled("", "", perStep, first)
+	if sr == nil {
 		return 0, 0
 	}
-	for _, st := range perStep[first:] {
-		us += st.Us
-		calls += st.Count
-	}
-	return us / float64(len(perStep)-first), calls
+	return sr.total / float64(len(sr.perStep)), sr.count
 }
 
 // compareTotals pairs the rows list gives for each run by kind and name

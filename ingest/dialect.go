@@ -220,11 +220,7 @@ func gpuProcess(name string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	n, _ := strconv.Atoi(rest[:end]) // "/device:GPU:" alone is GPU 0
+	n, _ := strconv.Atoi(leadingDigits(rest)) // "/device:GPU:" alone is GPU 0
 	return int32(n), true
 }
 
@@ -234,12 +230,17 @@ func streamThread(name string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
+	n, err := strconv.Atoi(leadingDigits(rest))
+	return int32(n), err == nil
+}
+
+// leadingDigits is the run of ASCII digits s starts with.
+func leadingDigits(s string) string {
 	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
 		end++
 	}
-	n, err := strconv.Atoi(rest[:end])
-	return int32(n), err == nil
+	return s[:end]
 }
 
 // jaxFrameName turns "$contextlib.py:132 __enter__" into Kineto's

@@ -36,21 +36,7 @@ func concurrently(calls ...func()) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var panicked any
-	for _, call := range calls[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					mu.Lock()
-					panicked = p
-					mu.Unlock()
-				}
-			}()
-			call()
-		}()
-	}
-	func() {
+	run := func(call func()) {
 		defer func() {
 			if p := recover(); p != nil {
 				mu.Lock()
@@ -58,8 +44,16 @@ func concurrently(calls ...func()) {
 				mu.Unlock()
 			}
 		}()
-		calls[0]()
-	}()
+		call()
+	}
+	for _, call := range calls[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(call)
+		}()
+	}
+	run(calls[0])
 	wg.Wait()
 	if panicked != nil {
 		panic(fmt.Sprintf("%v (in a parallel pass)", panicked))
