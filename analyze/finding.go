@@ -47,6 +47,10 @@ type Finding struct {
 	// SavingFrom names the part of the step the saving comes out of (one
 	// of the From* constants): findings drawing on the same part overlap.
 	SavingFrom string `json:"saving_from"`
+	// LedgerLines names the lines of the steady step's ledger
+	// (StepStats.SteadyLedger) the saving draws on; the saving is at
+	// most their time. Empty for a one-time cost.
+	LedgerLines []string `json:"ledger_lines"`
 	// GPUSavingUs is, for a saving out of GPU busy time (FromKernelTime),
 	// the GPU time the fix saves per step; SavingUs is the part of it on
 	// the step's critical path (the kernels' time during which the GPU

@@ -63,6 +63,19 @@ func enforceInvariants(r *Result, activities int) {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.GPUBusyShare = clampShare(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number), fix)
+		if err := checkLedger(s.Ledger, s.WallUs); err != nil {
+			fix("step %d: %v", s.Number, err)
+		}
+	}
+	if err := checkLedger(r.StepStats.SteadyLedger, r.StepStats.SteadyWallUs); err != nil && len(r.Steps) > 0 {
+		fix("steady step: %v", err)
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if avail := LedgerUs(r.StepStats.SteadyLedger, f.LedgerLines...); len(f.LedgerLines) > 0 && f.SavingUs > avail*(1+1e-9)+1e-6 {
+			fix("finding %s saves %.3f µs per step, more than the %.3f µs of the ledger lines it draws on: cut to them", f.ID, f.SavingUs, avail)
+			f.SavingUs = avail
+		}
 	}
 	s := &r.Summary
 	s.GPUBusyShare = clampShare(s.GPUBusyShare, "GPU busy share", fix)
@@ -104,6 +117,26 @@ func enforceInvariants(r *Result, activities int) {
 		s.CombinedSavingUs = step
 	}
 	s.CombinedSavingShare = clampShare(s.CombinedSavingShare, "combined saving share", fix)
+}
+
+// checkLedger verifies that a ledger lists every line once, in order,
+// with non-negative times adding up to wall (within 0.1 %).
+func checkLedger(l []LedgerEntry, wall float64) error {
+	lines := LedgerLines()
+	if len(l) != len(lines) {
+		return fmt.Errorf("ledger has %d lines, want %d", len(l), len(lines))
+	}
+	var sum float64
+	for i, e := range l {
+		if e.Line != lines[i] || !(e.Us >= 0) {
+			return fmt.Errorf("ledger line %d is %q %.3f µs, want %q ≥ 0", i, e.Line, e.Us, lines[i])
+		}
+		sum += e.Us
+	}
+	if math.Abs(sum-wall) > 0.001*wall+1e-6 {
+		return fmt.Errorf("ledger lines add up to %.3f µs, the wall is %.3f µs", sum, wall)
+	}
+	return nil
 }
 
 // clampShare returns v within [0, 1], reporting through fix a value that

@@ -257,6 +257,7 @@ func (ix *index) steps(r *Result) {
 	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
 	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
 	ix.steadyStats(r)
+	ix.ledgers(r, works)
 }
 
 // steadyStats fills StepStats' steady-state medians: the one definition of

@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/tracelens/tracelens/trace"
+
 // The types in this file are the JSON contract of `tracelens report
 // --format json` and the Go API that report, tui and diff read. Fields may
 // be added; existing names and JSON keys never change. Times are float64
@@ -48,6 +50,9 @@ type Result struct {
 	ProfilerOptions []string `json:"profiler_options"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
+	// ledgerSegs holds, per step, each ledger line's intervals
+	// (LedgerSegments).
+	ledgerSegs []map[string][]trace.Span
 	// Corrections says what Run removed or bounded because it could not
 	// be true (a roofline row above the device's peak, a share outside
 	// 0–100 %, a saving above the step): each is a bug to report.
@@ -245,6 +250,10 @@ type Step struct {
 	// CPUOpUs is the time of top-level framework ops that started in the
 	// step (nested ops are inside them).
 	CPUOpUs float64 `json:"cpu_op_us"`
+	// Ledger splits WallUs into exclusive lines (every Line* in
+	// LedgerLines order, zeros included) that add up to it: what the GPU
+	// and, while it was idle, the host spent the step on.
+	Ledger []LedgerEntry `json:"ledger"`
 }
 
 // StepStats are medians over steps, with and without the first step (which
@@ -290,6 +299,11 @@ type StepStats struct {
 	// SteadyGPUBoundUs is the median of the steps' GPUBoundUs: savings
 	// out of GPU busy time shorten the step by at most it.
 	SteadyGPUBoundUs float64 `json:"steady_gpu_bound_us"`
+	// SteadyLedger is the ledger of the steady step: each line's mean
+	// share of the steady steps' walls times SteadyWallUs, so its lines
+	// add up to SteadyWallUs. Findings' savings draw on its lines
+	// (Finding.LedgerLines) and are bounded by them.
+	SteadyLedger []LedgerEntry `json:"steady_ledger"`
 
 	// Median and MedianNoFirst are the per-column medians of the steps
 	// and of the steps after the first (the step table's summary rows;

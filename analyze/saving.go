@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -35,6 +36,7 @@ func (p *Pass) finish(f *Finding, id string) error {
 	if !(f.SavingUs > 0) || math.IsInf(f.SavingUs, 0) {
 		f.SavingUs = 0
 	}
+	f.LedgerLines = savingLines(f.SavingFrom)
 	if f.SavingFrom == FromOneOff {
 		f.OneOffUs, f.SavingUs, f.SavingNs, f.Share = f.SavingUs, 0, 0, 0
 		f.Title = clipTitle(f.Title)
@@ -52,6 +54,7 @@ func (p *Pass) finish(f *Finding, id string) error {
 	if f.SavingFrom == FromKernelTime && p.critical != nil && !f.splitByAnalyzer {
 		p.onCriticalPath(f)
 	}
+	p.boundByLedger(f)
 	f.SavingNs = int64(math.Round(f.SavingUs * 1e3))
 	f.Share = shareOf(f.SavingUs, step)
 	f.Title = clipTitle(f.Title)
@@ -100,6 +103,32 @@ func (p *Pass) onCriticalPath(f *Finding) {
 	f.Measures = append(f.Measures,
 		Measure{"GPU time saved per step", DurUs(f.GPUSavingUs)},
 		Measure{"share of these kernels' time the GPU is the bottleneck", Percent(share)})
+}
+
+// boundByLedger caps a saving at the steady step's time in the ledger
+// lines it draws on: no fix removes more idle time than the GPU is idle
+// for host reasons, or more busy time than the step's own work takes.
+func (p *Pass) boundByLedger(f *Finding) {
+	ss := &p.Result.StepStats
+	if len(ss.SteadyLedger) == 0 || len(f.LedgerLines) == 0 {
+		return
+	}
+	avail := LedgerUs(ss.SteadyLedger, f.LedgerLines...)
+	if f.SavingUs <= avail {
+		return
+	}
+	f.Evidence = append(f.Evidence, Evidence{Text: fmt.Sprintf("the saving model gives %s per step, more than the %s the steady step spends in %s: capped there",
+		FormatUs(f.SavingUs), FormatUs(avail), ledgerLinesText(f.LedgerLines))})
+	f.SavingUs = avail
+}
+
+// ledgerLinesText lists ledger lines in words.
+func ledgerLinesText(lines []string) string {
+	words := make([]string, len(lines))
+	for i, l := range lines {
+		words[i] = LedgerLineText(l)
+	}
+	return strings.Join(words, ", ")
 }
 
 // CriticalNoteBelow is the critical-path share below which a GPU-time
@@ -152,13 +181,23 @@ func removable(ss *StepStats, from string) (float64, string) {
 		// the step (onCriticalPath).
 		return min(busy-floor, max(ss.SteadyGPUBoundUs, 0)), "GPU busy time on the critical path"
 	case FromLaunchGaps:
-		return min(ss.SteadyLaunchGapUs, step), "GPU idle time in launch gaps"
+		return min(ss.SteadyLaunchGapUs, step, hostIdle(ss)), "GPU idle time in launch gaps"
 	case FromHostWaits:
-		return min(ss.SteadyLongGapUs, step), "GPU idle time in long gaps"
+		return min(ss.SteadyLongGapUs, step, hostIdle(ss)), "GPU idle time in long gaps"
 	case FromGPUIdle:
-		return min(ss.SteadyGPUIdleUs, step), "GPU idle time"
+		return min(ss.SteadyGPUIdleUs, step, hostIdle(ss)), "GPU idle time"
 	}
 	return step - floor, "step time"
+}
+
+// hostIdle is the steady step's time in the ledger's GPU-idle lines: the
+// idle time host fixes can remove (not the GPU busy with other steps'
+// work or work queued before profiling). Without a ledger, the step.
+func hostIdle(ss *StepStats) float64 {
+	if len(ss.SteadyLedger) == 0 {
+		return ss.SteadyWallUs
+	}
+	return LedgerUs(ss.SteadyLedger, gpuIdleLines...)
 }
 
 // findingCap bounds one finding's saving per step: a saving out of GPU
@@ -232,6 +271,18 @@ func combineSavings(r *Result) {
 	}
 	if step > 0 {
 		total = min(total, step-min(ss.SteadyIrreducibleUs, step))
+	}
+	if len(ss.SteadyLedger) > 0 {
+		// Together the fixes remove at most the ledger lines they draw on.
+		var named []string
+		for _, f := range r.Findings {
+			for _, l := range f.LedgerLines {
+				if !slices.Contains(named, l) {
+					named = append(named, l)
+				}
+			}
+		}
+		total = min(total, LedgerUs(ss.SteadyLedger, named...))
 	}
 	r.Summary.CombinedSavingUs = total
 	r.Summary.CombinedSavingShare = shareOf(total, step)
