@@ -258,6 +258,7 @@ func (ix *index) steps(r *Result) {
 	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
 	ix.steadyStats(r)
 	ix.ledgers(r, works)
+	ix.steadyCategories(r)
 }
 
 // steadyStats fills StepStats' steady-state medians: the one definition of

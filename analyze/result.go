@@ -304,6 +304,11 @@ type StepStats struct {
 	// add up to SteadyWallUs. Findings' savings draw on its lines
 	// (Finding.LedgerLines) and are bounded by them.
 	SteadyLedger []LedgerEntry `json:"steady_ledger"`
+	// SteadyCategories is GPU time per kernel category in the steady
+	// step (autotune launches left out), by time descending: the
+	// category figures "per step" sentences quote, where Categories is
+	// the whole trace (compilation and autotuning included).
+	SteadyCategories []SteadyCategory `json:"steady_categories"`
 
 	// Median and MedianNoFirst are the per-column medians of the steps
 	// and of the steps after the first (the step table's summary rows;

@@ -30,7 +30,8 @@ func loadFile(t *testing.T, name string) Input {
 // TestReportPrintsAnalyzeFigures: the report quotes analyze's derived
 // figures (step spread, first step ratio, launch calls' share of idle and
 // cost per launch, mean kernel,
-// median rows, phase shares, compute share, GPU activity time, the top
+// median rows, phase shares, compute share, the steady step's top
+// category,
 // kernels' cumulative share, costliest
 // range, same-work comparison) rather than computing its own. Each is
 // replaced in a real trace's Result by a value no computation over the
@@ -59,6 +60,9 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 			r.TopRange = &analyze.RangeLead{Name: "fake_range", Count: 3, GPUUs: 3000, Next: "other_range", NextGPUUs: 1000, Ratio: 6.54}
 			r.SameWork = []analyze.SameWork{{Shape: "[7, 7]", DType: "bf16", Fast: "aten::fast", FastTFLOPS: 100, FastEfficiency: 0.5,
 				Slow: "aten::slow", SlowTFLOPS: 10, SlowEfficiency: 0.05, Speedup: 8.76}}
+			if sc := r.StepStats.SteadyCategories; len(sc) > 0 {
+				sc[0].Us, sc[0].Share = 43210, 0.4321
+			}
 			md := markdown(t, Input{Trace: tr, Result: r})
 			want := []string{
 				"Wall time ranges from 1.11ms (#91) to 8.89ms (#92), a spread of 43.2% of the median.",
@@ -77,8 +81,8 @@ func TestReportPrintsAnalyzeFigures(t *testing.T) {
 				want = append(want, "(11.1% / 22.2% / 66.7%)")
 			}
 			want = append(want, fmt.Sprintf("the top %d take 77.8%%.", top))
-			if len(r.Categories) > 0 {
-				want = append(want, "of "+us(43210)+"); the top kernel")
+			if len(r.StepStats.SteadyCategories) > 0 {
+				want = append(want, "take 43.2% of the step's GPU time** ("+us(43210)+" per step)")
 			}
 			for _, w := range want {
 				if !strings.Contains(md, w) {

@@ -55,7 +55,17 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		bullets = append(bullets, fmt.Sprintf("**GPU busy %s of %s** (wall %s, GPU busy %s): the GPU is the bottleneck, so the kernels below are where time goes.",
 			pct(r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy)))
 	}
-	if len(r.Categories) > 0 && len(r.Kernels) > 0 {
+	if sc := r.StepStats.SteadyCategories; len(sc) > 0 && len(r.Kernels) > 0 && !r.Summary.StepsSynthetic {
+		// Per step, as every other figure of the summary: compilation,
+		// autotuning and the first step's warm-up are not the workload.
+		c := sc[0]
+		s := fmt.Sprintf("**%s kernels take %s of the step's GPU time** (%s per step)", upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.Us))
+		if k, per, n := steadyTopKernel(r); per > 0 {
+			s += fmt.Sprintf("; the top kernel %s takes %s of it (%s per step in %s)", Code(shorten(kernelName(k), 60)), pct(per/steadyGPUUs(sc)), us(per), plural(int(n+0.5), "launch"))
+			s += launchedBy(k)
+		}
+		bullets = append(bullets, s+".")
+	} else if len(r.Categories) > 0 && len(r.Kernels) > 0 {
 		c, k := r.Categories[0], r.Kernels[0]
 		s := fmt.Sprintf("**%s kernels take %s of GPU time** (%s of %s); the top kernel %s alone takes %s of kernel time (%s, mean %s)",
 			upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.TotalUs), us(r.Summary.GPUActivityUs), Code(shorten(kernelName(k), 60)), pct(k.Share), plural(k.Count, "launch"), us(k.MeanUs))
@@ -158,4 +168,40 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 	}
 	return head + ": the rest of the step is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, " +
 		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix."
+}
+
+// steadyTopKernel returns the kernel with the most GPU time per steady
+// step (autotune launches left out, as in SteadyCategories), its time and
+// launches per steady step.
+func steadyTopKernel(r *analyze.Result) (analyze.Kernel, float64, float64) {
+	first := 0
+	if len(r.Steps) > 1 {
+		first = 1
+	}
+	var best analyze.Kernel
+	var bestUs, bestN float64
+	for _, k := range r.Kernels {
+		if k.Autotune || len(k.PerStep) <= first {
+			continue
+		}
+		var v, n float64
+		for _, ps := range k.PerStep[first:] {
+			v += ps.Us
+			n += float64(ps.Count)
+		}
+		steps := float64(len(k.PerStep) - first)
+		if v/steps > bestUs {
+			best, bestUs, bestN = k, v/steps, n/steps
+		}
+	}
+	return best, bestUs, bestN
+}
+
+// steadyGPUUs is the steady step's GPU time over all categories.
+func steadyGPUUs(sc []analyze.SteadyCategory) float64 {
+	var v float64
+	for _, c := range sc {
+		v += c.Us
+	}
+	return v
 }
