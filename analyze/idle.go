@@ -16,6 +16,10 @@ const (
 	GPUIdleMinShare = 0.2
 	// GPUIdleMaxGaps bounds the gaps listed as evidence.
 	GPUIdleMaxGaps = 5
+	// GPUIdleShareGaps bounds the longest gaps whose host work measures
+	// the share of the idle time the cause explains (each is a scan of
+	// the host events).
+	GPUIdleShareGaps = 20
 )
 
 // GPUIdle finds long GPU idle gaps inside steps and where the host was.
@@ -28,7 +32,8 @@ var GPUIdle = &Analyzer{
 		"built-in calls without a source line (time.sleep), DataLoader and torch.optim frames, record_function ranges (even longer than the gap), "+
 		"ops or sync calls that overlap the gap most, and the cause that explains most of the idle time (data loading, optimizer step, "+
 		"built-in call, synchronisation, torch.compile wrapper, user range, host code); the fix is that cause's (DataLoader workers only "+
-		"for data loading). Saving model: the long-gap idle time per step, which overlapping that host work with GPU work hides.", LaunchGap, GPUIdleMinShare*100),
+		"for data loading). Saving model: the long-gap idle time per step times the share of the %d longest gaps that cause's host work covers "+
+		"(the fix removes that cause's waiting, not other host work in the gaps).", LaunchGap, GPUIdleMinShare*100, GPUIdleShareGaps),
 	Requires: []*Analyzer{IdleGaps, CompileRegions, Attribution, Steps},
 	Run:      runGPUIdle,
 }
@@ -100,29 +105,59 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	}
 	cause := dominantCause(picked)
 	places := listNames(picked, cause)
+	// The fix for one cause removes that cause's idle time, not the
+	// rest: credit the share of the examined gaps its host work covers.
+	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+	}
+	credited, examined := causeShare(picked, gaps[:len(picked)], cause)
+	whole := idle
+	idle *= credited
 	whereText := strings.Join(places, "; ")
 	if whereText == "" {
 		whereText = "host code between launches"
 	}
 	return []Finding{{
-		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; the host was in %s", fmtUs(idle), idle/wall*100, LaunchGap, cause),
+		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; the host was in %s", fmtUs(whole), whole/wall*100, LaunchGap, cause),
 		Subject:    "long GPU idle gaps: " + cause,
 		Severity:   severityByShare(idle / wall),
 		SavingUs:   idle,
 		SavingFrom: FromHostWaits,
 		Measures: []Measure{
 			{"median step", DurUs(wall)},
-			{"long-gap idle per step", DurUs(idle)},
+			{"long-gap idle per step", DurUs(whole)},
+			{"of which in " + cause, DurUs(idle)},
 		},
 		Evidence: []Evidence{
-			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(idle))},
+			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(whole))},
 			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
 			{Text: "longest gaps and what the host was doing:", Table: tb},
-			{Text: "saving model: the long-gap idle time per step, hidden when that host work overlaps GPU work"},
+			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
+				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
 		},
 		Fix:        idleFix(cause, whereText),
 		Confidence: Medium,
 	}}, nil
+}
+
+// causeShare returns the share (at most 1) of the examined gaps' time
+// during which the host was in cause's work, and that time.
+func causeShare(picked [][]hostCand, gaps []idleGap, cause string) (float64, trace.Duration) {
+	var total, in trace.Duration
+	for i, g := range gaps {
+		total += g.span.Dur()
+		if i < len(picked) {
+			for _, c := range picked[i] {
+				if c.cause == cause {
+					in += c.overlap
+				}
+			}
+		}
+	}
+	if total <= 0 {
+		return 1, 0
+	}
+	return min(float64(in)/float64(total), 1), total
 }
 
 func firstOr(s []string, def string) string {
