@@ -111,4 +111,3 @@ func causeIdle(t *testing.T, trace, name string) float64 {
 	}
 	return Median(v)
 }
-
