@@ -298,8 +298,8 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, w trace.Span) ([
 	for s := srcAutotune; s <= srcCopy; s++ {
 		sets[s] = clipSpans(unionSpans(sets[s]), w)
 	}
-	sets[srcOther] = clipSpans(li.other, w)
-	sets[srcBefore] = clipSpans(li.before, w)
+	sets[srcOther] = clipSpans(slices.Clone(li.other), w)
+	sets[srcBefore] = clipSpans(slices.Clone(li.before), w)
 	for s := srcSync; s < nSources; s++ {
 		sets[s] = li.host[s].in(w)
 	}
