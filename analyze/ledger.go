@@ -163,7 +163,7 @@ func (x *spanIndex) in(w trace.Span) []trace.Span {
 	// Intervals that began before the window and end inside it.
 	lo, _ = slices.BinarySearchFunc(x.byEnd, w.Start+1, func(a [2]trace.Time, at trace.Time) int { return cmp.Compare(a[1], at) })
 	for i := lo; i < len(x.byEnd) && x.byEnd[i][1] <= w.End; i++ {
-		if s := x.byEnd[i]; s[0] < w.Start {
+		if s := x.byEnd[i]; s[0] < w.Start && (x.keepEnclosing || s[1] < w.End) {
 			out = append(out, trace.Span{Start: w.Start, End: s[1]})
 		}
 	}
@@ -298,8 +298,8 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, w trace.Span) ([
 	for s := srcAutotune; s <= srcCopy; s++ {
 		sets[s] = clipSpans(unionSpans(sets[s]), w)
 	}
-	sets[srcOther] = clipSpans(li.other, w)
-	sets[srcBefore] = clipSpans(li.before, w)
+	sets[srcOther] = clipSpans(slices.Clone(li.other), w)
+	sets[srcBefore] = clipSpans(slices.Clone(li.before), w)
 	for s := srcSync; s < nSources; s++ {
 		sets[s] = li.host[s].in(w)
 	}
