@@ -59,7 +59,10 @@ func apiKind(name string) string {
 
 func runColdStart(p *Pass) ([]Finding, error) {
 	t, r := p.Trace, p.Result
-	if len(r.Steps) < 2 || r.Summary.StepsSynthetic {
+	if len(r.Steps) < 2 || r.Summary.StepsSynthetic || !r.Summary.FirstStepIsFirstExecution {
+		// ProfilerStep#N with N > 0 first: earlier iterations ran
+		// unprofiled, so the first profiled step is not the first
+		// execution and its excess is no cold start.
 		return nil, nil
 	}
 	first, steady := r.Steps[0], r.Steps[1:]

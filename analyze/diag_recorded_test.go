@@ -90,6 +90,12 @@ func TestColdStart(t *testing.T) {
 			if !ok {
 				t.Fatalf("expected.json has no group %q", tc.group)
 			}
+			if tc.source == StepSourceRange {
+				// A step is the loop's iteration, from one call's start
+				// to the next one's, not the call's range alone.
+				it := iterations(t, tc.trace)
+				want.Calls, want.FirstWallUs, want.MedianRestWallUs = it.Count, it.FirstWallUs, it.MedianRest
+			}
 			if r.Summary.StepSource != tc.source || len(r.Steps) != want.Calls {
 				t.Fatalf("steps: %s ×%d, want %s ×%d", r.Summary.StepSource, len(r.Steps), tc.source, want.Calls)
 			}

@@ -136,7 +136,7 @@ func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
 	}
 	for i := range t.Annotations {
 		a := &t.Annotations[i]
-		if !overlapsGap(a.Span) || strings.HasPrefix(a.Name, "ProfilerStep#") || a.Span.Contains(step) || compileEvent(a.Name) {
+		if !overlapsGap(a.Span) || marksStep(a.Name, step) || a.Span.Contains(step) || compileEvent(a.Name) {
 			continue
 		}
 		cause := CauseRange

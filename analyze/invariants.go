@@ -186,8 +186,14 @@ func Check(r *Result) error {
 	for _, c := range r.Categories {
 		share(c.Share, "category "+c.Category+" share")
 	}
-	for _, s := range r.Steps {
+	for i, s := range r.Steps {
 		share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
+		// A step ends where the next begins (host intervals; a step's
+		// GPU window may run later).
+		if i > 0 && r.Steps[i-1].StartUs+r.Steps[i-1].HostWallUs > s.StartUs+1e-3 {
+			bad("step %d (%vµs from %vµs) overlaps step %d starting at %vµs", r.Steps[i-1].Number, r.Steps[i-1].HostWallUs,
+				r.Steps[i-1].StartUs, s.Number, s.StartUs)
+		}
 	}
 	share(r.Summary.GPUBusyShare, "GPU busy share")
 	ss := r.StepStats

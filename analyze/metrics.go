@@ -155,6 +155,10 @@ func (ix *index) summary(r *Result) {
 	}
 	s.Steps = len(t.Steps)
 	s.StepsSynthetic = len(t.Steps) == 1 && t.Steps[0].Synthetic
+	if len(t.Steps) > 0 && !t.Steps[0].Synthetic {
+		s.ProfiledFrom = t.Steps[0].Number
+	}
+	s.FirstStepIsFirstExecution = s.ProfiledFrom == 0
 }
 
 func (ix *index) steps(r *Result) {

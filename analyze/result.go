@@ -100,6 +100,14 @@ type Summary struct {
 	// names the range or function.
 	StepSource string `json:"step_source"`
 	StepLabel  string `json:"step_label,omitempty"`
+	// ProfiledFrom is the number N of the first ProfilerStep#N (0 for
+	// derived steps). N > 0 means earlier iterations ran unprofiled (the
+	// schedule's wait and warm-up steps), so FirstStepIsFirstExecution is
+	// false: the first profiled step is not a cold start. Otherwise the
+	// first step is the first execution, and a single step (the steady
+	// state then, schedule(active=1)) may carry warm-up.
+	ProfiledFrom              int  `json:"profiled_from"`
+	FirstStepIsFirstExecution bool `json:"first_step_is_first_execution"`
 	// CombinedSavingUs is the saving per step if every finding were
 	// fixed, counting savings that come out of the same part of the step
 	// once (see Overlaps): at most StepStats.SteadyWallUs.

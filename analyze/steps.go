@@ -27,12 +27,15 @@ const MinDerivedSteps = 2
 // host repeats one unit of work, a shallow copy whose Steps are those
 // repetitions, and says where the steps came from. Without ProfilerStep
 // an eager simulation or benchmark called a few times is still a loop:
-// the repeated top-level record_function ranges (names equal once
-// trailing digits are dropped), else the repeated calls of one user
-// Python function, else (JAX, whose profiler records no Python calls by
-// default) the repeated calls of one jitted function, are its iterations,
-// so the first call (CUDA context, cuBLAS handles, allocator growth) can
-// be told from the steady state.
+// the outermost repeated iteration of the main thread's top-level
+// record_function ranges (findLoop: block block block block loss,
+// repeated, is one iteration of five ranges, not four steps of "block"),
+// else of the calls of user Python functions, else (JAX, whose profiler
+// records no Python calls by default) of the calls of jitted functions,
+// are its iterations, so the first call (CUDA context, cuBLAS handles,
+// allocator growth) can be told from the steady state. Each iteration
+// runs from its first element's start to the next one's: steps never
+// overlap.
 func deriveSteps(t *trace.Trace) (*trace.Trace, string, string) {
 	if len(t.Steps) != 1 || !t.Steps[0].Synthetic {
 		if len(t.Steps) == 0 {
@@ -90,12 +93,14 @@ type stepCandidate struct {
 	spans  []trace.Span
 	total  trace.Duration
 	thread trace.Index
+	// parents are the enclosing frames of a function's calls.
+	parents []trace.Index
 }
 
 // pick returns the candidate covering the most host time among those
 // repeated at least MinDerivedSteps times, whose calls do not overlap and
 // which launch GPU work in every call but possibly the first.
-func pick(cands map[string]*stepCandidate) ([]trace.Span, string) {
+func pick(cands map[string]*stepCandidate) *stepCandidate {
 	var best *stepCandidate
 	for _, c := range cands {
 		if len(c.spans) < MinDerivedSteps {
@@ -115,27 +120,50 @@ func pick(cands map[string]*stepCandidate) ([]trace.Span, string) {
 			best = c
 		}
 	}
-	if best == nil {
-		return nil, ""
-	}
-	return best.spans, best.label
+	return best
 }
 
-// repeatedRanges returns the top-level record_function ranges repeated
-// under one name, each launching GPU work.
+// stepRange reports whether a record_function range may mark a step: not
+// on the GPU, not compilation or optimizer bookkeeping.
+func stepRange(a *trace.Annotation) bool {
+	return !a.GPU && !compileEvent(a.Name) && !optimizerRange(a.Name) && !strings.Contains(a.Name, "compile_id=") && !strings.HasPrefix(a.Name, "## ")
+}
+
+// repeatedRanges returns the iterations of the loop that the top-level
+// record_function ranges launching GPU work form on one host thread.
 func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
-	return pick(rangeGroups(t, lc))
+	seqs := map[trace.Index][]unitElem{}
+	var outer trace.Span
+	outerTh := trace.None
+	for i := range t.Annotations {
+		a := &t.Annotations[i]
+		if !stepRange(a) {
+			continue
+		}
+		// Annotations are sorted by thread then start, longest first: a
+		// range inside the last top-level one is nested.
+		if a.Thread == outerTh && outer.Contains(a.Span) {
+			continue
+		}
+		outer, outerTh = a.Span, a.Thread
+		if launchesIn(lc, a.Thread, a.Span) > 0 {
+			seqs[a.Thread] = append(seqs[a.Thread], unitElem{key: a.Name, span: a.Span})
+		}
+	}
+	return loopByThread(seqs, func(e unitElem) string { return e.key })
 }
 
 // rangeGroups groups the top-level record_function ranges that launch GPU
 // work by name (trailing digits dropped), with the thread they run on.
+// compiled-slower compares such groups; steps no longer come from them
+// (names that differ are different things: repeatedRanges).
 func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*stepCandidate {
 	cands := map[string]*stepCandidate{}
 	var outer trace.Span
 	outerTh := trace.None
 	for i := range t.Annotations {
 		a := &t.Annotations[i]
-		if a.GPU || compileEvent(a.Name) || optimizerRange(a.Name) || strings.Contains(a.Name, "compile_id=") || strings.HasPrefix(a.Name, "## ") {
+		if !stepRange(a) {
 			continue
 		}
 		// Annotations are sorted by thread then start, longest first: a
@@ -167,43 +195,73 @@ func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*st
 // called repeatedly, launches GPU work each time and covers the most
 // host time (the outermost such function: main() runs once, the
 // simulate() it calls in a loop repeats, the kernels' callers inside
-// simulate() cover less).
+// simulate() cover less); or, when its calls share one caller, the
+// iterations of the loop that caller's GPU-launching calls form
+// (simulate() then log() in each iteration is one step of both).
 func repeatedCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
 	cands := map[string]*stepCandidate{}
 	user := map[string]bool{}
-	for i := range t.Frames {
-		f := &t.Frames[i]
+	userCall := func(f *trace.PyFrame) bool {
 		ok, seen := user[f.Name]
 		if !seen {
 			file, _, _, src := f.Source()
 			ok = src && !libraryFile(file) && !strings.HasSuffix(f.Name, ": <module>")
 			user[f.Name] = ok
 		}
-		if !ok || launchesIn(lc, f.Thread, f.Span) == 0 {
+		return ok && launchesIn(lc, f.Thread, f.Span) > 0
+	}
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		if !userCall(f) {
 			continue
 		}
 		c := cands[f.Name]
 		if c == nil {
-			file, line, fn, _ := f.Source()
-			c = &stepCandidate{label: fmt.Sprintf("%s() at %s:%d", fn, file, line)}
+			c = &stepCandidate{label: callLabel(f), thread: f.Thread}
 			cands[f.Name] = c
 		}
 		c.spans = append(c.spans, f.Span)
 		c.total += f.Dur()
+		if !slices.Contains(c.parents, f.Parent) {
+			c.parents = append(c.parents, f.Parent)
+		}
 	}
-	return pick(cands)
+	best := pick(cands)
+	if best == nil {
+		return nil, ""
+	}
+	if len(best.parents) == 1 {
+		var seq []unitElem
+		for i := range t.Frames {
+			if f := &t.Frames[i]; f.Thread == best.thread && f.Parent == best.parents[0] && userCall(f) {
+				seq = append(seq, unitElem{key: f.Name, span: f.Span})
+			}
+		}
+		slices.SortStableFunc(seq, func(a, b unitElem) int { return cmp.Compare(a.span.Start, b.span.Start) })
+		label := func(e unitElem) string { return callLabel(&trace.PyFrame{Span: e.span}) }
+		if spans, l := loopByThread(map[trace.Index][]unitElem{best.thread: seq}, label); spans != nil {
+			return spans, l
+		}
+	}
+	return best.spans, best.label
+}
+
+// callLabel names a user function's call: "simulate() at sim.py:12".
+func callLabel(f *trace.PyFrame) string {
+	file, line, fn, _ := f.Source()
+	return fmt.Sprintf("%s() at %s:%d", fn, file, line)
 }
 
 // jitPrefix starts the host event JAX records around each call of a
 // jitted function: "PjitFunction(train_step)".
 const jitPrefix = "PjitFunction("
 
-// repeatedJitCalls returns the calls of the jitted function that is
-// called repeatedly, launches GPU work each time and covers the most host
-// time. JAX records each call twice, one event inside the other: the
-// outer one is the call.
+// repeatedJitCalls returns the iterations of the loop that the calls of
+// jitted functions launching GPU work form on one host thread (one
+// function called repeatedly, or train then eval, repeated). JAX records
+// each call twice, one event inside the other: the outer one is the call.
 func repeatedJitCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
-	cands := map[string]*stepCandidate{}
+	seqs := map[trace.Index][]unitElem{}
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		if !strings.HasPrefix(o.Name, jitPrefix) || launchesIn(lc, o.Thread, o.Span) == 0 {
@@ -212,15 +270,21 @@ func repeatedJitCalls(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.
 		if p := o.Parent; p != trace.None && strings.HasPrefix(t.Ops[p].Name, jitPrefix) {
 			continue // the inner event of a call, or a jitted call inside another
 		}
-		c := cands[o.Name]
-		if c == nil {
-			c = &stepCandidate{label: o.Name}
-			cands[o.Name] = c
-		}
-		c.spans = append(c.spans, o.Span)
-		c.total += o.Dur()
+		seqs[o.Thread] = append(seqs[o.Thread], unitElem{key: o.Name, span: o.Span})
 	}
-	return pick(cands)
+	return loopByThread(seqs, func(e unitElem) string { return e.key })
+}
+
+// marksStep reports whether a range named name marks step rather than
+// being work inside it: a ProfilerStep range, or the range a derived
+// step is one call of (step's name is its label: the range's name, or
+// its stem and "*" where an iteration counter was dropped).
+func marksStep(name string, step trace.Span) bool {
+	if strings.HasPrefix(name, "ProfilerStep#") || name == step.Name {
+		return true
+	}
+	stem, ok := strings.CutSuffix(step.Name, "*")
+	return ok && len(name) > len(stem) && strings.HasPrefix(name, stem) && strings.Trim(name[len(stem):], "0123456789") == ""
 }
 
 // WithSteps returns t as Run sees it: t itself when it marks steps (or

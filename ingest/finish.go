@@ -345,7 +345,7 @@ func (m *merger) steps() {
 	t := m.t
 	for _, a := range t.Annotations {
 		rest, ok := strings.CutPrefix(a.Name, "ProfilerStep#")
-		if !ok {
+		if !ok || a.GPU {
 			continue
 		}
 		n, err := strconv.Atoi(rest)
@@ -355,6 +355,13 @@ func (m *merger) steps() {
 		t.Steps = append(t.Steps, trace.Step{Span: a.Span, Number: n})
 	}
 	slices.SortFunc(t.Steps, func(a, b trace.Step) int { return bySpan(a.Span, b.Span) })
+	// A step ends where the next begins: a ProfilerStep range that
+	// outlasts the next one's start is cut there, so steps never overlap.
+	for i := 1; i < len(t.Steps); i++ {
+		if prev := &t.Steps[i-1]; prev.End > t.Steps[i].Start {
+			prev.End = max(t.Steps[i].Start, prev.Start)
+		}
+	}
 	if len(t.Steps) == 0 {
 		s := t.Span()
 		if s.End > s.Start {
