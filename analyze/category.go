@@ -500,12 +500,50 @@ func (e *tritonEvidence) inRange(c *trace.APICall) bool {
 // rather than from the user's own CUDA or Triton code.
 func LibraryKernel(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "sgemm", "hgemm", "dgemm", "magma", "cudnn",
+	if blasKernelName(n) {
+		return true
+	}
+	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "magma", "cudnn",
 		"nccl", "ampere_", "volta_", "turing_", "hopper_", "sm80_", "sm90_", "sm86_", "sm89_", "sm100_", "at::native", "kernel2", "flash",
 		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::", "cijk_", "hipblaslt", "rocblas", "miopen", "rccl", "ck::", "composable_kernel"} {
 		if strings.Contains(n, s) {
 			return true
 		}
+	}
+	return false
+}
+
+// blasKernelName reports whether a lower-case kernel name is one of
+// cuBLAS's BLAS-named kernels: the routine (sgemm, hgemm, dgemm, cgemm,
+// zgemm) starts its function name, alone or after an architecture prefix
+// (sgemm_largek_lds64, maxwell_sgemm_128x64_nt, volta_hgemm_…). A user's
+// kernel that only contains the routine's name (CuPy's naive_sgemm, a C++
+// extension's tiled_dgemm_kernel) is not cuBLAS's.
+func blasKernelName(n string) bool {
+	f := kernelFunc(n)
+	if i := strings.LastIndex(f, "::"); i >= 0 {
+		f = f[i+2:]
+	}
+	if arch, rest, ok := strings.Cut(f, "_"); ok && gpuArch(arch) {
+		f = rest
+	}
+	for _, r := range []string{"sgemm", "hgemm", "dgemm", "cgemm", "zgemm"} {
+		if strings.HasPrefix(f, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuArch reports whether a word names an NVIDIA GPU architecture as
+// cuBLAS's kernel names do (maxwell, volta, sm80, …).
+func gpuArch(w string) bool {
+	switch w {
+	case "kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell":
+		return true
+	}
+	if d, ok := strings.CutPrefix(w, "sm"); ok && d != "" {
+		return strings.Trim(d, "0123456789") == "" || strings.Trim(strings.TrimRight(d, "abf"), "0123456789") == ""
 	}
 	return false
 }

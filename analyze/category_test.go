@@ -1,8 +1,11 @@
 package analyze
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,21 +285,137 @@ func TestStackEvidenceOnRecordedLaunches(t *testing.T) {
 	}
 }
 
-// issue22Fixtures are the CuPy traces of issue 22 (RawKernel launches
-// through cuLaunchKernel); see fixtures/recorded/expect/issue22.json.
+// issue22Fixtures are the CuPy traces of issue 22, recorded by
+// fixtures/recorded/capture_issue22.py (rawkernel): RawKernel/RawModule
+// kernels launched through cuLaunchKernel on torch's stream, each in a
+// record_function range, next to a torch.matmul of the same shape.
 var issue22Fixtures = []string{"recorded/issue22/rawkernel_cupy_gemm.json.gz", "recorded/issue22/rawkernel_cupy_mixed.json.gz"}
 
-// On the recorded CuPy traces no kernel is Triton.
-func TestCuPyRawKernelsAreNotTriton(t *testing.T) {
+// rawKernelTimes sums kernel durations (µs) per name straight from a
+// trace's JSON, without the model: what the figures are checked against.
+func rawKernelTimes(t *testing.T, name string) (byName map[string]float64, calls map[string]int, total float64) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "fixtures", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Cat, Name string
+			Dur           float64
+		} `json:"traceEvents"`
+	}
+	if err := json.NewDecoder(z).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	byName, calls = map[string]float64{}, map[string]int{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "kernel" {
+			byName[e.Name] += e.Dur
+			calls[e.Name]++
+			total += e.Dur
+		}
+	}
+	return byName, calls, total
+}
+
+// The recorded CuPy kernels (issue 22) are the user's: no kernel is
+// Triton, the RawKernel/RawModule ones are custom or what their names say
+// (naive_sgemm and tiled_sgemm are gemm-like, not cuBLAS's), and
+// custom-gemm reports the untiled naive_sgemm with the trace's own figures
+// while the tiled_sgemm (shared memory) is left alone. tf32-disabled counts
+// only cuBLAS's FFMA GEMM: torch's TF32 flag does not reach a CuPy kernel.
+func TestCuPyRawKernels(t *testing.T) {
 	for _, n := range issue22Fixtures {
 		if _, err := os.Stat(filepath.Join("..", "fixtures", n)); err != nil {
-			t.Skipf("%s not recorded yet", n)
+			t.Fatalf("%s: %v", n, err)
 		}
+	}
+	cats := map[string]string{"naive_sgemm": CategoryGEMM, "tiled_sgemm": CategoryGEMM, "scale_bias_relu": CategoryCustom}
+	for _, n := range issue22Fixtures {
 		r := run(t, n)
 		for _, k := range r.Kernels {
 			if k.Category == CategoryTriton {
 				t.Errorf("%s: %s is triton", n, k.Name)
 			}
+			if want, ok := cats[k.Name]; ok {
+				if k.Category != want || LibraryKernel(k.Name) {
+					t.Errorf("%s: %s is %s (library %v), want %s, not a library's", n, k.Name, k.Category, LibraryKernel(k.Name), want)
+				}
+			}
 		}
+	}
+
+	const gemmTrace = "recorded/issue22/rawkernel_cupy_gemm.json.gz"
+	r := run(t, gemmTrace)
+	byName, calls, total := rawKernelTimes(t, gemmTrace)
+	f := finding(t, r, "custom-gemm")
+	if f.Subject != "naive_sgemm" {
+		t.Fatalf("custom-gemm on %q, want naive_sgemm", f.Subject)
+	}
+	share, mean := byName["naive_sgemm"]/total, byName["naive_sgemm"]/float64(calls["naive_sgemm"])
+	if got := measure(t, f, "share of GPU kernel time").Num; math.Abs(got-share) > 1e-3 {
+		t.Errorf("custom-gemm share %.4f, the trace's %.4f", got, share)
+	}
+	if got := measure(t, f, "calls").Num; int(got) != calls["naive_sgemm"] {
+		t.Errorf("custom-gemm calls %v, the trace's %d", got, calls["naive_sgemm"])
+	}
+	if got := measure(t, f, "mean time").Num / 1e3; math.Abs(got-mean) > 0.01 {
+		t.Errorf("custom-gemm mean %.3f µs, the trace's %.3f", got, mean)
+	}
+	if share < 0.8 || !strings.Contains(evidenceText(f), "0 bytes of shared memory") || !strings.Contains(f.Fix, "capture_issue22.py(163): raw") {
+		t.Errorf("custom-gemm: share %.3f, evidence %q, fix %q", share, evidenceText(f), f.Fix)
+	}
+	// The saving is conservative: at most what the trace's cuBLAS GEMM of
+	// the same shape (torch_matmul, 1024³ fp32) would save per call.
+	var lib string
+	for name := range byName {
+		if strings.Contains(name, "xmma_gemm") {
+			lib = name
+		}
+	}
+	perStep := mean - byName[lib]/float64(calls[lib])
+	if f.SavingUs <= 0 || f.SavingUs > perStep {
+		t.Errorf("custom-gemm saving %.1f µs a step, want in (0, %.1f] (naive − cuBLAS per call)", f.SavingUs, perStep)
+	}
+	tf := finding(t, r, "tf32-disabled")
+	if got := measure(t, tf, "FFMA GEMM time").Num / 1e3; math.Abs(got-byName[lib]) > 0.01 {
+		t.Errorf("tf32-disabled FFMA time %.3f µs, want cuBLAS's %s alone: %.3f", got, lib, byName[lib])
+	}
+	if r := run(t, "recorded/issue22/rawkernel_cupy_mixed.json.gz"); slices.Contains(ids(r), "custom-gemm") {
+		t.Errorf("custom-gemm fired on rawkernel_cupy_mixed, whose tiled_sgemm tiles through shared memory")
+	}
+	// fixtures/recorded/expect/issue22.json, when recorded, holds the
+	// figures a script computed from these traces without tracelens;
+	// check them here with readExpected once its fields are known.
+}
+
+// cuBLAS's BLAS-named kernels are a library's; a user's kernel that only
+// contains the routine's name (CuPy's naive_sgemm) is not.
+func TestBLASKernelNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"sgemm_largek_lds64": true,
+		"void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int, int, int, int, int, float const*, float const*, float, float, int, int, int*, int*)": true,
+		"maxwell_sgemm_128x64_nt":         true,
+		"volta_hgemm_128x128_nn":          true,
+		"sm86_dgemm_64x64_nn":             true,
+		"cutlass_80_simt_sgemm_64x64_8x5": true,
+		"naive_sgemm":                     false,
+		"tiled_sgemm":                     false,
+		"my_dgemm_kernel":                 false,
+		"matmul_kernel":                   false,
+		"naive_gemm":                      false,
+	} {
+		if got := LibraryKernel(name); got != want {
+			t.Errorf("LibraryKernel(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if ffmaGEMM("naive_sgemm") || !ffmaGEMM("void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>(cutlass_80_simt_sgemm_64x64_8x5_nn_align1::Params)") {
+		t.Error("ffmaGEMM: a CuPy naive_sgemm is not cuBLAS's FFMA path; CUTLASS's simt sgemm is")
 	}
 }
