@@ -1,12 +1,9 @@
 package analyze
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -291,108 +288,115 @@ func TestStackEvidenceOnRecordedLaunches(t *testing.T) {
 // record_function range, next to a torch.matmul of the same shape.
 var issue22Fixtures = []string{"recorded/issue22/rawkernel_cupy_gemm.json.gz", "recorded/issue22/rawkernel_cupy_mixed.json.gz"}
 
-// rawKernelTimes sums kernel durations (µs) per name straight from a
-// trace's JSON, without the model: what the figures are checked against.
-func rawKernelTimes(t *testing.T, name string) (byName map[string]float64, calls map[string]int, total float64) {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "fixtures", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []struct {
-			Ph, Cat, Name string
-			Dur           float64
-		} `json:"traceEvents"`
-	}
-	if err := json.NewDecoder(z).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	byName, calls = map[string]float64{}, map[string]int{}
-	for _, e := range doc.TraceEvents {
-		if e.Ph == "X" && e.Cat == "kernel" {
-			byName[e.Name] += e.Dur
-			calls[e.Name]++
-			total += e.Dur
-		}
-	}
-	return byName, calls, total
+// issue22Expect is the part of fixtures/recorded/expect/issue22.json
+// (issue22.py: straight from the trace JSON, without tracelens) these
+// tests read, per trace file name.
+type issue22Expect struct {
+	Kernels map[string]struct {
+		Count        int       `json:"count"`
+		TotalUs      float64   `json:"total_us"`
+		LaunchAPI    []string  `json:"launch_api"`
+		SharedMemory []float64 `json:"shared_memory"`
+		Triton       bool      `json:"triton"`
+		CuPy         bool      `json:"cupy"`
+	} `json:"kernels"`
+	CuPy struct {
+		AnyTriton      bool     `json:"any_triton"`
+		KernelUs       float64  `json:"kernel_us"`
+		Kernels        int      `json:"kernels"`
+		Names          []string `json:"names"`
+		ShareOfKernels float64  `json:"share_of_kernel_us"`
+	} `json:"cupy"`
 }
 
-// The recorded CuPy kernels (issue 22) are the user's: no kernel is
-// Triton, the RawKernel/RawModule ones are custom or what their names say
-// (naive_sgemm and tiled_sgemm are gemm-like, not cuBLAS's), and
-// custom-gemm reports the untiled naive_sgemm with the trace's own figures
-// while the tiled_sgemm (shared memory) is left alone. tf32-disabled counts
-// only cuBLAS's FFMA GEMM: torch's TF32 flag does not reach a CuPy kernel.
+// The recorded CuPy kernels (issue 22) are the user's: launched through
+// cuLaunchKernel, none is Triton; the RawKernel/RawModule ones are custom
+// or what their names say (naive_sgemm and tiled_sgemm are gemm-like, not
+// cuBLAS's); custom-gemm reports the untiled naive_sgemm with the figures
+// expect/issue22.json computed from the trace and leaves the tiled_sgemm
+// (shared memory) alone. tf32-disabled counts only cuBLAS's FFMA GEMM:
+// torch's TF32 flag does not reach a CuPy kernel.
 func TestCuPyRawKernels(t *testing.T) {
-	for _, n := range issue22Fixtures {
-		if _, err := os.Stat(filepath.Join("..", "fixtures", n)); err != nil {
-			t.Fatalf("%s: %v", n, err)
-		}
-	}
+	var expect map[string]issue22Expect
+	readExpected(t, "issue22.json", &expect)
 	cats := map[string]string{"naive_sgemm": CategoryGEMM, "tiled_sgemm": CategoryGEMM, "scale_bias_relu": CategoryCustom}
 	for _, n := range issue22Fixtures {
+		e, ok := expect[filepath.Base(n)]
+		if !ok || len(e.CuPy.Names) == 0 || e.CuPy.AnyTriton {
+			t.Fatalf("%s: expect/issue22.json has no CuPy kernels for it (or Triton ones)", n)
+		}
 		r := run(t, n)
+		got := map[string]Kernel{}
 		for _, k := range r.Kernels {
+			got[k.Name] = k
 			if k.Category == CategoryTriton {
 				t.Errorf("%s: %s is triton", n, k.Name)
 			}
-			if want, ok := cats[k.Name]; ok {
-				if k.Category != want || LibraryKernel(k.Name) {
-					t.Errorf("%s: %s is %s (library %v), want %s, not a library's", n, k.Name, k.Category, LibraryKernel(k.Name), want)
-				}
+		}
+		cupyUs := 0.0
+		for name, x := range e.Kernels {
+			k, ok := got[name]
+			if !ok || k.Count != x.Count || math.Abs(k.TotalUs-x.TotalUs) > 0.01 {
+				t.Errorf("%s: %.50s: %d calls, %.3f µs; expected %d, %.3f", n, name, k.Count, k.TotalUs, x.Count, x.TotalUs)
 			}
+			if !x.CuPy {
+				continue
+			}
+			cupyUs += k.TotalUs
+			if !slices.Equal(x.LaunchAPI, []string{"cuLaunchKernel"}) {
+				t.Errorf("%s: %s launched by %v: not the driver-API case this test is about", n, name, x.LaunchAPI)
+			}
+			if want := cats[name]; k.Category != want || LibraryKernel(name) {
+				t.Errorf("%s: %s is %s (library %v), want %s, the user's", n, name, k.Category, LibraryKernel(name), want)
+			}
+		}
+		if math.Abs(cupyUs-e.CuPy.KernelUs) > 0.01 {
+			t.Errorf("%s: CuPy kernels %.3f µs, expected %.3f", n, cupyUs, e.CuPy.KernelUs)
 		}
 	}
 
-	const gemmTrace = "recorded/issue22/rawkernel_cupy_gemm.json.gz"
-	r := run(t, gemmTrace)
-	byName, calls, total := rawKernelTimes(t, gemmTrace)
+	e := expect["rawkernel_cupy_gemm.json.gz"]
+	naive := e.Kernels["naive_sgemm"]
+	if !slices.Equal(naive.SharedMemory, []float64{0}) {
+		t.Fatalf("naive_sgemm shared memory %v: the trace is not the untiled case", naive.SharedMemory)
+	}
+	r := run(t, issue22Fixtures[0])
 	f := finding(t, r, "custom-gemm")
 	if f.Subject != "naive_sgemm" {
 		t.Fatalf("custom-gemm on %q, want naive_sgemm", f.Subject)
 	}
-	share, mean := byName["naive_sgemm"]/total, byName["naive_sgemm"]/float64(calls["naive_sgemm"])
-	if got := measure(t, f, "share of GPU kernel time").Num; math.Abs(got-share) > 1e-3 {
-		t.Errorf("custom-gemm share %.4f, the trace's %.4f", got, share)
+	if got := measure(t, f, "share of GPU kernel time").Num; math.Abs(got-e.CuPy.ShareOfKernels) > 0.001 {
+		t.Errorf("custom-gemm share %.4f, expected %.3f", got, e.CuPy.ShareOfKernels)
 	}
-	if got := measure(t, f, "calls").Num; int(got) != calls["naive_sgemm"] {
-		t.Errorf("custom-gemm calls %v, the trace's %d", got, calls["naive_sgemm"])
+	if got := measure(t, f, "calls").Num; int(got) != naive.Count {
+		t.Errorf("custom-gemm calls %v, expected %d", got, naive.Count)
 	}
+	mean := naive.TotalUs / float64(naive.Count)
 	if got := measure(t, f, "mean time").Num / 1e3; math.Abs(got-mean) > 0.01 {
-		t.Errorf("custom-gemm mean %.3f µs, the trace's %.3f", got, mean)
+		t.Errorf("custom-gemm mean %.3f µs, expected %.3f", got, mean)
 	}
-	if share < 0.8 || !strings.Contains(evidenceText(f), "0 bytes of shared memory") || !strings.Contains(f.Fix, "capture_issue22.py(163): raw") {
-		t.Errorf("custom-gemm: share %.3f, evidence %q, fix %q", share, evidenceText(f), f.Fix)
+	if !strings.Contains(evidenceText(f), "0 bytes of shared memory") || !strings.Contains(f.Fix, "capture_issue22.py(163): raw") {
+		t.Errorf("custom-gemm: evidence %q, fix %q", evidenceText(f), f.Fix)
 	}
 	// The saving is conservative: at most what the trace's cuBLAS GEMM of
 	// the same shape (torch_matmul, 1024³ fp32) would save per call.
 	var lib string
-	for name := range byName {
+	for name := range e.Kernels {
 		if strings.Contains(name, "xmma_gemm") {
 			lib = name
 		}
 	}
-	perStep := mean - byName[lib]/float64(calls[lib])
+	perStep := mean - e.Kernels[lib].TotalUs/float64(e.Kernels[lib].Count)
 	if f.SavingUs <= 0 || f.SavingUs > perStep {
 		t.Errorf("custom-gemm saving %.1f µs a step, want in (0, %.1f] (naive − cuBLAS per call)", f.SavingUs, perStep)
 	}
 	tf := finding(t, r, "tf32-disabled")
-	if got := measure(t, tf, "FFMA GEMM time").Num / 1e3; math.Abs(got-byName[lib]) > 0.01 {
-		t.Errorf("tf32-disabled FFMA time %.3f µs, want cuBLAS's %s alone: %.3f", got, lib, byName[lib])
+	if got := measure(t, tf, "FFMA GEMM time").Num / 1e3; math.Abs(got-e.Kernels[lib].TotalUs) > 0.01 {
+		t.Errorf("tf32-disabled FFMA time %.3f µs, want cuBLAS's %s alone: %.3f", got, lib, e.Kernels[lib].TotalUs)
 	}
-	if r := run(t, "recorded/issue22/rawkernel_cupy_mixed.json.gz"); slices.Contains(ids(r), "custom-gemm") {
+	if r := run(t, issue22Fixtures[1]); slices.Contains(ids(r), "custom-gemm") {
 		t.Errorf("custom-gemm fired on rawkernel_cupy_mixed, whose tiled_sgemm tiles through shared memory")
 	}
-	// fixtures/recorded/expect/issue22.json, when recorded, holds the
-	// figures a script computed from these traces without tracelens;
-	// check them here with readExpected once its fields are known.
 }
 
 // cuBLAS's BLAS-named kernels are a library's; a user's kernel that only
