@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -34,8 +36,8 @@ func Categories() []string { return append([]string(nil), categoryOrder...) }
 // cuDNN, CUTLASS, NCCL, PyTorch's ATen, Inductor's Triton kernels and XLA
 // fusions are recognised; anything else is CategoryCustom. CategoryOf
 // refines this with what the trace knows about the launch (a Triton kernel
-// written by the user has a bare name but is launched through the driver
-// API).
+// written by the user has a bare name; the Python stack, ops or ranges
+// around its launch show Triton launched it).
 func Category(name string) string {
 	// Classify by what names the kernel (its qualified function and the
 	// functors among its template arguments), never by its parameter
@@ -147,15 +149,44 @@ func kernelFunc(name string) string {
 }
 
 // CategoryOf classifies GPU activity g of t: memcpy and memset activities
-// by kind, kernels by name, and a bare-named kernel launched through the
-// driver API (cuLaunchKernel: how Triton launches) as CategoryTriton.
+// by kind, kernels by name, refined by how they were launched (a bare-named
+// kernel is CategoryTriton only when the trace shows Triton launched it;
+// see TritonEvidence) and, for names that say nothing, by the launching
+// op. It classifies one activity without remembering anything; to classify
+// many, use a Categorizer (or the KernelCategories fact).
 func CategoryOf(t *trace.Trace, g int) string {
-	return categoryOf(t, g, Category(t.GPU[g].Name))
+	ev := tritonEvidence{t: t}
+	return categoryOf(t, g, Category(t.GPU[g].Name), &ev)
 }
 
+// Categorizer classifies the GPU activities of one trace as CategoryOf
+// does, remembering what each Python frame, op and host thread says about
+// Triton, so that classifying every activity of a trace costs one pass
+// over its activities, frames, ops and ranges.
+type Categorizer struct {
+	t  *trace.Trace
+	ev tritonEvidence
+}
+
+// NewCategorizer returns a Categorizer over t.
+func NewCategorizer(t *trace.Trace) *Categorizer {
+	return &Categorizer{t: t, ev: newTritonEvidence(t)}
+}
+
+// Of returns CategoryOf(t, g).
+func (c *Categorizer) Of(g int) string {
+	return categoryOf(c.t, g, Category(c.t.GPU[g].Name), &c.ev)
+}
+
+// TritonEvidence reports whether GPU activity g's launch shows Triton
+// launched it (see tritonEvidence.launch): what CategoryOf reads besides
+// the activity's name, kind, launch call and launching op.
+func (c *Categorizer) TritonEvidence(g int) bool { return c.ev.launch(g) }
+
 // categoryOf is CategoryOf with the name's category already known (the
-// index caches it per name: classifying is string work).
-func categoryOf(t *trace.Trace, g int, c string) string {
+// index caches it per name: classifying is string work) and the trace's
+// Triton evidence at hand.
+func categoryOf(t *trace.Trace, g int, c string, ev *tritonEvidence) string {
 	a := &t.GPU[g]
 	switch a.Kind {
 	case trace.Memcpy:
@@ -163,7 +194,7 @@ func categoryOf(t *trace.Trace, g int, c string) string {
 	case trace.Memset:
 		return CategoryMemset
 	}
-	if (c == CategoryCustom || c == CategoryGEMM) && isTritonLaunch(t, a) {
+	if (c == CategoryCustom || c == CategoryGEMM) && isTritonLaunch(t, g, ev) {
 		return CategoryTriton
 	}
 	if c == CategoryConv && attentionOp(t, g) {
@@ -231,21 +262,237 @@ func setOf(words ...string) map[string]bool {
 	return m
 }
 
-// isTritonLaunch reports whether a looks like a Triton kernel: no C++
-// signature in its name and launched by a driver-API call.
-func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
-	if strings.ContainsAny(a.Name, "(<: ") || a.Launch == trace.None || LibraryKernel(a.Name) {
+// isTritonLaunch reports whether GPU activity g is a Triton kernel with a
+// name that does not say so (a user's @triton.jit "matmul_kernel"): a bare
+// name (no C++ signature), not a library's, and a launch that shows Triton
+// (tritonEvidence.launch). Being launched through the driver API is not
+// enough: CuPy's RawKernel and RawModule, Numba, PyCUDA, C++ extensions and
+// raw driver code launch their kernels that way too, and calling those
+// kernels Triton hides them from custom-gemm, the roofline and fusion.
+func isTritonLaunch(t *trace.Trace, g int, ev *tritonEvidence) bool {
+	a := &t.GPU[g]
+	if strings.ContainsAny(a.Name, "(<: ") || t.Meta.Framework == trace.FrameworkCapture {
+		// A CUDA C program (tracelens capture) has no Python, so no Triton.
 		return false
 	}
-	if t.Meta.Framework == trace.FrameworkCapture {
-		// A CUDA C program launches its own kernels through the driver
-		// API too; without Python there is no Triton.
+	return ev.launch(g) && !LibraryKernel(a.Name)
+}
+
+// Verdicts of a walk over a launch's Python stack.
+const (
+	stackUnseen int8 = iota // not computed yet
+	stackTriton             // a Triton or Inductor launcher frame encloses the launch
+	stackUser               // the user's own code launched it, no Triton frame in between
+	stackSilent             // neither: only library or built-in frames
+)
+
+// tritonEvidence finds what a trace says about whether Triton launched a
+// kernel. In order:
+//
+//  1. The Python stack around the launch (with_stack traces): walking out
+//     from the launch's innermost frame, a frame of Triton's runtime,
+//     backends or compiler (triton/runtime/jit.py: JITFunction.run,
+//     triton/backends/nvidia/driver.py: the launcher, triton/compiler/:
+//     CompiledKernel), of PyTorch's Triton glue (a torch/ file named
+//     *triton*: Inductor's triton_heuristics.py and static_triton_launcher.py,
+//     triton_kernel_wrap.py) or of a module Inductor generated
+//     (/tmp/torchinductor_<user>/…py) makes it Triton; reaching the user's own
+//     code first (a CuPy RawKernel call, a Numba or PyCUDA launch, a C++
+//     extension's binding) makes it not Triton, whatever encloses that code
+//     (triton.testing.do_bench timing a CuPy kernel is not Triton). A stack
+//     of library and built-in frames only says nothing.
+//  2. When the stack says nothing (or the trace has none), the ops around
+//     the launch: one named for Triton (Inductor wraps each launch in a range
+//     named for its kernel, "triton_poi_fused_add_0"), a torch.compile
+//     region (Torch-Compiled Region, CompiledFunction: a user's Triton kernel
+//     under torch.compile keeps its bare name) or Inductor's autotuner
+//     (CachingAutotuner, benchmark_all_configs).
+//  3. Then the record_function ranges around the launch on its thread: one
+//     whose name says "triton" (a benchmark's "triton_fused_128_128_64").
+//
+// The launch call must be the driver API's (cuLaunchKernel*, or
+// hipModuleLaunchKernel on ROCm): how Triton launches. Without any of the
+// above a bare-named kernel is not Triton, whichever API launched it: a
+// trace recorded without Python stacks, ranges or ops around a user's
+// @triton.jit kernel calls it custom (or what its name says). That is the
+// cheaper mistake: Triton GEMMs tile through shared memory, so custom-gemm
+// stays silent on them, while calling a naive raw GEMM Triton hid it.
+//
+// The zero value answers one launch at a time without remembering; one from
+// newTritonEvidence remembers each frame's and op's verdict and indexes the
+// Triton-named ranges per thread, so answering for every launch is O(n).
+type tritonEvidence struct {
+	t *trace.Trace
+	// remember is set by newTritonEvidence: frames and ops then memoise
+	// each frame's stack verdict and each op's (stackTriton or
+	// stackSilent).
+	remember    bool
+	frames, ops []int8
+	// ranges are the merged spans of Triton-named ranges, sorted by
+	// (thread, start); built on first use when remembering.
+	ranges      []threadSpan
+	rangesBuilt bool
+}
+
+// threadSpan is a span on one host thread.
+type threadSpan struct {
+	th trace.Index
+	trace.Span
+}
+
+func newTritonEvidence(t *trace.Trace) tritonEvidence {
+	return tritonEvidence{t: t, remember: true, frames: make([]int8, len(t.Frames)), ops: make([]int8, len(t.Ops))}
+}
+
+// launch reports whether GPU activity g was launched through the driver
+// API and the trace shows Triton did it (see tritonEvidence).
+func (e *tritonEvidence) launch(g int) bool {
+	t := e.t
+	a := &t.GPU[g]
+	if a.Launch == trace.None {
 		return false
 	}
 	call := &t.APICalls[a.Launch]
-	// hipModuleLaunchKernel is how Triton launches on ROCm.
-	return call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel") || strings.HasPrefix(call.Name, "hipModuleLaunchKernel") ||
-		strings.HasPrefix(call.Name, "hipExtModuleLaunchKernel")
+	if !(call.Driver && strings.HasPrefix(call.Name, "cuLaunchKernel") || strings.HasPrefix(call.Name, "hipModuleLaunchKernel") ||
+		strings.HasPrefix(call.Name, "hipExtModuleLaunchKernel")) {
+		return false
+	}
+	switch e.stack(call.Frame) {
+	case stackTriton:
+		return true
+	case stackUser:
+		return false
+	}
+	return e.op(call.Op) || e.inRange(call)
+}
+
+// stack returns the verdict of the Python stack from frame f outwards.
+func (e *tritonEvidence) stack(f trace.Index) int8 {
+	t := e.t
+	res := stackSilent
+	var seen []trace.Index
+	for cur, n := f, 0; cur != trace.None && n < 1<<12; cur, n = t.Frames[cur].Parent, n+1 {
+		if e.remember {
+			if v := e.frames[cur]; v != stackUnseen {
+				res = v
+				break
+			}
+			seen = append(seen, cur)
+		}
+		if v := frameVerdict(t.Frames[cur].Name); v != stackSilent {
+			res = v
+			break
+		}
+	}
+	for _, s := range seen {
+		e.frames[s] = res
+	}
+	return res
+}
+
+// frameVerdict says what one Python frame ("triton/runtime/jit.py(720):
+// run") says about a launch inside it: stackTriton for Triton's and
+// Inductor's launch machinery, stackUser for the user's code, stackSilent
+// for other libraries and frames without a source file.
+func frameVerdict(name string) int8 {
+	file, _, _, ok := trace.ParseFrameName(name)
+	if !ok || strings.HasPrefix(file, "<") {
+		return stackSilent
+	}
+	p := "/" + strings.ReplaceAll(file, "\\", "/")
+	for _, dir := range []string{"/triton/runtime/", "/triton/backends/", "/triton/compiler/"} {
+		if strings.Contains(p, dir) {
+			return stackTriton
+		}
+	}
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	if strings.Contains(p, "/torch/") && strings.Contains(base, "triton") || strings.Contains(p, "/torchinductor_") {
+		return stackTriton
+	}
+	if !libraryFile(file) {
+		return stackUser
+	}
+	return stackSilent
+}
+
+// op reports whether op i or one enclosing it says Triton or Inductor.
+func (e *tritonEvidence) op(i trace.Index) bool {
+	t := e.t
+	res := stackSilent
+	var seen []trace.Index
+	for cur, n := i, 0; cur != trace.None && n < 1<<12; cur, n = t.Ops[cur].Parent, n+1 {
+		if e.remember {
+			if v := e.ops[cur]; v != stackUnseen {
+				res = v
+				break
+			}
+			seen = append(seen, cur)
+		}
+		if tritonOp(t.Ops[cur].Name) {
+			res = stackTriton
+			break
+		}
+	}
+	for _, s := range seen {
+		e.ops[s] = res
+	}
+	return res == stackTriton
+}
+
+// tritonOp reports whether an op's name says the kernels launched inside it
+// are Triton's: named for Triton, a torch.compile region or Inductor's
+// autotuner.
+func tritonOp(n string) bool {
+	return tritonRange(n) || strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
+		strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs")
+}
+
+// tritonRange reports whether a range's name says Triton.
+func tritonRange(n string) bool {
+	return strings.Contains(strings.ToLower(n), "triton")
+}
+
+// inRange reports whether API call c lies inside a host range whose name
+// says Triton.
+func (e *tritonEvidence) inRange(c *trace.APICall) bool {
+	t := e.t
+	if !e.remember {
+		// Not remembering: one pass over the ranges.
+		for i := range t.Annotations {
+			a := &t.Annotations[i]
+			if !a.GPU && a.Thread == c.Thread && a.Start <= c.Start && a.End >= c.End && tritonRange(a.Name) {
+				return true
+			}
+		}
+		return false
+	}
+	if !e.rangesBuilt {
+		e.rangesBuilt = true
+		// Annotations are sorted by (thread, start): merging overlaps
+		// keeps the spans sorted and leaves one candidate per call.
+		for i := range t.Annotations {
+			a := &t.Annotations[i]
+			if a.GPU || !tritonRange(a.Name) {
+				continue
+			}
+			if n := len(e.ranges); n > 0 && e.ranges[n-1].th == a.Thread && a.Start <= e.ranges[n-1].End {
+				e.ranges[n-1].End = max(e.ranges[n-1].End, a.End)
+				continue
+			}
+			e.ranges = append(e.ranges, threadSpan{a.Thread, a.Span})
+		}
+	}
+	// The last merged span starting at or before the call.
+	i, _ := slices.BinarySearchFunc(e.ranges, threadTime{c.Thread, c.Start}, func(s threadSpan, k threadTime) int {
+		if x := cmp.Compare(s.th, k.th); x != 0 {
+			return x
+		}
+		if s.Start > k.at {
+			return 1
+		}
+		return -1
+	})
+	return i > 0 && e.ranges[i-1].th == c.Thread && e.ranges[i-1].End >= c.End
 }
 
 // LibraryKernel reports whether a kernel comes from a vendor or framework
@@ -253,12 +500,50 @@ func isTritonLaunch(t *trace.Trace, a *trace.GPUActivity) bool {
 // rather than from the user's own CUDA or Triton code.
 func LibraryKernel(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "sgemm", "hgemm", "dgemm", "magma", "cudnn",
+	if blasKernelName(n) {
+		return true
+	}
+	for _, s := range []string{"nvjet", "xmma", "cutlass", "cublas", "gemmk1", "gemv", "magma", "cudnn",
 		"nccl", "ampere_", "volta_", "turing_", "hopper_", "sm80_", "sm90_", "sm86_", "sm89_", "sm100_", "at::native", "kernel2", "flash",
 		"fmha", "cub::", "thrust::", "at_cuda_detail", "c10::", "cijk_", "hipblaslt", "rocblas", "miopen", "rccl", "ck::", "composable_kernel"} {
 		if strings.Contains(n, s) {
 			return true
 		}
+	}
+	return false
+}
+
+// blasKernelName reports whether a lower-case kernel name is one of
+// cuBLAS's BLAS-named kernels: the routine (sgemm, hgemm, dgemm, cgemm,
+// zgemm) starts its function name, alone or after an architecture prefix
+// (sgemm_largek_lds64, maxwell_sgemm_128x64_nt, volta_hgemm_…). A user's
+// kernel that only contains the routine's name (CuPy's naive_sgemm, a C++
+// extension's tiled_dgemm_kernel) is not cuBLAS's.
+func blasKernelName(n string) bool {
+	f := kernelFunc(n)
+	if i := strings.LastIndex(f, "::"); i >= 0 {
+		f = f[i+2:]
+	}
+	if arch, rest, ok := strings.Cut(f, "_"); ok && gpuArch(arch) {
+		f = rest
+	}
+	for _, r := range []string{"sgemm", "hgemm", "dgemm", "cgemm", "zgemm"} {
+		if strings.HasPrefix(f, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuArch reports whether a word names an NVIDIA GPU architecture as
+// cuBLAS's kernel names do (maxwell, volta, sm80, …).
+func gpuArch(w string) bool {
+	switch w {
+	case "kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell":
+		return true
+	}
+	if d, ok := strings.CutPrefix(w, "sm"); ok && d != "" {
+		return strings.Trim(d, "0123456789") == "" || strings.Trim(strings.TrimRight(d, "abf"), "0123456789") == ""
 	}
 	return false
 }

@@ -69,15 +69,20 @@ func (s *StepFacts) OfAPI(i int) int { return int(s.apiStep[i]) }
 
 // KernelCategories puts every GPU activity in exactly one category (one of
 // Categories()): memcpys and memsets by kind, kernels by name, refined by
-// how they were launched (Triton) and, for names that say nothing, by the
-// launching op.
+// how they were launched (Triton only on the trace's evidence: see
+// tritonEvidence) and, for names that say nothing, by the launching op.
 var KernelCategories = &Analyzer{
 	Name: "kernel-categories",
-	Doc:  "Puts every GPU activity in exactly one kernel category: memcpy and memset by kind, kernels by name (what the name alone says is computed once per distinct name), Triton by its launch, custom-named kernels by their launching op.",
+	Doc: "Puts every GPU activity in exactly one kernel category: memcpy and memset by kind, kernels by name (what the name alone says is computed once per distinct name), custom-named kernels by their launching op. " +
+		"Triton by evidence only: an Inductor name (triton_poi_/triton_red_/triton_per_/triton_tem_/triton_mm…, any name starting triton), or, for a bare-named kernel launched through the driver API (cuLaunchKernel*, hipModuleLaunchKernel), " +
+		"Triton's launcher in the Python stack around the launch (triton/runtime/, triton/backends/, triton/compiler/, PyTorch's *triton* glue such as Inductor's triton_heuristics.py, a module Inductor generated under /tmp/torchinductor_*) before any frame of the user's own code, " +
+		"else, when the stack says nothing, an op around the launch named for Triton or of torch.compile (Torch-Compiled Region, CompiledFunction, Inductor's autotuner), else a record_function range around it whose name says triton. " +
+		"Without such evidence a bare-named kernel is custom (or what its name says: a naive_gemm is gemm-like) whatever API launched it: CuPy RawKernel, Numba, PyCUDA, C++ extensions and raw driver code launch through cuLaunchKernel too.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		c := &CategoryFacts{cat: make([]string, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
 		byName := map[string]int32{}
+		ev := newTritonEvidence(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
 			id, ok := byName[g.Name]
@@ -88,7 +93,7 @@ var KernelCategories = &Analyzer{
 					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 			}
 			c.nameOf[i] = id
-			c.cat[i] = categoryOf(t, i, c.names[id].cat)
+			c.cat[i] = categoryOf(t, i, c.names[id].cat, &ev)
 		}
 		return c, nil
 	},

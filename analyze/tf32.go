@@ -42,7 +42,9 @@ func ffmaGEMM(name string) bool {
 		return true
 	case strings.Contains(n, "gemv"):
 		return false
-	case strings.Contains(n, "sgemm"):
+	case strings.Contains(n, "sgemm") && LibraryKernel(name):
+		// A library's (cuBLAS, CUTLASS simt): the TF32 flag reaches it.
+		// A user's naive_sgemm does not read torch's TF32 setting.
 		return true
 	case strings.Contains(n, "f32f32") && strings.Contains(n, "ffma"):
 		return true

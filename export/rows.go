@@ -16,8 +16,10 @@ type model struct {
 	epoch int64 // added to trace times to make timestamps
 	// users names the user's Python frame above a launch, as analyze does.
 	users *analyze.UserFrames
-	// categories memoises analyze.CategoryOf (see category).
+	// categories memoises analyze.CategoryOf (see category); cats
+	// classifies on a miss and remembers the trace's Triton evidence.
 	categories map[categoryKey]string
+	cats       *analyze.Categorizer
 	// autotune marks, per GPU activity, the launches torch.compile's
 	// autotuner or compiler made (analyze.AutotuneLaunches; nil when
 	// none did).
@@ -60,8 +62,10 @@ func (m *model) light() *model {
 }
 
 // categoryKey is everything analyze.CategoryOf reads about a GPU
-// activity: its kind and name, the launch call's name and API, and the
-// launching op's name. Classifying a name is string work that took a third
+// activity: its kind and name, the launch call's name and API, the
+// launching op's name, and whether the trace shows Triton launched it
+// (Python stack, ops and ranges around the launch: analyze remembers that
+// per frame, op and thread, so asking is cheap). Classifying a name is string work that took a third
 // of an export's CPU time when repeated for each of millions of launches of
 // a few hundred names; TestCategoryMemoAgreesWithAnalyze checks on every
 // fixture that the memo returns what CategoryOf does.
@@ -70,13 +74,14 @@ type categoryKey struct {
 	name, launch string
 	driver       bool
 	op           string
+	triton       bool
 }
 
 // category returns analyze.CategoryOf(t, g), computed once per key.
 func (m *model) category(g int) string {
 	t := m.t
 	a := &t.GPU[g]
-	k := categoryKey{kind: a.Kind, name: a.Name}
+	k := categoryKey{kind: a.Kind, name: a.Name, triton: m.cats.TritonEvidence(g)}
 	if a.Launch != trace.None {
 		k.launch, k.driver = t.APICalls[a.Launch].Name, t.APICalls[a.Launch].Driver
 	}
@@ -85,14 +90,14 @@ func (m *model) category(g int) string {
 	}
 	c, ok := m.categories[k]
 	if !ok {
-		c = analyze.CategoryOf(t, g)
+		c = m.cats.Of(g)
 		m.categories[k] = c
 	}
 	return c
 }
 
 func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
-	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{},
+	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{}, cats: analyze.NewCategorizer(t),
 		autotune: analyze.AutotuneLaunches(t), users: analyze.NewUserFrames(t)}
 	return m
 }
