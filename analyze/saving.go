@@ -37,6 +37,11 @@ func (p *Pass) finish(f *Finding, id string) error {
 		f.SavingUs = 0
 	}
 	f.LedgerLines = savingLines(f.SavingFrom)
+	if f.splitByAnalyzer {
+		// Its saving is GPU time saved plus launch gaps removed (fusion):
+		// it draws on busy and idle lines alike.
+		f.LedgerLines = append(slices.Clone(gpuBusyLines), gpuIdleLines...)
+	}
 	if f.SavingFrom == FromOneOff {
 		f.OneOffUs, f.SavingUs, f.SavingNs, f.Share = f.SavingUs, 0, 0, 0
 		f.Title = clipTitle(f.Title)
