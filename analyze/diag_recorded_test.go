@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,9 +231,14 @@ func TestAutotuneOnMaxAutotuneTraces(t *testing.T) {
 	}
 }
 
-// TestCompiledSlower: compiled calls slower than eager calls of the same
-// work at steady state are reported with the steady-state difference;
-// compiled code faster than eager (or without an eager peer) is not.
+// TestCompiledSlower: on the recorded A/B traces the compiled kernels take
+// less GPU time than eager's (1.7 vs 4.9 µs a call; 1.2 vs 5.3 µs) but
+// each compiled call costs more host time (guards, the compiled wrapper)
+// with nothing queued on the GPU to hide it: a host-overhead finding with
+// the steady-state host difference as its saving and a host-side fix,
+// never "slower on the GPU" or "keep it eager". (Until issue 22 it read
+// "1.8× / 2.3× slower: keep it eager" at high severity, from host walls.)
+// Compiled code without an eager peer is not reported.
 func TestCompiledSlower(t *testing.T) {
 	for _, name := range []string{"recorded/compiled_slower_gemm.json.gz", "recorded/compiled_slower_pointwise.json.gz"} {
 		t.Run(name, func(t *testing.T) {
@@ -245,13 +249,18 @@ func TestCompiledSlower(t *testing.T) {
 				t.Fatalf("no compiled-slower: %v", ids(r))
 			}
 			c, ea := e.FirstVsRest["compiled"], e.FirstVsRest["eager"]
-			if !strings.Contains(f.Title, fmt.Sprintf("%.1f× slower", c.MedianRestWallUs/ea.MedianRestWallUs)) {
-				t.Errorf("title %q: want the ratio %.1f×", f.Title, c.MedianRestWallUs/ea.MedianRestWallUs)
+			diff := c.MedianRestWallUs - ea.MedianRestWallUs
+			if strings.Contains(f.Title, "slower on the GPU") || !strings.Contains(f.Title, "host +"+fmtUs(diff)+" a call") {
+				t.Errorf("title %q: want host time, %s more a call", f.Title, fmtUs(diff))
 			}
-			// Capped at the steady step (here the eager call) like every
-			// saving.
-			if want := min(c.MedianRestWallUs-ea.MedianRestWallUs, r.StepStats.SteadyWallUs); !near(f.SavingUs, want) {
+			// Capped, like every saving out of idle time, at the steady
+			// step's GPU-idle ledger lines (the ledger is checked against
+			// expect/ledger.py).
+			if want := min(diff, r.StepStats.SteadyWallUs, LedgerUs(r.StepStats.SteadyLedger, gpuIdleLines...)); !near(f.SavingUs, want) {
 				t.Errorf("difference %.2f µs a call, want %.2f (%.2f − %.2f)", f.SavingUs, want, c.MedianRestWallUs, ea.MedianRestWallUs)
+			}
+			if f.Severity == High || f.SavingFrom != FromGPUIdle {
+				t.Errorf("host overhead of a compiled variant with faster kernels: severity %s, from %s", f.Severity, f.SavingFrom)
 			}
 			// The eager path's own first call (cuBLAS/kernel loading) and
 			// the host-bound eager call itself (1-4 % GPU busy: the reason
@@ -264,8 +273,13 @@ func TestCompiledSlower(t *testing.T) {
 					t.Errorf("%s outranks compiled-slower", g.ID)
 				}
 			}
-			if !strings.Contains(f.Fix, "eager") || !strings.Contains(f.Fix, "reduce-overhead") {
+			if !strings.Contains(f.Fix, "reduce-overhead") || strings.Contains(f.Fix, "keep this function eager") {
 				t.Errorf("fix %q", f.Fix)
+			}
+			// fusion-candidate, on the eager chain, knows what compiling it
+			// did here.
+			if fc := findingOf(r, "fusion-candidate"); fc != nil && (!strings.Contains(fc.Fix, "compiled-slower") || !strings.Contains(fc.Fix, "reduce-overhead")) {
+				t.Errorf("fusion-candidate's fix ignores the compiled variant: %s", fc.Fix)
 			}
 		})
 	}

@@ -10,7 +10,9 @@
 // (KernelCategories), the op and Python line behind each launch
 // (Attribution), which API calls launch or block (Launches), the merged
 // GPU busy intervals and the idle gaps between them (IdleGaps), GEMM
-// shapes (Shapes), torch.compile's own work (CompileRegions).
+// shapes (Shapes), torch.compile's own work (CompileRegions), the GPU
+// work each host interval owns: what the launch calls made inside it put
+// on the GPU, by correlation id, whenever it ran (Ownership).
 //
 // From the facts it computes the metrics every analyzer and every face
 // (report, tui, diff) shares, in Result: kernels by name and category with

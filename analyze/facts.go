@@ -325,7 +325,7 @@ func (c *CompileFacts) Spans() []trace.Span { return slices.Clone(c.spans) }
 
 // Facts returns every fact analyzer, each after those it requires.
 func Facts() []*Analyzer {
-	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical}
+	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership}
 }
 
 // unionSpans returns the union of spans as sorted, disjoint spans (it

@@ -43,9 +43,10 @@ var FusionCandidate = &Analyzer{
 		"So a chain never saves more than its span (kernel time plus gaps) minus its longest kernel. "+
 		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
 		"AccumulateGrad's (its .grad output must persist), a collective's ops' (FSDP copy-in, c10d), foreach multi_tensor_apply kernels and communication kernels never join a chain, and a chain ends where the tensor shape changes (the next op works on another tensor). "+
-		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first.",
+		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first. "+
+		"Where compiled-slower found this function's torch.compile'd variant slower on the GPU in the same trace, the fix names a hand-written kernel, not torch.compile.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledSlower},
 	Run:      runFusionCandidate,
 }
 
@@ -116,6 +117,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	}
 	flush()
 
+	verdicts := compiledVerdicts(p)
 	stepUs := p.Result.StepStats.MedianWallUsNoFirst
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	launchCost := p.Result.Launches.MedianAPIUs
@@ -193,7 +195,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if stepUs <= 0 || saving < FusionMinShare*stepUs {
 			continue
 		}
-		f := p.fusionFinding(gr, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw)
+		f := p.fusionFinding(gr, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw, verdicts)
 		f.activities, f.launchUs, f.splitByAnalyzer = kernels, sv.gapsUs, true
 		if sv.gapsUs > saving/2 {
 			// Mostly GPU idle between the chain's kernels, waiting for
@@ -375,7 +377,36 @@ func (ix *index) userFuncs(gs []int) []string {
 	return out
 }
 
-func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCost, bw float64) Finding {
+// compiledVerdicts holds compiled-slower's verdict on the GPU activities
+// of the eager ranges it compared with a compiled variant: true where the
+// compiled kernels were slower, false where only its host time was.
+func compiledVerdicts(p *Pass) map[int]bool {
+	v := map[int]bool{}
+	fs, _ := p.ResultOf[CompiledSlower].([]Finding)
+	for i := range fs {
+		for _, g := range fs[i].eagerWork {
+			v[g] = v[g] || fs[i].gpuSlower
+		}
+	}
+	return v
+}
+
+// compiledVerdict returns compiled-slower's verdict on a chain's kernels
+// (compiledVerdicts): measured whether one of them ran in an eager range
+// compiled-slower compared, gpuSlower whether that compiled variant was
+// slower on the GPU.
+func compiledVerdict(gr *chainGroup, verdicts map[int]bool) (measured, gpuSlower bool) {
+	for _, occ := range gr.occ {
+		for _, g := range occ {
+			if v, ok := verdicts[g]; ok {
+				measured, gpuSlower = true, gpuSlower || v
+			}
+		}
+	}
+	return measured, gpuSlower
+}
+
+func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCost, bw float64, verdicts map[int]bool) Finding {
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
 	n := len(rep)
@@ -409,6 +440,14 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		sev = Medium
 	}
 	a := &t.GPU[rep[0]]
+	measured, gpuSlower := compiledVerdict(gr, verdicts)
+	verdict := compileUntried
+	switch {
+	case gpuSlower:
+		verdict = compileGPUSlower
+	case measured:
+		verdict = compileHostSlower
+	}
 	return Finding{
 		Title: fmt.Sprintf("fuse %s: %d kernels in a row, %d times (%s per step)",
 			titleChain(chain, ops), n, len(gr.occ), FormatCount(math.Round(perStep*10)/10)),
@@ -442,14 +481,37 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 				"together within the chain's span of %s per step",
 				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), fmtUs(sv.critUs), sv.critShare*100, fmtUs(sv.gapsUs), n-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
 		},
-		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops)),
+		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops), verdict),
 		Confidence: Medium,
 	}
 }
 
+// What the trace says about torch.compile for a chain's code: nothing
+// (untried), or compiled-slower found its compiled variant slower on the
+// GPU, or slower on the host only.
+const (
+	compileUntried = iota
+	compileGPUSlower
+	compileHostSlower
+)
+
 // fusionFix says how to fuse in the user's framework: torch.compile for
-// PyTorch, one hand-written kernel for a CUDA C program.
-func fusionFix(t *trace.Trace, chain, where string, n int, backward bool) string {
+// PyTorch, one hand-written kernel for a CUDA C program or where the trace
+// measured torch.compile's variant of this code slower on the GPU (saying
+// compile it would contradict compiled-slower), torch.compile in
+// reduce-overhead mode where its variant was slower on the host only.
+func fusionFix(t *trace.Trace, chain, where string, n int, backward bool, compiled int) string {
+	switch compiled {
+	case compileGPUSlower:
+		return fmt.Sprintf("fuse %s in %s into one hand-written Triton or CUDA kernel that computes the whole chain per element, so the intermediates "+
+			"stay in registers and %d launches become one; not torch.compile: its variant of this code ran slower on the GPU in this same trace (see compiled-slower)",
+			chain, where, n)
+	case compileHostSlower:
+		return fmt.Sprintf("fuse %s in %s into one kernel, so the intermediates stay in registers and %d launches become one: torch.compile's variant of "+
+			"this code in this same trace has faster kernels but more host time per call (see compiled-slower), so compile it with mode=\"reduce-overhead\" "+
+			"(CUDA graphs) or as part of a larger region, or write the chain as a single Triton/CUDA kernel",
+			chain, where, n)
+	}
 	if backward {
 		return fmt.Sprintf("these kernels run in autograd's backward (%s), which eager PyTorch launches op by op: torch.compile the model "+
 			"(AOTAutograd traces the backward and Inductor fuses it), so the %d launches and their intermediate tensors collapse into a few fused kernels",

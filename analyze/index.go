@@ -23,6 +23,9 @@ type index struct {
 	*CompileFacts
 	*PhaseFacts
 	*CriticalFacts
+	// owned is the Ownership fact (a named field: its Of and Activities
+	// would collide with other facts' methods).
+	owned *OwnershipFacts
 	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
 	// only).
 	kernelRow map[string]int
@@ -40,6 +43,7 @@ func newIndex(t *trace.Trace, results map[*Analyzer]any) *index {
 	ix.CompileFacts, _ = results[CompileRegions].(*CompileFacts)
 	ix.PhaseFacts, _ = results[Phases].(*PhaseFacts)
 	ix.CriticalFacts, _ = results[Critical].(*CriticalFacts)
+	ix.owned, _ = results[Ownership].(*OwnershipFacts)
 	return ix
 }
 

@@ -95,59 +95,10 @@ func (ix *index) sameNameAncestor(i trace.Index) bool {
 	return false
 }
 
-// launchPrefix holds, over APICalls in their (thread, start) order, the
-// running total of GPU time each call launched, so the GPU time launched
-// inside any host interval is two binary searches away.
-type launchPrefix struct {
-	gpu    []trace.Duration // gpu[i] = GPU time launched by calls [0, i)
-	kernel []int32          // kernels launched by calls [0, i)
-}
-
-func (ix *index) launchPrefix() *launchPrefix {
-	t := ix.t
-	per := make([]trace.Duration, len(t.APICalls))
-	kern := make([]int32, len(t.APICalls))
-	for g := range t.GPU {
-		if l := t.GPU[g].Launch; l != trace.None {
-			per[l] += t.GPU[g].Dur()
-			if t.GPU[g].Kind == trace.Kernel {
-				kern[l]++
-			}
-		}
-	}
-	lp := &launchPrefix{gpu: make([]trace.Duration, len(per)+1), kernel: make([]int32, len(per)+1)}
-	for i, d := range per {
-		lp.gpu[i+1] = lp.gpu[i] + d
-		lp.kernel[i+1] = lp.kernel[i] + kern[i]
-	}
-	return lp
-}
-
-// launchedIn returns the GPU time and kernel count launched by calls on
-// thread th that start inside [from, to].
-func (ix *index) launchedIn(lp *launchPrefix, th trace.Index, from, to trace.Time) (trace.Duration, int) {
-	calls := ix.t.APICalls
-	lo, _ := slices.BinarySearchFunc(calls, threadTime{th, from}, cmpCallStart)
-	hi, _ := slices.BinarySearchFunc(calls, threadTime{th, to + 1}, cmpCallStart)
-	if hi < lo {
-		return 0, 0
-	}
-	return lp.gpu[hi] - lp.gpu[lo], int(lp.kernel[hi] - lp.kernel[lo])
-}
-
 // threadTime is a point on one host thread's timeline.
 type threadTime struct {
 	th trace.Index
 	at trace.Time
-}
-
-// cmpCallStart orders an API call against a thread-time point the way
-// APICalls is sorted.
-func cmpCallStart(c trace.APICall, k threadTime) int {
-	if c := cmp.Compare(c.Thread, k.th); c != 0 {
-		return c
-	}
-	return cmp.Compare(c.Start, k.at)
 }
 
 // moduleFrame reports whether a Python frame is an nn.Module call as
@@ -160,9 +111,9 @@ func moduleFrame(name string) (string, bool) {
 // nn.Module frame (ProfilerStep ranges are steps, not annotations).
 func (ix *index) annotations() []AnnotationStat {
 	t := ix.t
-	lp := ix.launchPrefix()
 	bl := ix.backwardLaunches()
 	rows := map[[2]string]*AnnotationStat{}
+	perCall := map[*AnnotationStat][]float64{}
 	add := func(kind, name string, th trace.Index, s trace.Span) {
 		key := [2]string{kind, name}
 		r := rows[key]
@@ -176,7 +127,8 @@ func (ix *index) annotations() []AnnotationStat {
 			r.PerStep[st].Count++
 			r.PerStep[st].Us += us(s.Dur())
 		}
-		gpu, k := ix.launchedIn(lp, th, s.Start, s.End)
+		gpu, _, k := ix.owned.Totals(th, s)
+		perCall[r] = append(perCall[r], us(gpu))
 		bg, bk := bl.causedElsewhere(th, s.Start, s.End)
 		gpu, k = gpu+bg, k+bk
 		r.GPUUs += us(gpu)
@@ -197,6 +149,7 @@ func (ix *index) annotations() []AnnotationStat {
 	}
 	out := make([]AnnotationStat, 0, len(rows))
 	for _, r := range rows {
+		r.MedianGPUUs = median(perCall[r])
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b AnnotationStat) int {

@@ -422,11 +422,17 @@ type AnnotationStat struct {
 	Kind  string  `json:"kind"`
 	Count int     `json:"count"`
 	CPUUs float64 `json:"cpu_us"`
-	// GPUUs is the GPU time of activities the range caused: launched
-	// inside it on its thread, plus the backward kernels autograd's
+	// GPUUs is the GPU time of activities the range caused: those it
+	// owns (the Ownership fact: launched inside it on its thread, by
+	// correlation id, wherever and whenever they ran — not GPU busy time
+	// inside its time window), plus the backward kernels autograd's
 	// thread launched while it ran.
 	GPUUs   float64 `json:"gpu_us"`
 	Kernels int     `json:"kernels"`
+	// MedianGPUUs is the median over its calls of the GPU time each call
+	// owns on its own thread (backward kernels left out): the per-call
+	// figure to compare two variants of one function by.
+	MedianGPUUs float64 `json:"median_gpu_us"`
 	// PerStep has one entry per element of Result.Steps: the ranges or
 	// frames that started in that step and their CPU time.
 	PerStep []StepShare `json:"per_step"`

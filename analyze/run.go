@@ -106,6 +106,12 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		results[a] = fs
 		if slices.Contains(as, a) {
 			r.Findings = append(r.Findings, fs...)
+		}
+	}
+	// Listed in the order selected, not run (a required analyzer runs
+	// before the one that requires it).
+	for _, a := range as {
+		if a.Fact == nil {
 			r.Analyzers = append(r.Analyzers, a.Name)
 		}
 	}
