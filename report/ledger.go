@@ -143,7 +143,9 @@ func (d *doc) stepsLedger(r *analyze.Result) {
 	}
 	d.table(tb)
 	if len(bars) >= 2 {
-		d.chart("", func() string { return ledgerBarsSVG("Each step's wall by ledger line", bars, false) })
+		d.chart("", func() string {
+			return ledgerBarsSVG("Each step's wall by ledger line (each bar is its step's wall)", bars, false)
+		})
 	}
 }
 
@@ -176,19 +178,16 @@ type ledgerBar struct {
 }
 
 // ledgerBarsSVG draws each bar as one row of segments, one per non-zero
-// line, their widths proportional to the line's time; all rows share one
-// scale (the longest wall), so longer steps draw longer bars. Each
-// segment's title gives its line, time and share of the step; a legend
-// names the lines drawn (with their times and shares when one bar is
-// drawn, the steady step's).
+// line, their widths proportional to the line's time in the step: every
+// bar spans its step's wall (printed after it), so steps of any length
+// compare by their split, and a long warm-up step does not shrink the
+// others to slivers. Each segment's title gives its line, time and share
+// of the step; a legend names the lines drawn (with their times and
+// shares when one bar is drawn, the steady step's).
 func ledgerBarsSVG(title string, bars []ledgerBar, single bool) string {
 	const width, labelW, textW, rowH, top = 960, 90, 80, 30, 30
 	span := float64(width - labelW - textW)
-	maxWall := 0.0
-	for _, br := range bars {
-		maxWall = max(maxWall, br.wall)
-	}
-	if maxWall <= 0 {
+	if len(bars) == 0 {
 		return ""
 	}
 	var body strings.Builder
@@ -199,7 +198,7 @@ func ledgerBarsSVG(title string, bars []ledgerBar, single bool) string {
 		x := float64(labelW)
 		for _, e := range nonZeroLines(br.ledger) {
 			used[e.Line] = true
-			w := e.Us / maxWall * span
+			w := ledgerShare(e.Us, br.wall) * span
 			fmt.Fprintf(&body, `<rect class="%s" x="%.2f" y="%d" width="%.2f" height="%d"><title>%s %s: %s, %s of the step</title></rect>`,
 				ledgerClass(e.Line), x, y+4, w, rowH-6, esc(br.label), esc(analyze.LedgerLineText(e.Line)), esc(us(e.Us)), esc(pct(ledgerShare(e.Us, br.wall))))
 			x += w
