@@ -37,12 +37,16 @@ const (
 	TableSteps       = "steps"
 	TableFindings    = "findings"
 	TableCollectives = "collectives"
+	// TableLedger and TableLedgerSegments are the step ledger's lines
+	// and their intervals (ledger.go).
+	TableLedger         = "ledger"
+	TableLedgerSegments = "ledger_segments"
 )
 
 // Tables lists the tables in the order they are written; TableRuns comes
 // last because its file marks a run as completely exported.
 func Tables() []string {
-	return []string{TableKernels, TableOps, TableSteps, TableCollectives, TableFindings, TableRuns}
+	return []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableCollectives, TableFindings, TableRuns}
 }
 
 // The row types below are the tables' schema. Conventions: every table
