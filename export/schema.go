@@ -3,10 +3,9 @@ package export
 // SchemaVersion is the version of the tables' schema, documented in
 // docs/parquet-schema.md and written into every file's key/value metadata
 // (MetaSchemaVersion) and the runs table. Adding a column or a table
-// keeps it;
-// renaming or removing a column, or changing a column's type or unit,
-// bumps it. An export directory written with another version is exported
-// again rather than skipped.
+// keeps it; renaming or removing a column, or changing a column's type or
+// unit, bumps it. An export directory written with another version is
+// exported again rather than skipped.
 const SchemaVersion = 2
 
 // Keys of the Parquet key/value metadata every table file carries.
