@@ -329,6 +329,10 @@ func writeRun(dir string, in Input, id identity, m *model, run *RunRow, names []
 		}},
 		{TableOps, func(tmp string) error { return writeTable(tmp, TableOps, id, counting(rows, TableOps, m.ops)) }},
 		{TableSteps, func(tmp string) error { return writeTable(tmp, TableSteps, id, counting(rows, TableSteps, m.steps)) }},
+		{TableLedger, func(tmp string) error { return writeTable(tmp, TableLedger, id, counting(rows, TableLedger, m.ledger)) }},
+		{TableLedgerSegments, func(tmp string) error {
+			return writeTable(tmp, TableLedgerSegments, id, counting(rows, TableLedgerSegments, m.ledgerSegments))
+		}},
 		{TableCollectives, func(tmp string) error {
 			return writeTable(tmp, TableCollectives, id, counting(rows, TableCollectives, m.collectives))
 		}},

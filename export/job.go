@@ -54,7 +54,7 @@ type rankState struct {
 // Tables written while the job's ranks are read, and after they were
 // matched.
 var (
-	firstPass = []string{TableKernels, TableOps, TableSteps, TableFindings}
+	firstPass = []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableFindings}
 	afterJob  = []string{TableCollectives, TableRuns}
 )
 

@@ -129,6 +129,10 @@ func tableColumns(table string) string {
 		return columnsOf[RunRow]()
 	case TableCollectives:
 		return columnsOf[CollectiveRow]()
+	case TableLedger:
+		return columnsOf[LedgerRow]()
+	case TableLedgerSegments:
+		return columnsOf[LedgerSegmentRow]()
 	}
 	return ""
 }

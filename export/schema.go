@@ -2,10 +2,10 @@ package export
 
 // SchemaVersion is the version of the tables' schema, documented in
 // docs/parquet-schema.md and written into every file's key/value metadata
-// (MetaSchemaVersion) and the runs table. Adding a column keeps it;
-// renaming or removing a column, or changing a column's type or unit,
-// bumps it. An export directory written with another version is exported
-// again rather than skipped.
+// (MetaSchemaVersion) and the runs table. Adding a column or a table
+// keeps it; renaming or removing a column, or changing a column's type or
+// unit, bumps it. An export directory written with another version is
+// exported again rather than skipped.
 const SchemaVersion = 2
 
 // Keys of the Parquet key/value metadata every table file carries.
@@ -37,12 +37,16 @@ const (
 	TableSteps       = "steps"
 	TableFindings    = "findings"
 	TableCollectives = "collectives"
+	// TableLedger and TableLedgerSegments are the step ledger's lines
+	// and their intervals (ledger.go).
+	TableLedger         = "ledger"
+	TableLedgerSegments = "ledger_segments"
 )
 
 // Tables lists the tables in the order they are written; TableRuns comes
 // last because its file marks a run as completely exported.
 func Tables() []string {
-	return []string{TableKernels, TableOps, TableSteps, TableCollectives, TableFindings, TableRuns}
+	return []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableCollectives, TableFindings, TableRuns}
 }
 
 // The row types below are the tables' schema. Conventions: every table

@@ -119,6 +119,9 @@ func (d *doc) finding(num string, f analyze.Finding) {
 		saving = savingText(d.result, f)
 	}
 	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
+	if len(f.LedgerLines) > 0 {
+		d.para("**Draws on** %s", drawsOn(d.result, f))
+	}
 	// Evidence keeps the analyzer's order: runs of plain lines become one
 	// bullet list, and a line that introduces a table sits right above it.
 	inList := false

@@ -173,6 +173,7 @@ func (d *doc) single(x Input) {
 	d.heading(2, "Executive summary")
 	d.summary(t, r)
 	d.ranks(x)
+	d.stepLedger(r)
 	d.steps(t, r)
 	d.timeBreakdown(r)
 	d.kernels(r)

@@ -83,6 +83,7 @@ func (d *doc) steps(t *trace.Trace, r *analyze.Result) {
 		d.para("%s", line)
 		d.chart(stepsMermaid(steps, gpu), func() string { return stepsSVG(steps) })
 	}
+	d.stepsLedger(r)
 	if gpu {
 		cat := map[string]string{}
 		for _, k := range r.Kernels {

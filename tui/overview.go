@@ -178,6 +178,10 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	}
 	bar("Step split", parts, []string{"█", "▒", "░"}, " "+h.Step+" ("+h.StepNote+")")
 	add(cut(strings.Repeat(" ", labelW)+legend(parts), w))
+	// The step's ledger: lines that add up to the step (analyze's).
+	for _, l := range ledger(r, st, w, labelW, smallW) {
+		add(cut(l, w))
+	}
 	if r.HasPhaseSplit() {
 		// Kernel time per step by the part of the training step that
 		// launched it: analyze's medians after the first step.

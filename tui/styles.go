@@ -46,6 +46,8 @@ type styles struct {
 
 	// cats colours each kernel category; other categories are plain.
 	cats map[string]lipgloss.Style
+	// ledger colours each step-ledger line (see ledger.go).
+	ledger map[string]lipgloss.Style
 	// colour is false when styles render as plain text (NO_COLOR, not a
 	// terminal): legends that explain colours are then left out.
 	colour bool
@@ -87,6 +89,7 @@ func newStyles(r *lipgloss.Renderer) *styles {
 		opLane:   fg(colBlue),
 		pyLane:   fg(colMagenta),
 		annLane:  fg(colYellow),
+		ledger:   ledgerStyles(fg),
 		cats: map[string]lipgloss.Style{
 			analyze.CategoryGEMM:          compute,
 			analyze.CategoryGEMV:          compute,

@@ -23,7 +23,7 @@ func TestExportCommand(t *testing.T) {
 	if !strings.Contains(stdout, "fusedlinear_naive: 25 kernels") || !strings.Contains(stdout, "1 traces exported, 0 up to date, 1 failed") {
 		t.Errorf("stdout: %s", stdout)
 	}
-	for _, tbl := range []string{"kernels", "ops", "steps", "collectives", "findings", "runs"} {
+	for _, tbl := range []string{"kernels", "ops", "steps", "ledger", "ledger_segments", "collectives", "findings", "runs"} {
 		if _, err := os.Stat(filepath.Join(out, tbl, "fusedlinear_naive.parquet")); err != nil {
 			t.Error(err)
 		}
