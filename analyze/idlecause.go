@@ -45,17 +45,60 @@ type hostCand struct {
 
 func (c hostCand) getSpan() trace.Span { return c.span }
 
-// dataWords name data loading in a function or range name.
-var dataWords = []string{"data", "load", "batch", "fetch", "collate", "preprocess", "augment", "__next__", "next_"}
+// dataWords name data loading in a function or range name, as whole
+// words: "load_batch", "get_data" and "__next__" are data loading,
+// "batched_forward" and "batch_norm" are not.
+var dataWords = map[string]bool{"data": true, "dataset": true, "dataloader": true, "loader": true, "load": true, "batch": true,
+	"fetch": true, "collate": true, "preprocess": true, "augment": true, "next": true, "prefetch": true, "prefetcher": true}
 
 func dataName(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range dataWords {
-		if strings.Contains(n, w) {
+	if strings.Contains(strings.ToLower(name), "dataloader") {
+		return true
+	}
+	words := nameWords(name)
+	for i, w := range words {
+		if w == "norm" && i > 0 && words[i-1] == "batch" {
+			return false // batch_norm
+		}
+	}
+	for _, w := range words {
+		if dataWords[w] {
 			return true
 		}
 	}
 	return false
+}
+
+// nameWords splits an identifier into lower-case words at anything not a
+// letter and where camelCase turns upper ("loadBatch" → load, batch).
+func nameWords(name string) []string {
+	var words []string
+	var w []rune
+	prevLower := false
+	flush := func() {
+		if len(w) > 0 {
+			words = append(words, strings.ToLower(string(w)))
+			w = w[:0]
+		}
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z':
+			w = append(w, r)
+			prevLower = true
+		case r >= 'A' && r <= 'Z':
+			if prevLower {
+				flush()
+			}
+			w = append(w, r)
+			prevLower = false
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
 }
 
 // builtinFrame returns the callee of a Python frame without a source
