@@ -190,6 +190,9 @@ func Check(r *Result) error {
 		share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
 		// A step ends where the next begins (host intervals; a step's
 		// GPU window may run later).
+		if err := checkLedger(s.Ledger, s.WallUs); err != nil {
+			bad("step %d: %v", s.Number, err)
+		}
 		if i > 0 && r.Steps[i-1].StartUs+r.Steps[i-1].HostWallUs > s.StartUs+1e-3 {
 			bad("step %d (%vµs from %vµs) overlaps step %d starting at %vµs", r.Steps[i-1].Number, r.Steps[i-1].HostWallUs,
 				r.Steps[i-1].StartUs, s.Number, s.StartUs)
@@ -197,6 +200,17 @@ func Check(r *Result) error {
 	}
 	share(r.Summary.GPUBusyShare, "GPU busy share")
 	ss := r.StepStats
+	if len(r.Steps) > 0 {
+		if err := checkLedger(ss.SteadyLedger, ss.SteadyWallUs); err != nil {
+			bad("steady step: %v", err)
+		}
+	}
+	for _, f := range r.Findings {
+		// A saving draws on ledger lines and cannot exceed them.
+		if avail := LedgerUs(ss.SteadyLedger, f.LedgerLines...); len(f.LedgerLines) > 0 && f.SavingUs > avail*(1+1e-9)+1e-6 {
+			bad("finding %s saves %v µs per step, more than the %v µs of its ledger lines %v", f.ID, f.SavingUs, avail, f.LedgerLines)
+		}
+	}
 	share(ss.SteadyGPUBusyShare, "steady-state GPU busy share")
 	share(ss.SteadyGPUIdleShare, "steady-state GPU idle share")
 	share(ss.SteadyComputeShare, "steady-state compute share")
