@@ -33,7 +33,9 @@ var ColdStart = &Analyzer{
 		"of the others: reported when it is at least %.0f× slower and %.0f µs longer, and torch.compile work takes under %.0f%% of it "+
 		"(otherwise compile-overhead reports it). The evidence splits the excess into CUDA/driver API calls that the steady state does "+
 		"not make (context creation, lazy module loading, cudaMalloc as the caching allocator grows, cuBLAS/cuDNN handle and "+
-		"workspace set-up), first-call GPU time and the rest (Python imports, lazy initialisation). Saving model: the excess over the "+
+		"workspace set-up), first-call GPU time and the rest (Python imports, lazy initialisation), and ranks the ops whose self time the "+
+		"first step spends beyond the steady state; an op whose first call of each new input shape is again much slower than its repeat "+
+		"calls (cuDNN/cuBLAS plans, autotuning, recompiles) is a per-shape cost, with the fix for it rather than warm-up. Saving model: the excess over the "+
 		"steady step, spread over the steps traced; warming up before timing removes it from measurements.",
 		ColdStartMinRatio, ColdStartMinExcessUs, ColdStartMaxCompileShare*100),
 	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
@@ -138,6 +140,16 @@ func runColdStart(p *Pass) ([]Finding, error) {
 			"(and compiles, when the persistent compilation cache is cold: jax.config.update(\"jax_compilation_cache_dir\", ...) keeps it)"
 	}
 	apiExcess = min(apiExcess, excess)
+	ops := firstStepOps(t)
+	var shaped *opExcess
+	if len(ops) > 0 && ops[0].perShape {
+		// The largest share of the excess returns with each new shape:
+		// warming up once does not remove it.
+		shaped = &ops[0]
+		eager = fmt.Sprintf("%s of the excess is %s, which pays it again for each new input shape (%d shapes in this trace): not a one-time cost",
+			fmtUs(shaped.first-shaped.rest), shaped.name, shaped.shapes)
+		fix = shapeFix(shaped.name) + "; the rest is warm-up paid once per process: run one untimed call first"
+	}
 	ev := []Evidence{
 		{Text: fmt.Sprintf("first %s: %s; median of the %d others: %s (%.1f× slower, %s more)", unit, fmtUs(first.WallUs), len(steady), fmtUs(wall),
 			first.WallUs/wall, fmtUs(excess))},
@@ -148,11 +160,19 @@ func runColdStart(p *Pass) ([]Finding, error) {
 	if len(tb.Rows) > 0 {
 		ev = append(ev, Evidence{Text: "CUDA API time in the first step beyond the steady state:", Table: tb})
 	}
+	if len(ops) > 0 {
+		ev = append(ev, Evidence{Text: "host time by op (self time: the op less the ops it called) in the first step beyond the steady state:", Table: opExcessTable(ops)})
+	}
 	ev = append(ev, Evidence{Text: eager},
-		Evidence{Text: "saving model: the first step's excess over the steady median, paid once per process: no steady-state step gets shorter"})
+		Evidence{Text: savingModel(shaped)})
+	title := fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s%s", ClipName(unit, 45), fmtUs(first.WallUs),
+		first.WallUs/wall, fmtUs(wall), tag)
+	if shaped != nil {
+		title = fmt.Sprintf("first %s %s, %.0f× the steady %s: %s pays per new shape", ClipName(unit, 30), fmtUs(first.WallUs),
+			first.WallUs/wall, fmtUs(wall), ClipName(shaped.name, 40))
+	}
 	return []Finding{{
-		Title: fmt.Sprintf("cold start: the first %s takes %s, %.0f× the steady %s%s", ClipName(unit, 45), fmtUs(first.WallUs),
-			first.WallUs/wall, fmtUs(wall), tag),
+		Title: title,
 		Subject:    "cold start",
 		Severity:   Medium,
 		SavingUs:   excess,

@@ -92,23 +92,39 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	tb := NewTable(Col("step", KindCount), Col("at", KindDuration), Col("gap", KindDuration), Col("host was in", KindName))
 	var picked [][]hostCand
 	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
-		ps := ix.hostActivity(g.span, t.Steps[g.index].Span)
-		picked = append(picked, ps)
-		parts := make([]string, 0, len(ps))
-		for _, c := range ps {
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+	}
+	cause := dominantCause(picked)
+	places := listNames(picked, cause)
+	shapeOp := ""
+	if cause == CauseHostCode {
+		// An op that pays again for each new input shape (a cuDNN plan,
+		// a recompile) is not per-step host work to move out of the loop.
+		if shapeOp = newShapeCause(t, places); shapeOp != "" {
+			for _, ps := range picked {
+				for i := range ps {
+					if ps[i].name == shapeOp {
+						ps[i].cause = CauseNewShape
+					}
+				}
+			}
+			cause, places = CauseNewShape, []string{shapeOp}
+		}
+	}
+	// The fix for one cause removes that cause's idle time, not the
+	// rest: credit the share of the examined gaps its host work covers.
+	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+	}
+	for i, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
+		parts := make([]string, 0, len(picked[i]))
+		for _, c := range picked[i] {
 			parts = append(parts, fmt.Sprintf("%s (%s, %s)", c.name, c.cause, c.overlap))
 		}
 		if len(parts) == 0 {
 			parts = append(parts, "-")
 		}
 		tb.Add(Count(float64(g.step)), Dur(trace.Duration(g.span.Start-t.Steps[0].Start)), Dur(g.span.Dur()), NameCell(strings.Join(parts, " + ")))
-	}
-	cause := dominantCause(picked)
-	places := listNames(picked, cause)
-	// The fix for one cause removes that cause's idle time, not the
-	// rest: credit the share of the examined gaps its host work covers.
-	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
-		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
 	}
 	credited, examined := causeShare(picked, gaps[:len(picked)], cause)
 	whole := idle
@@ -135,9 +151,17 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
 				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
 		},
-		Fix:        idleFix(cause, whereText),
+		Fix:        gpuIdleFix(cause, whereText, shapeOp),
 		Confidence: Medium,
 	}}, nil
+}
+
+// gpuIdleFix is the cause's fix; for a per-shape cost, the op's.
+func gpuIdleFix(cause, where, shapeOp string) string {
+	if cause == CauseNewShape {
+		return shapeFix(shapeOp)
+	}
+	return idleFix(cause, where)
 }
 
 // causeShare returns the share (at most 1) of the examined gaps' time

@@ -19,6 +19,7 @@ const (
 	CauseCompiled    = "torch.compile wrapper"
 	CauseRange       = "user range"
 	CauseHostCode    = "host code"
+	CauseNewShape    = "per-shape set-up"
 )
 
 // clashes reports whether s overlaps a picked candidate by more than half
