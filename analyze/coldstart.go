@@ -172,7 +172,7 @@ func runColdStart(p *Pass) ([]Finding, error) {
 			first.WallUs/wall, fmtUs(wall), ClipName(shaped.name, 40))
 	}
 	return []Finding{{
-		Title: title,
+		Title:      title,
 		Subject:    "cold start",
 		Severity:   Medium,
 		SavingUs:   excess,
