@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyFixture copies a fixture into dir under name and returns its path.
+func copyFixture(t *testing.T, fix, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(fixture(fix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// report -o never overwrites an input: not by its path, nor through a
+// symlink or a hard link to it. The input stays intact, exit 2 names both.
+func TestReportRefusesToOverwriteInput(t *testing.T) {
+	dir := t.TempDir()
+	in := copyFixture(t, "fusedlinear_naive.json.gz", dir, "trace.json")
+	want, _ := os.ReadFile(in)
+	link := filepath.Join(dir, "link.json")
+	hard := filepath.Join(dir, "hard.json")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, link, hard} {
+		_, stderr, code := runCLI(t, nil, "report", "-o", out, in)
+		if code != exitUsageOrBad || !strings.Contains(stderr, out) || !strings.Contains(stderr, in) {
+			t.Errorf("report -o %s %s: exit %d, stderr %q: want 2 naming both", out, in, code, stderr)
+		}
+		if got, _ := os.ReadFile(in); !bytes.Equal(got, want) {
+			t.Fatalf("report -o %s overwrote the input", out)
+		}
+	}
+	// A run directory's rank files are inputs too.
+	run := t.TempDir()
+	r0 := copyFixture(t, "runs/two_groups/rank0.pt.trace.json.gz", run, "rank0.json")
+	copyFixture(t, "runs/two_groups/rank1.pt.trace.json.gz", run, "rank1.json")
+	if _, stderr, code := runCLI(t, nil, "report", "-o", r0, "--format", "md", run); code != exitUsageOrBad || !strings.Contains(stderr, "rank0.json") {
+		t.Errorf("report -o RANK DIR: exit %d, stderr %q", code, stderr)
+	}
+	// export -o naming an input file is refused before anything is made.
+	if _, stderr, code := runCLI(t, nil, "export", "-o", in, in); code != exitUsageOrBad || !strings.Contains(stderr, "refusing") {
+		t.Errorf("export -o INPUT: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Exporting day2/rank0.json into a dataset holding day1/rank0.json's run
+// "rank0" is refused, naming the existing source, and day one's tables
+// stay; --force replaces them; re-exporting the same path after the trace
+// changed replaces them without --force.
+func TestExportRefusesToReplaceAnotherSource(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	day1 := copyFixture(t, "fusedlinear_naive.json.gz", dir, "day1/rank0.json.gz")
+	day2 := copyFixture(t, "fusedlinear_cublas.json.gz", dir, "day2/rank0.json.gz")
+	if _, stderr, code := runCLI(t, nil, "export", "-o", out, day1); code != exitOK {
+		t.Fatalf("day 1: exit %d: %s", code, stderr)
+	}
+	runs := filepath.Join(out, "runs", "rank0.parquet")
+	before, _ := os.ReadFile(runs)
+	_, stderr, code := runCLI(t, nil, "export", "-o", out, day2)
+	if code != exitUsageOrBad || !strings.Contains(stderr, day1) || !strings.Contains(stderr, "--force") {
+		t.Errorf("day 2: exit %d, stderr %q: want 2 naming %s and --force", code, stderr, day1)
+	}
+	if after, _ := os.ReadFile(runs); !bytes.Equal(before, after) {
+		t.Fatal("day 2 replaced day 1's runs table")
+	}
+	if _, stderr, code := runCLI(t, nil, "export", "--force", "-o", out, day2); code != exitOK {
+		t.Errorf("day 2 --force: exit %d: %s", code, stderr)
+	}
+	copyFixture(t, "fusedlinear_naive.json.gz", dir, "day2/rank0.json.gz")
+	if stdout, stderr, code := runCLI(t, nil, "export", "-o", out, day2); code != exitOK || !strings.Contains(stdout, "1 traces exported") {
+		t.Errorf("same source, new content: exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+}
