@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // copyFixture copies a fixture into dir under name and returns its path.
@@ -87,5 +92,59 @@ func TestExportRefusesToReplaceAnotherSource(t *testing.T) {
 	copyFixture(t, "fusedlinear_naive.json.gz", dir, "day2/rank0.json.gz")
 	if stdout, stderr, code := runCLI(t, nil, "export", "-o", out, day2); code != exitOK || !strings.Contains(stdout, "1 traces exported") {
 		t.Errorf("same source, new content: exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+}
+
+// runCLIWithin is runCLI that fails the test, instead of hanging it, when
+// the command takes longer than limit.
+func runCLIWithin(t *testing.T, limit time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cliBinary(t), args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %s (blocked?)", args, limit)
+	}
+	code := 0
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		code = xe.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// A FIFO, a socket or a device named *.json in a run directory is
+// skipped by every command that reads the directory (export blocked
+// forever on a FIFO); a symlink to a rank file is read.
+func TestDirectorySkipsSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, "runs/two_groups/rank0.pt.trace.json.gz", dir, "run/rank0.json.gz")
+	r1 := copyFixture(t, "runs/two_groups/rank1.pt.trace.json.gz", dir, "elsewhere/rank1.json.gz")
+	run := filepath.Join(dir, "run")
+	if err := os.Symlink(r1, filepath.Join(run, "rank1.json.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(run, "rank2.json"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(run, "loop.json"), filepath.Join(run, "loop.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"export", "-o", filepath.Join(dir, "out"), run},
+		{"info", run}, {"top", run}, {"findings", run}, {"report", run},
+	} {
+		stdout, stderr, code := runCLIWithin(t, time.Minute, args...)
+		if code != exitOK {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if args[0] == "export" && !strings.Contains(stdout, "2 traces exported") {
+			t.Errorf("export: want both ranks (one through a symlink), got %s", stdout)
+		}
 	}
 }
