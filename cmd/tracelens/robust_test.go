@@ -148,3 +148,28 @@ func TestDirectorySkipsSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+// Output that cannot be written (stdout is /dev/full) is exit 2 with a
+// message in every command and format: info, top, findings (text) and
+// analyzers, also on a run directory, exited 0.
+func TestUnwritableStdoutExits2(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	trace, run := fixture("fusedlinear_naive.json.gz"), fixture("runs/two_groups")
+	for _, args := range [][]string{
+		{"info", trace}, {"top", trace}, {"findings", trace}, {"analyzers"}, {"findings", run},
+		{"info", run}, {"top", run}, {"top", "--format", "json", trace}, {"report", trace}, {"help"},
+	} {
+		cmd := exec.Command(cliBinary(t), args...)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != exitUsageOrBad || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%v > /dev/full: %v, stderr %q: want exit 2 saying why", args, err, stderr.String())
+		}
+	}
+}
