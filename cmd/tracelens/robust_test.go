@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,5 +173,76 @@ func TestUnwritableStdoutExits2(t *testing.T) {
 		if !errors.As(err, &xe) || xe.ExitCode() != exitUsageOrBad || !strings.Contains(stderr.String(), "no space left") {
 			t.Errorf("%v > /dev/full: %v, stderr %q: want exit 2 saying why", args, err, stderr.String())
 		}
+	}
+}
+
+// writeGzip writes data gzip-compressed to path.
+func writeGzip(t *testing.T, path string, data []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gunzipFixture returns a gzip fixture's JSON text.
+func gunzipFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(fixture(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Rank files of two jobs in one directory are refused (exit 2, naming
+// both files and the field that differs) instead of merged into a run
+// with an invented clock offset and straggler: a different world size, a
+// process group of one name configured differently, or clocks hours
+// apart. Kineto's trace_id differs between ranks of one job, so it is not
+// evidence (the fixture's ranks have two).
+func TestRunOfTwoJobsRefused(t *testing.T) {
+	rank0 := gunzipFixture(t, "runs/two_groups/rank0.pt.trace.json.gz")
+	rank1 := gunzipFixture(t, "runs/two_groups/rank1.pt.trace.json.gz")
+	for _, c := range []struct{ name, old, new, field string }{
+		{"world", `"world_size": 2`, `"world_size": 4`, "world_size"},
+		{"group", `"pg_desc": "mesh_tp"`, `"pg_desc": "mesh_cp"`, "pg_desc"},
+		// 5.7 hours later on the wall clock: another job's capture.
+		{"clock", `"baseTimeNanoseconds": 1790857026000000000`, `"baseTimeNanoseconds": 1790877546000000000`, "clock"},
+	} {
+		if !bytes.Contains(rank1, []byte(c.old)) {
+			t.Fatalf("%s: fixture lacks %s", c.name, c.old)
+		}
+		dir := t.TempDir()
+		writeGzip(t, filepath.Join(dir, "rank0.json.gz"), rank0)
+		writeGzip(t, filepath.Join(dir, "rank1.json.gz"), bytes.Replace(rank1, []byte(c.old), []byte(c.new), 1))
+		for _, cmd := range []string{"info", "report", "findings"} {
+			_, stderr, code := runCLI(t, nil, cmd, dir)
+			if code != exitUsageOrBad || !strings.Contains(stderr, "rank0.json.gz") || !strings.Contains(stderr, "rank1.json.gz") ||
+				!strings.Contains(stderr, c.field) || !strings.Contains(stderr, "not ranks of one job") {
+				t.Errorf("%s: %s DIR: exit %d, stderr %q: want 2 naming both files and %s", c.name, cmd, code, stderr, c.field)
+			}
+		}
+	}
+	// The same job, regenerated, is still one run.
+	dir := t.TempDir()
+	writeGzip(t, filepath.Join(dir, "rank0.json.gz"), rank0)
+	writeGzip(t, filepath.Join(dir, "rank1.json.gz"), rank1)
+	if _, stderr, code := runCLI(t, nil, "info", dir); code != exitOK {
+		t.Errorf("one job: exit %d, stderr %q", code, stderr)
 	}
 }
