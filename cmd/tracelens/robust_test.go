@@ -246,3 +246,85 @@ func TestRunOfTwoJobsRefused(t *testing.T) {
 		t.Errorf("one job: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// hugeStringReader yields a trace whose one kernel's name is n bytes of
+// 'a' (endless when n < 0), generated as it is read: the attack of a huge
+// JSON string without a huge file.
+type hugeStringReader struct {
+	head, tail []byte
+	n          int64
+	chunk      []byte
+}
+
+func newHugeString(n int64) *hugeStringReader {
+	return &hugeStringReader{
+		head:  []byte(`{"traceEvents":[{"ph":"X","cat":"kernel","ts":1,"dur":1,"pid":0,"tid":7,"name":"`),
+		tail:  []byte(`"}]}`),
+		n:     n,
+		chunk: bytes.Repeat([]byte("a"), 1<<20),
+	}
+}
+
+func (h *hugeStringReader) Read(p []byte) (int, error) {
+	switch {
+	case len(h.head) > 0:
+		k := copy(p, h.head)
+		h.head = h.head[k:]
+		return k, nil
+	case h.n != 0:
+		k := len(p)
+		if h.n > 0 {
+			k = int(min(int64(k), h.n))
+			h.n -= int64(k)
+		}
+		for i := 0; i < k; i += len(h.chunk) {
+			copy(p[i:k], h.chunk)
+		}
+		return k, nil
+	case len(h.tail) > 0:
+		k := copy(p, h.tail)
+		h.tail = h.tail[k:]
+		return k, nil
+	}
+	return 0, io.EOF
+}
+
+// One huge JSON string is refused under --max-memory while it is scanned,
+// with exit 2 naming the file and the byte offset, instead of growing
+// the process without bound: a 512 MiB kernel name in a gzip file of a
+// few MB at most, and an endless string on standard input.
+func TestHugeStringRefusedUnderBudget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.json.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	if _, err := io.Copy(zw, newHugeString(512<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, cmd := range []string{"info", "top", "export"} {
+		args := []string{cmd, "--max-memory", "64MB", path}
+		if cmd == "export" {
+			args = append(args, "-o", t.TempDir())
+		}
+		_, stderr, code := runCLIWithin(t, time.Minute, args...)
+		if code != exitUsageOrBad || !strings.Contains(stderr, path) || !strings.Contains(stderr, "at byte 16 of the decompressed JSON") ||
+			!strings.Contains(stderr, "--max-memory") {
+			t.Errorf("%v: exit %d, stderr %q: want 2 naming the file, the byte offset and --max-memory", args, code, stderr)
+		}
+	}
+	cmd := exec.Command(cliBinary(t), "top", "--max-memory", "64MB", "-")
+	cmd.Stdin = newHugeString(-1)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != exitUsageOrBad || !strings.Contains(stderr.String(), "at byte 16") {
+		t.Errorf("endless string on stdin: %v, stderr %q", err, stderr.String())
+	}
+}
