@@ -165,7 +165,7 @@ func sdpaFinding(t *trace.Trace, c sdpaCall, math, fused, all, perStep, step flo
 		title += "; " + strings.ToLower(strings.TrimSuffix(ok[0], "_ATTENTION")) + " would accept its inputs"
 	}
 	return Finding{
-		Title: title,
+		Title:      title,
 		Subject:    "scaled_dot_product_attention backend",
 		Severity:   severityByShare(saving / max(step, all)),
 		SavingUs:   saving,
