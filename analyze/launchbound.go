@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Thresholds of launch-bound.
@@ -13,8 +14,8 @@ const (
 	// sit in short gaps between launches (under LaunchGap) for launches,
 	// not a long host wait, to be the cause.
 	LaunchBoundMinGapShare = 0.5
-	// LaunchBoundMinLaunches is the launches per step below which launch
-	// overhead cannot matter.
+	// LaunchBoundMinLaunches is the launches (and kernels) per step below
+	// which launch overhead cannot matter.
 	LaunchBoundMinLaunches = 20
 )
 
@@ -23,9 +24,11 @@ var LaunchBound = &Analyzer{
 	Name: "launch-bound",
 	Doc: fmt.Sprintf("Reports steps where the GPU is busy less than %.0f%% of the step (union of kernel, memcpy and memset intervals, "+
 		"median over steps after the first), at least %.0f%% of its idle time lies in short gaps (< %s) between consecutive kernels, "+
-		"and the host issues at least %d launches per step: many short kernels, each costing the host (Python, dispatcher, "+
-		"cudaLaunchKernel) more than it runs on the GPU. Saving model: the idle time in those short gaps, which replaying the step's "+
-		"launches as one CUDA graph (or fusing them into fewer kernels) removes.",
+		"and the host issues at least %d kernel launches per step: many short kernels, each costing the host (Python, dispatcher, "+
+		"cudaLaunchKernel) more than it runs on the GPU. Not reported when the step's ledger has the host longer in syncs and "+
+		"synchronous copies than in launches (those gaps are copies and syncs, which a graph cannot capture). Saving model: the idle "+
+		"time in those short gaps, which replaying the step's launches as one CUDA graph (or fusing them into fewer kernels) removes, "+
+		"at most the ledger's launch-overhead, framework-host and unexplained-idle lines.",
 		LaunchBoundMaxBusy*100, LaunchBoundMinGapShare*100, LaunchGap, LaunchBoundMinLaunches),
 	Requires: []*Analyzer{IdleGaps},
 	Run:      runLaunchBound,
@@ -62,7 +65,13 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 	api := medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
 	kernels := medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
 	ndev := float64(len(p.ix.devices))
-	if wall <= 0 || launches < LaunchBoundMinLaunches {
+	if wall <= 0 || launches < LaunchBoundMinLaunches || kernels < LaunchBoundMinLaunches {
+		return nil, nil
+	}
+	if l := r.StepStats.SteadyLedger; LedgerUs(l, LineHostSync) > LedgerUs(l, LineLaunch) {
+		// The host waits in syncs and synchronous copies longer than it
+		// launches: the gaps are copies and syncs (host-sync's and the
+		// copy analyzers' business), and a graph cannot capture them.
 		return nil, nil
 	}
 	share := busy / (wall * ndev)
@@ -79,10 +88,11 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 	return []Finding{{
 		Title: fmt.Sprintf("launch bound: GPU busy %.0f%% of the step, %.0f launches per step, one every %s",
 			share*100, launches, fmtUs(perLaunch)),
-		Subject:    "kernel launches",
-		Severity:   sev,
-		SavingUs:   gapIdle,
-		SavingFrom: FromLaunchGaps,
+		Subject:     "kernel launches",
+		Severity:    sev,
+		SavingUs:    gapIdle,
+		SavingFrom:  FromLaunchGaps,
+		LedgerLines: slices.Clone(launchLines),
 		Measures: []Measure{
 			{"median step", DurUs(wall)},
 			{"GPU busy", Percent(share)},

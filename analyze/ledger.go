@@ -36,7 +36,9 @@ const (
 	// the trace: it was queued before the profiler started.
 	LineBeforeProfile = "queued_before_profile"
 	// LineHostSync is the GPU idle while the host is blocked in a
-	// synchronising call.
+	// synchronising call or in a framework copy op that moves data
+	// through a memcpy (a pageable copy is synchronous; .item() and
+	// .cpu() wait for the GPU): copies and syncs, not launch overhead.
 	LineHostSync = "host_sync"
 	// LineDataLoading is the GPU idle while the host loads data
 	// (DataLoader frames, data-named ranges and functions, pin_memory).
@@ -76,7 +78,7 @@ func LedgerLineText(line string) string {
 	case LineBeforeProfile:
 		return "GPU work queued before profiling"
 	case LineHostSync:
-		return "host blocked in sync"
+		return "host blocked in sync or copy"
 	case LineDataLoading:
 		return "data loading"
 	case LineProfiler:
@@ -207,6 +209,9 @@ func (ix *index) newLedgerIndex() *ledgerIndex {
 	for _, s := range ix.CompileFacts.spans {
 		li.host[srcCompile].add(s)
 	}
+	for _, s := range copyOpSpans(t) {
+		li.host[srcSync].add(s)
+	}
 	ix.ledgerHostWork(li)
 	for s := srcSync; s < nSources; s++ {
 		li.host[s].seal()
@@ -250,6 +255,34 @@ func (ix *index) ledgerHostWork(li *ledgerIndex) {
 			li.host[srcFramework].add(f.Span)
 		}
 	}
+}
+
+// transferOps are the framework ops that move a tensor between host and
+// device through a memcpy (and wait for it when the copy is synchronous).
+var transferOps = setOf("aten::copy_", "aten::_to_copy", "aten::to", "aten::item", "aten::_local_scalar_dense", "aten::cpu", "aten::_copy_from",
+	"aten::_copy_from_and_resize")
+
+// copyOpSpans returns the host intervals of the outermost copy ops
+// around memcpy launches: the host's part of a copy, which a pinned,
+// batched or non-blocking copy removes, not launch overhead.
+func copyOpSpans(t *trace.Trace) []trace.Span {
+	var out []trace.Span
+	seen := map[trace.Index]bool{}
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		if c.FirstGPU == trace.None || t.GPU[c.FirstGPU].Kind != trace.Memcpy || c.Op == trace.None {
+			continue
+		}
+		top := trace.None
+		for op := c.Op; op != trace.None && transferOps[t.Ops[op].Name]; op = t.Ops[op].Parent {
+			top = op
+		}
+		if top != trace.None && !seen[top] {
+			seen[top] = true
+			out = append(out, t.Ops[top].Span)
+		}
+	}
+	return out
 }
 
 // hostRangeSource is the ledger source an op or (rng) a record_function
@@ -425,6 +458,11 @@ func LedgerUs(l []LedgerEntry, lines ...string) float64 {
 	}
 	return v
 }
+
+// launchLines are the ledger lines launch overhead lives in: the host
+// launching (and the framework work around each launch), not copies,
+// syncs, data loading or compilation.
+var launchLines = []string{LineLaunch, LineFramework, LineIdle}
 
 // savingLines names the ledger lines a saving out of part from draws on.
 func savingLines(from string) []string {

@@ -36,7 +36,11 @@ func (p *Pass) finish(f *Finding, id string) error {
 	if !(f.SavingUs > 0) || math.IsInf(f.SavingUs, 0) {
 		f.SavingUs = 0
 	}
-	f.LedgerLines = savingLines(f.SavingFrom)
+	if len(f.LedgerLines) == 0 || f.SavingFrom == FromOneOff {
+		// An analyzer that knows which lines its fix removes names them;
+		// the others draw on the part of the step they save from.
+		f.LedgerLines = savingLines(f.SavingFrom)
+	}
 	if f.splitByAnalyzer {
 		// Its saving is GPU time saved plus launch gaps removed (fusion):
 		// it draws on busy and idle lines alike.
