@@ -22,28 +22,41 @@ const (
 // start of step n (the last step: its host interval). The GPU period is
 // the start of the first GPU work step n+1 launched minus that of step
 // n's (by correlation: the Steps fact gives GPU work to the step whose
-// launch call started in it, whenever it runs); the last step's, or a
-// step whose successor launched nothing, is the extent of its own GPU
-// work. A step's period is the longer of the two: the rate at which the
-// pipeline completes steps, as CUDA events around untraced steps measure
-// it.
+// launch call started in it, whenever it runs; work without a launch
+// call, such as cuBLAS's workspace memsets, can run long before the
+// step's queued work and is left out); the last step's, or a step whose
+// successor launched nothing, is the extent of its own GPU work. A step's
+// period is the longer of the two: the rate at which the pipeline
+// completes steps, as CUDA events around untraced steps measure it.
 func (ix *index) stepPeriods(r *Result, works []stepWork) {
 	t := ix.t
 	n := len(t.Steps)
+	first := make([]trace.Time, n)
+	has := make([]bool, n)
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		st := ix.gpuStep[g]
+		if st < 0 || a.Launch == trace.None || a.End <= a.Start {
+			continue
+		}
+		if !has[st] || a.Start < first[st] {
+			first[st], has[st] = a.Start, true
+		}
+	}
 	for i := range n {
 		s := &r.Steps[i]
-		st, w := t.Steps[i], &works[i]
+		st := t.Steps[i]
 		host := st.Dur()
 		if i+1 < n && t.Steps[i+1].Start > st.Start {
 			host = trace.Duration(t.Steps[i+1].Start - st.Start)
 		}
 		var gpu trace.Duration
 		switch {
-		case !w.has:
-		case i+1 < n && works[i+1].has && works[i+1].first > w.first:
-			gpu = trace.Duration(works[i+1].first - w.first)
-		default:
-			gpu = trace.Duration(w.last - w.first)
+		case !has[i]:
+		case i+1 < n && has[i+1] && first[i+1] > first[i]:
+			gpu = trace.Duration(first[i+1] - first[i])
+		case works[i].has:
+			gpu = trace.Duration(works[i].last - first[i])
 		}
 		s.HostPeriodUs, s.GPUPeriodUs = us(host), us(gpu)
 		s.PeriodUs, s.PeriodBound = s.HostPeriodUs, BoundHost
@@ -51,6 +64,12 @@ func (ix *index) stepPeriods(r *Result, works []stepWork) {
 			s.PeriodUs, s.PeriodBound = s.GPUPeriodUs, BoundGPU
 		}
 	}
+	ix.steadyPeriods(r)
+}
+
+// steadyPeriods fills StepStats' steady periods: medians over the steady
+// steps, bound by the GPU when most of them are.
+func (ix *index) steadyPeriods(r *Result) {
 	ss := &r.StepStats
 	steps := steadySteps(r)
 	ss.SteadyPeriodUs = medianOf(steps, func(s *Step) float64 { return s.PeriodUs })
