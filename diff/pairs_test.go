@@ -133,6 +133,33 @@ func TestRecordedPairs(t *testing.T) {
 	t.Log("recorded pairs:\n" + strings.Join(table, "\n"))
 }
 
+// TestSavingModelsOnPairs: the finding each recorded fix addresses
+// predicts within 0.67–1.5× of what the ledger lines it named delivered
+// (pageable copies: the copy time a pinned transfer still takes; TF32:
+// the GEMM shapes at 70 % of the TF32 peak; launch-bound: the idle time
+// CUDA graphs remove).
+func TestSavingModelsOnPairs(t *testing.T) {
+	for _, c := range []struct{ pair, id string }{
+		{"pinned_mlp", "pageable-memcpy"}, {"pinned_conv", "pageable-memcpy"},
+		{"tf32_mlp", "tf32-disabled"}, {"tf32_chain", "tf32-disabled"},
+		{"graph_pointwise", "launch-bound"}, {"graph_small", "launch-bound"},
+	} {
+		r, err := Compare(analyzePairSide(t, c.pair, "base"), analyzePairSide(t, c.pair, "new"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(r.Findings.Resolved, func(f FindingChange) bool { return f.ID == c.id })
+		if i < 0 {
+			t.Errorf("%s: %s not resolved: %+v", c.pair, c.id, r.Findings)
+			continue
+		}
+		f := r.Findings.Resolved[i]
+		if ratio := f.BaseSavingUs / f.DeliveredUs; !(ratio >= 0.67 && ratio <= 1.5) {
+			t.Errorf("%s: %s predicted %s, delivered %s: %.2f×, want 0.67–1.5×", c.pair, c.id, FormatTime(f.BaseSavingUs), FormatTime(f.DeliveredUs), ratio)
+		}
+	}
+}
+
 func checkPeriods(t *testing.T, name string, a *analyze.Result, w pairSide) {
 	t.Helper()
 	if len(a.Steps) != len(w.Steps) {
