@@ -182,7 +182,7 @@ func (r *Result) stepChangeTables() []table {
 		FormatTime(c.BaseUs), FormatTime(c.NewUs), signedTime(c.DeltaUs)),
 		header: []string{"line", "base", "new", "change", "interval"}, right: []bool{false, true, true, true, true}}
 	for _, l := range c.Lines {
-		t.rows = append(t.rows, []string{l.Text, FormatTime(l.BaseUs), FormatTime(l.NewUs), signedTime(l.DeltaUs),
+		t.rows = append(t.rows, []string{l.Text, savedTime(l.BaseUs), savedTime(l.NewUs), signedTime(l.DeltaUs),
 			signedTime(l.LoUs) + " … " + signedTime(l.HiUs)})
 	}
 	t.rows = append(t.rows, []string{"total (step time)", FormatTime(c.BaseUs), FormatTime(c.NewUs), signedTime(c.DeltaUs),
@@ -211,7 +211,8 @@ func (r *Result) stepChangeTables() []table {
 	return out
 }
 
-// savedTime prints a saving in µs, with a minus sign when the time grew.
+// savedTime prints µs with a true minus sign when negative (a saving
+// that turned into a loss, the step time below its wall).
 func savedTime(us float64) string {
 	if us < 0 {
 		return "−" + FormatTime(-us)
