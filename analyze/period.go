@@ -1,6 +1,10 @@
 package analyze
 
-import "github.com/tracelens/tracelens/trace"
+import (
+	"fmt"
+
+	"github.com/tracelens/tracelens/trace"
+)
 
 // Which side of the pipeline sets a step's period (Step.PeriodBound).
 const (
@@ -85,4 +89,18 @@ func (ix *index) steadyPeriods(r *Result) {
 	if len(steps) > 0 && 2*gpuBound > len(steps) {
 		ss.SteadyPeriodBound = BoundGPU
 	}
+}
+
+// checkPeriod verifies a step's period: the longer of its host and GPU
+// periods, neither negative, and PeriodBound naming the longer.
+func checkPeriod(s *Step) error {
+	switch {
+	case !(s.HostPeriodUs >= 0 && s.GPUPeriodUs >= 0):
+		return fmt.Errorf("negative period: host %v µs, GPU %v µs", s.HostPeriodUs, s.GPUPeriodUs)
+	case s.PeriodUs != max(s.HostPeriodUs, s.GPUPeriodUs):
+		return fmt.Errorf("period %v µs is not the longer of host %v µs and GPU %v µs", s.PeriodUs, s.HostPeriodUs, s.GPUPeriodUs)
+	case (s.PeriodBound == BoundGPU) != (s.GPUPeriodUs > s.HostPeriodUs):
+		return fmt.Errorf("period bound %q for host %v µs and GPU %v µs", s.PeriodBound, s.HostPeriodUs, s.GPUPeriodUs)
+	}
+	return nil
 }
