@@ -281,7 +281,7 @@ func findingLines(r *Result, code func(string) string) []string {
 		if f.OneOff {
 			return fmt.Sprintf(" (was a one-time cost of %s)", FormatTime(f.BaseOneOffUs))
 		}
-		return fmt.Sprintf(" (was worth %s per step)", FormatTime(f.BaseSavingUs))
+		return fmt.Sprintf(" (was worth %s per step%s)", FormatTime(f.BaseSavingUs), deliveredText(f))
 	})
 	add("new", r.Findings.New, func(f FindingChange) string {
 		if f.OneOff {
@@ -299,7 +299,7 @@ func findingLines(r *Result, code func(string) string) []string {
 		if f.OneOff {
 			return fmt.Sprintf(" (one-time cost %s → %s)", FormatTime(f.BaseOneOffUs), FormatTime(f.NewOneOffUs))
 		}
-		return fmt.Sprintf(" (worth %s → %s per step)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs))
+		return fmt.Sprintf(" (worth %s → %s per step%s)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs), deliveredText(f))
 	})
 	return lines
 }
