@@ -11,8 +11,9 @@ import (
 // was the bottleneck: the part during which the next activity on its
 // stream was already queued (its launch call had returned), or the part
 // the host spent blocked in a synchronising call (a stream or device
-// sync, a synchronous copy: the host waits for the GPU then), whichever
-// is longer. Only that part of a kernel's time
+// sync, a synchronous copy: the host waits for the GPU then) or, for a
+// copy from or to pageable memory, in its own launch call (which returns
+// only once the copy is done), whichever is longer. Only that part of a kernel's time
 // is on the step's critical path. Shortening a kernel the host launches
 // late anyway (a launch-bound or host-bound step: the next launch arrives
 // after the kernel ends) makes the GPU idle longer and the step no
@@ -24,7 +25,8 @@ var Critical = &Analyzer{
 	Name: "critical-path",
 	Doc: "For each GPU activity, the part of its time that delays the step: from when the next activity on its stream was " +
 		"queued (its launch call returned; that activity starting within 2µs of this one's end) to its end, or the part of it " +
-		"during which the host sat blocked in a synchronising call (syncs, synchronous copies), whichever is longer. Activities " +
+		"during which the host sat blocked in a synchronising call (syncs, synchronous copies) or, for a copy from or to " +
+		"pageable memory, in its own launch call (which returns once the copy is done), whichever is longer. Activities " +
 		"on a device without launch records count in full.",
 	Fact: func(p *Pass) (any, error) { return newCritical(p.Trace), nil },
 }
@@ -91,6 +93,11 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 				}
 			}
 			crit = max(crit, overlap(syncs, a.Span))
+			if a.Launch != trace.None && a.Kind == trace.Memcpy && (a.Src == trace.Pageable || a.Dst == trace.Pageable) {
+				// A copy from or to pageable memory is synchronous: its
+				// own launch call holds the host until it is done.
+				crit = max(crit, overlap([]trace.Span{t.APICalls[a.Launch].Span}, a.Span))
+			}
 			c.crit[g] = min(crit, dur)
 		}
 	}

@@ -193,6 +193,9 @@ func Check(r *Result) error {
 		if err := checkLedger(s.Ledger, s.WallUs); err != nil {
 			bad("step %d: %v", s.Number, err)
 		}
+		if err := checkPeriod(&s); err != nil {
+			bad("step %d: %v", s.Number, err)
+		}
 		if i > 0 && r.Steps[i-1].StartUs+r.Steps[i-1].HostWallUs > s.StartUs+1e-3 {
 			bad("step %d (%vµs from %vµs) overlaps step %d starting at %vµs", r.Steps[i-1].Number, r.Steps[i-1].HostWallUs,
 				r.Steps[i-1].StartUs, s.Number, s.StartUs)

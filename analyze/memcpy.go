@@ -37,8 +37,9 @@ var HostSync = &Analyzer{
 		"left to compile-overhead. Syncs a framework makes on its own (outside any op, from inside a library's Python such as "+
 		"DistributedDataParallel.forward: no user op or line) and syncs during which a communication kernel runs (a wait on another "+
 		"rank's collective) are listed but not counted. Reported when at least %d such sync per step. Saving model: the time the host is "+
-		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing; with no sync the host runs "+
-		"ahead and keeps the GPU's queue full).", HostSyncMinPerStep),
+		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing), plus the GPU's idle time after "+
+		"each until the host launched more work, at most the GPU work the sync waited for (with no sync the host runs ahead and keeps "+
+		"the GPU's queue full).", HostSyncMinPerStep),
 	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases},
 	Run:      runHostSync,
 }
@@ -134,9 +135,9 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		if op == "" {
 			op = c.Name
 		}
-		// Only the part of the wait during which the GPU idled costs the
-		// step.
-		blocked := ix.idleDuring(c.Span)
+		// The part of the wait during which the GPU idled, and the GPU's
+		// refill after it, cost the step.
+		blocked := ix.syncCost(c.Span)
 		key := op + "\x00" + line
 		s := sites[key]
 		if s == nil {
@@ -185,8 +186,8 @@ func runHostSync(p *Pass) ([]Finding, error) {
 			{"sync calls", Count(float64(count))},
 		},
 		Evidence: append([]Evidence{
-			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too):", Table: tb},
-			{Text: "saving model: host time blocked in these syncs per step while the GPU idled; without them the host runs ahead and the GPU's queue stays full"},
+			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too, plus the GPU idle after it until the host launched more work, at most the GPU work the call waited for):", Table: tb},
+			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full"},
 		}, excludedSyncs(excluded, exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,

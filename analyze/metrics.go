@@ -261,6 +261,7 @@ func (ix *index) steps(r *Result) {
 	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
 	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
 	ix.steadyStats(r)
+	ix.stepPeriods(r, works)
 	ix.ledgers(r, works)
 	ix.steadyCategories(r)
 }

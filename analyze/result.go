@@ -211,6 +211,17 @@ type Step struct {
 	// HostWallUs is the host's step interval (ProfilerStep#N, or the
 	// range or call marking the step).
 	HostWallUs float64 `json:"host_wall_us"`
+	// PeriodUs is the step as the user experiences it: the period at
+	// which the pipeline completes steps, the longer of HostPeriodUs (the
+	// host's start of the next step minus its start of this one) and
+	// GPUPeriodUs (the first GPU work the next step launched minus the
+	// first this one launched, by correlation); PeriodBound says which
+	// (BoundGPU for a host-ahead run, BoundHost for a GPU-starved one).
+	// See stepPeriods for the last step.
+	PeriodUs     float64 `json:"period_us"`
+	HostPeriodUs float64 `json:"host_period_us"`
+	GPUPeriodUs  float64 `json:"gpu_period_us"`
+	PeriodBound  string  `json:"period_bound"`
 	// GPUBusyUs is the union of the kernel, memcpy and memset intervals
 	// the step launched, inside its span, summed over devices; GPUIdleUs is
 	// WallUs × devices minus it, so GPUBusyShare is within [0, 1].
@@ -312,6 +323,15 @@ type StepStats struct {
 	// add up to SteadyWallUs. Findings' savings draw on its lines
 	// (Finding.LedgerLines) and are bounded by them.
 	SteadyLedger []LedgerEntry `json:"steady_ledger"`
+	// SteadyPeriodUs, SteadyHostPeriodUs and SteadyGPUPeriodUs are the
+	// medians of the steady steps' PeriodUs, HostPeriodUs and GPUPeriodUs:
+	// the step time as the user experiences it, and the two periods it is
+	// the longer of; SteadyPeriodBound is BoundGPU when most steady steps
+	// are GPU-bound, else BoundHost.
+	SteadyPeriodUs     float64 `json:"steady_period_us"`
+	SteadyHostPeriodUs float64 `json:"steady_host_period_us"`
+	SteadyGPUPeriodUs  float64 `json:"steady_gpu_period_us"`
+	SteadyPeriodBound  string  `json:"steady_period_bound"`
 	// SteadyCategories is GPU time per kernel category in the steady
 	// step (autotune launches left out), by time descending: the
 	// category figures "per step" sentences quote, where Categories is

@@ -13,8 +13,10 @@ const (
 	// take before the finding is worth reading.
 	TF32MinShare = 0.05
 	// TF32Speedup is the conservative speed-up assumed for a GEMM moved
-	// from FFMA to TF32 tensor cores (the peak ratio is ~7× on A100/H100;
-	// small or skinny GEMMs get less).
+	// from FFMA to TF32 tensor cores when its shape is unknown (the trace
+	// has no input shapes) or the device's peaks are: the peak ratio is
+	// ~7× on A100/H100, small or skinny GEMMs get less. A GEMM of known
+	// shape gets tf32Speedup's instead.
 	TF32Speedup = 2.0
 	// TF32MinComputeMajor is the first compute capability with TF32
 	// tensor cores (Ampere, 8.0).
@@ -27,8 +29,10 @@ var TF32Disabled = &Analyzer{
 	Name: "tf32-disabled",
 	Doc: fmt.Sprintf("Reports fp32 GEMM kernels that run on the CUDA cores' FFMA path (cuBLAS sgemm, sm80_xmma_gemm_f32f32_..._ffma, "+
 		"gemmk1_kernel<..., float, ...>) on a GPU of compute capability %d.0 or later, whose TF32 tensor cores would run them several "+
-		"times faster, when they take at least %.0f%% of GPU kernel time. Saving model: their time × (1 − 1/%.0f), a conservative TF32 "+
-		"speed-up.", TF32MinComputeMajor, TF32MinShare*100, TF32Speedup),
+		"times faster, when they take at least %.0f%% of GPU kernel time. Saving model: each kernel's time × (1 − 1/speed-up), the "+
+		"speed-up being its measured time over its GEMM shapes' FLOPs at %.0f%% of the device's TF32 peak (or their bytes at the peak "+
+		"bandwidth, if longer); %.0f× for a kernel whose shape is unknown. GEMMs of scaled_dot_product_attention's math backend are "+
+		"attention-backend's.", TF32MinComputeMajor, TF32MinShare*100, TF32Efficiency*100, TF32Speedup),
 	Requires: []*Analyzer{Attribution},
 	Run:      runTF32Disabled,
 }
@@ -65,7 +69,8 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 		// there is nothing to switch on.
 		return nil, nil
 	}
-	var total float64
+	var total, saved float64
+	var shaped int
 	tb := NewTable(Col("kernel", KindName), Col("count", KindCount), Col("total", KindDuration), Col("ops", KindName), Col("python", KindSource))
 	var names []string
 	ops := map[string]int{}
@@ -78,6 +83,13 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 			continue
 		}
 		total += k.TotalUs
+		sp, ok := tf32Speedup(r, k.Name)
+		if ok {
+			shaped++
+		} else {
+			sp = TF32Speedup
+		}
+		saved += k.TotalUs * (1 - 1/sp)
 		names = append(names, k.Name)
 		tb.Add(NameCell(k.ShortName), Count(float64(k.Count)), DurUs(k.TotalUs), NameCell(strings.Join(k.Ops, ", ")), SourceCell(strings.Join(k.Python, "; ")))
 		for _, o := range k.Ops {
@@ -92,7 +104,7 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 	}
 	share := total / r.Summary.GPUKernelUs
 	steps := float64(max(r.StepStats.Count, 1))
-	saving := total * (1 - 1/TF32Speedup) / steps
+	saving := saved / steps
 	where := strings.Join(topKeys(lines, MaxAttribution), "; ")
 	if where == "" {
 		where = strings.Join(topKeys(ops, MaxAttribution), ", ")
@@ -115,7 +127,7 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("%s is compute capability %d.%d: TF32 tensor cores are available but these fp32 GEMMs use FFMA kernels", dev.Name, dev.ComputeMajor, dev.ComputeMinor),
 				Table: tb, Kernels: names},
-			{Text: fmt.Sprintf("saving model: FFMA GEMM time per step × (1 − 1/%.0f) for a conservative TF32 speed-up", TF32Speedup)},
+			{Text: tf32ModelText(shaped, len(names), total, saved)},
 		},
 		Fix:        tf32Fix(t, where),
 		Confidence: High,
@@ -140,4 +152,16 @@ func (ix *index) launchedOutside(op string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// tf32ModelText states the saving model as applied: how many kernels' TF32
+// speed-up came from their GEMM shapes, and the overall speed-up.
+func tf32ModelText(shaped, kernels int, total, saved float64) string {
+	overall := 1.0
+	if total > saved {
+		overall = total / (total - saved)
+	}
+	return fmt.Sprintf("saving model: each FFMA GEMM's time × (1 − 1/speed-up), %.1f× overall; for %d of %d kernels the speed-up is their "+
+		"measured time over their GEMM shapes' FLOPs at %.0f%% of the device's TF32 peak (or their bytes at its peak bandwidth, if longer), "+
+		"for the rest a conservative %.0f×", overall, shaped, kernels, TF32Efficiency*100, TF32Speedup)
 }

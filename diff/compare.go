@@ -72,6 +72,9 @@ type Side struct {
 	// StepsSynthetic is true when the trace marks no steps and the whole
 	// trace is a single sample.
 	StepsSynthetic bool
+	// PeriodBound says which side of the pipeline sets the steady step
+	// time (analyze.BoundGPU, analyze.BoundHost; StepStats.SteadyPeriodBound).
+	PeriodBound string
 }
 
 // Metric is one per-step summary metric compared between runs.
@@ -143,13 +146,24 @@ type FindingChange struct {
 	// NewOneOffUs sum its cost in each run instead.
 	OneOff                    bool
 	BaseOneOffUs, NewOneOffUs float64
+	// LedgerLines are the step-ledger lines the base run's finding said
+	// its saving comes out of (analyze.Finding.LedgerLines).
+	LedgerLines []string
+	// DeliveredUs is the measured change of those lines in the steady
+	// step, base minus new (positive: they shrank), and DeliveredRatio it
+	// over BaseSavingUs, the predicted saving (0 when nothing was
+	// predicted); Measured is false when a side has no ledger.
+	DeliveredUs    float64
+	DeliveredRatio float64
+	Measured       bool
 }
 
 // Findings sorts finding ids into resolved (only in base), new (only in
 // new) and persisting (in both). Unreported holds the findings only in base
-// when no kernel changed between the runs: the same kernels ran, so nothing
-// was resolved; the finding's estimate (often built on host times the
-// profiler inflates) merely fell under its reporting threshold.
+// whose ledger lines did not give back what they predicted (judgeResolved):
+// the time the finding measured is still there; its estimate (often built
+// on host times the profiler inflates) merely fell under its reporting
+// threshold.
 type Findings struct {
 	Resolved, New, Persisting, Unreported []FindingChange
 }
@@ -158,9 +172,14 @@ type Findings struct {
 type Result struct {
 	Base, New Side
 	Alpha     float64
-	// Summary holds the per-step metrics in a fixed order: step wall, GPU
-	// busy, GPU idle, launches, kernels, launch API time, CPU op time.
-	Summary     []Metric
+	// Summary holds the per-step metrics in a fixed order: step time
+	// (the period, analyze.Step.PeriodUs), host period, GPU period, step
+	// wall, GPU busy, GPU idle, launches, kernels, launch API time, CPU op
+	// time.
+	Summary []Metric
+	// StepChange splits the steady step time's change into the step
+	// ledger's lines.
+	StepChange  StepChange
 	Kernels     []Row
 	Categories  []Row
 	Ops         []TotalRow
@@ -255,9 +274,8 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Ops = compareTotals(base, next, opTotals, opt.KeepWarmup)
 	r.Annotations = compareTotals(base, next, annotationTotals, opt.KeepWarmup)
 	r.Findings = compareFindings(base.Findings, next.Findings)
-	if kernelsUnchanged(r.Kernels) {
-		r.Findings.Unreported, r.Findings.Resolved = r.Findings.Resolved, nil
-	}
+	judgeResolved(&r.Findings, base, next)
+	r.StepChange = decompose(base, next)
 	if note := profilerOptionsNote(base.ProfilerOptions, next.ProfilerOptions); note != "" {
 		r.Notes = append(r.Notes, note)
 	}
@@ -295,6 +313,9 @@ var summaryMetrics = []struct {
 	key, name string
 	time      bool
 }{
+	{StepTime, "step time", true},
+	{HostPeriod, "host period", true},
+	{GPUPeriod, "GPU period", true},
 	{StepWall, "step wall", true},
 	{GPUBusy, "GPU busy", true},
 	{GPUIdle, "GPU idle", true},
@@ -610,6 +631,13 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		if f.SavingFrom == analyze.FromOneOff {
 			a.change.OneOff = true
 		}
+		if !isNew {
+			for _, l := range f.LedgerLines {
+				if !slices.Contains(a.change.LedgerLines, l) {
+					a.change.LedgerLines = append(a.change.LedgerLines, l)
+				}
+			}
+		}
 		if isNew {
 			if !a.inN {
 				a.change.Title, a.change.Severity = f.Title, f.Severity
@@ -642,17 +670,6 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		}
 	}
 	return out
-}
-
-// kernelsUnchanged reports whether both runs ran the same kernels for the
-// same time: every row in both and none Changed or ChangedUntested.
-func kernelsUnchanged(rows []Row) bool {
-	for _, k := range rows {
-		if k.Status != Same && k.Status != Untested {
-			return false
-		}
-	}
-	return len(rows) > 0
 }
 
 // profilerOptionsNote warns when the runs were recorded with different

@@ -30,13 +30,13 @@ func ExampleCompareTraces() {
 		log.Fatal(err)
 	}
 	fmt.Println(r.SummaryLine())
-	wall := r.Metric(diff.StepWall)
+	wall := r.Metric(diff.StepTime)
 	fmt.Printf("%s: significant %v, %d+%d steps\n", wall.Name, wall.Significant, len(wall.Base.Values), len(wall.New.Values))
 	if f, _ := r.Gate(5); len(f) == 0 {
 		fmt.Println("gate at 5%: passed")
 	}
 	// Output:
-	// step wall 1.98 ms → 1.37 ms (−31%, p=0.029) · GPU busy 135 µs → 135 µs (~, p=0.343)
-	// step wall: significant true, 4+4 steps
+	// step time 2.03 ms → 1.39 ms (−31%, p=0.029) · GPU busy 135 µs → 135 µs (~, p=0.343)
+	// step time: significant true, 4+4 steps
 	// gate at 5%: passed
 }

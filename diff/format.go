@@ -114,11 +114,12 @@ func vsBase(d Delta, fn *footnotes, bold bool) string {
 	return p + " " + stat
 }
 
-// SummaryLine is the one-line verdict: step wall and GPU busy, e.g.
-// "step wall 2.00 ms → 1.38 ms (−31%, p=0.029) · GPU busy 135 µs → 136 µs (~, p=0.343)".
+// SummaryLine is the one-line verdict: step time (the period, see
+// StepTime) and GPU busy, e.g.
+// "step time 2.00 ms → 1.38 ms (−31%, p=0.029) · GPU busy 135 µs → 136 µs (~, p=0.343)".
 func (r *Result) SummaryLine() string {
 	var parts []string
-	for _, key := range []string{StepWall, GPUBusy} {
+	for _, key := range []string{StepTime, GPUBusy} {
 		m := r.Metric(key)
 		if m == nil {
 			continue
@@ -150,6 +151,9 @@ func describeSide(s Side) string {
 		facts = append(facts, fmt.Sprintf("%d steps", s.Steps))
 	default:
 		facts = append(facts, fmt.Sprintf("%d of %d steps", s.Samples, s.Steps))
+	}
+	if s.PeriodBound != "" && !s.StepsSynthetic {
+		facts = append(facts, boundText(s.PeriodBound))
 	}
 	return strings.Join(facts, ", ")
 }
@@ -195,6 +199,7 @@ func (r *Result) tables(bold bool) []table {
 	}
 	sum.notes = fn.lines()
 	out = append(out, sum)
+	out = append(out, r.stepChangeTables()...)
 
 	rowTable := func(title, first string, rows []Row, label func(*Row) string, withCategory bool) table {
 		fn := &footnotes{}
@@ -276,7 +281,7 @@ func findingLines(r *Result, code func(string) string) []string {
 		if f.OneOff {
 			return fmt.Sprintf(" (was a one-time cost of %s)", FormatTime(f.BaseOneOffUs))
 		}
-		return fmt.Sprintf(" (was worth %s per step)", FormatTime(f.BaseSavingUs))
+		return fmt.Sprintf(" (was worth %s per step%s)", FormatTime(f.BaseSavingUs), deliveredText(f))
 	})
 	add("new", r.Findings.New, func(f FindingChange) string {
 		if f.OneOff {
@@ -286,15 +291,15 @@ func findingLines(r *Result, code func(string) string) []string {
 	})
 	add("not resolved", r.Findings.Unreported, func(f FindingChange) string {
 		if f.OneOff {
-			return fmt.Sprintf(" (was a one-time cost of %s; the same kernels ran, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseOneOffUs))
+			return fmt.Sprintf(" (was a one-time cost of %s; its ledger lines gave back less than half of it, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseOneOffUs))
 		}
-		return fmt.Sprintf(" (was worth %s per step; the same kernels ran, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseSavingUs))
+		return fmt.Sprintf(" (was worth %s per step; its ledger lines gave back less than half of it, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseSavingUs))
 	})
 	add("persisting", r.Findings.Persisting, func(f FindingChange) string {
 		if f.OneOff {
 			return fmt.Sprintf(" (one-time cost %s → %s)", FormatTime(f.BaseOneOffUs), FormatTime(f.NewOneOffUs))
 		}
-		return fmt.Sprintf(" (worth %s → %s per step)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs))
+		return fmt.Sprintf(" (worth %s → %s per step%s)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs), deliveredText(f))
 	})
 	return lines
 }

@@ -2,8 +2,8 @@ package diff
 
 import "fmt"
 
-// Gate checks the metrics a CI pipeline guards, step wall and GPU busy
-// time, for a regression larger than thresholdPct percent. failures lists
+// Gate checks the metrics a CI pipeline guards, step time (the period
+// the pipeline completes steps at) and GPU busy time, for a regression larger than thresholdPct percent. failures lists
 // the metrics that got worse by more than the threshold (the gate trips
 // when it is non-empty): significantly so when the U test could run, or,
 // with too few steps for it (common profiler schedules record 3 active
@@ -12,7 +12,7 @@ import "fmt"
 // untested lists the metrics of failures that were judged on medians
 // alone, so a pipeline can say so.
 func (r *Result) Gate(thresholdPct float64) (failures, untested []string) {
-	for _, key := range []string{StepWall, GPUBusy} {
+	for _, key := range []string{StepTime, GPUBusy} {
 		m := r.Metric(key)
 		if m == nil || !(m.Pct > thresholdPct) { // NaN (from zero) is not a gated change
 			continue

@@ -23,10 +23,13 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 	first := firstCompared(len(steps), keepWarmup)
 	p := &profile{
 		side: Side{Source: a.Source, Framework: a.Framework, Device: a.Device, Steps: len(steps),
-			Samples: len(steps) - first, StepsSynthetic: a.Summary.StepsSynthetic},
+			Samples: len(steps) - first, StepsSynthetic: a.Summary.StepsSynthetic, PeriodBound: a.StepStats.SteadyPeriodBound},
 		metrics: map[string][]float64{},
 	}
 	for _, s := range steps[first:] {
+		p.metrics[StepTime] = append(p.metrics[StepTime], s.PeriodUs)
+		p.metrics[HostPeriod] = append(p.metrics[HostPeriod], s.HostPeriodUs)
+		p.metrics[GPUPeriod] = append(p.metrics[GPUPeriod], s.GPUPeriodUs)
 		p.metrics[StepWall] = append(p.metrics[StepWall], s.WallUs)
 		p.metrics[GPUBusy] = append(p.metrics[GPUBusy], s.GPUBusyUs)
 		p.metrics[GPUIdle] = append(p.metrics[GPUIdle], s.GPUIdleUs)

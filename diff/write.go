@@ -165,6 +165,8 @@ type jsonResult struct {
 	CrossFramework bool         `json:"cross_framework"`
 	Notes          []string     `json:"notes"`
 	SummaryLine    string       `json:"summary_line"`
+	// StepChange splits the step time's change into ledger lines.
+	StepChange jsonStepChange `json:"step_change"`
 }
 
 type jsonSide struct {
@@ -174,15 +176,21 @@ type jsonSide struct {
 	Steps          int    `json:"steps"`
 	Samples        int    `json:"samples"`
 	StepsSynthetic bool   `json:"steps_synthetic"`
+	PeriodBound    string `json:"period_bound"`
 }
 
 type jsonSummary struct {
-	StepWallUs  jsonMetric `json:"step_wall_us"`
-	GPUBusyUs   jsonMetric `json:"gpu_busy_us"`
-	GPUIdleUs   jsonMetric `json:"gpu_idle_us"`
-	Launches    jsonMetric `json:"launches"`
-	LaunchAPIUs jsonMetric `json:"launch_api_us"`
-	CPUOpUs     jsonMetric `json:"cpu_op_us"`
+	// StepTimeUs is the step as the user experiences it (the period);
+	// HostPeriodUs and GPUPeriodUs the two periods it is the longer of.
+	StepTimeUs   jsonMetric `json:"step_time_us"`
+	HostPeriodUs jsonMetric `json:"host_period_us"`
+	GPUPeriodUs  jsonMetric `json:"gpu_period_us"`
+	StepWallUs   jsonMetric `json:"step_wall_us"`
+	GPUBusyUs    jsonMetric `json:"gpu_busy_us"`
+	GPUIdleUs    jsonMetric `json:"gpu_idle_us"`
+	Launches     jsonMetric `json:"launches"`
+	LaunchAPIUs  jsonMetric `json:"launch_api_us"`
+	CPUOpUs      jsonMetric `json:"cpu_op_us"`
 	// ForwardUs, BackwardUs and OptimizerUs are there when either run is
 	// a training trace (phaseMetrics).
 	ForwardUs   *jsonMetric `json:"forward_us,omitempty"`
@@ -253,6 +261,14 @@ type jsonFinding struct {
 	OneOff       bool    `json:"one_off,omitempty"`
 	BaseOneOffUs float64 `json:"base_one_off_us,omitempty"`
 	NewOneOffUs  float64 `json:"new_one_off_us,omitempty"`
+	// LedgerLines, DeliveredUs and DeliveredRatio: the ledger lines the
+	// base finding's saving (base_saving_us, the prediction) named, their
+	// measured change (base − new, in the steady step) and it over the
+	// prediction; measured is false when a side has no ledger.
+	LedgerLines    []string `json:"ledger_lines,omitempty"`
+	DeliveredUs    float64  `json:"delivered_us"`
+	DeliveredRatio float64  `json:"delivered_over_predicted"`
+	Measured       bool     `json:"measured"`
 }
 
 // pctPtr turns NaN (no percentage: a change from zero) into JSON null.
@@ -308,7 +324,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 	}
 	out := jsonResult{
 		Base: jsonSide(r.Base), New: jsonSide(r.New), Alpha: r.Alpha,
-		Summary: jsonSummary{StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
+		Summary: jsonSummary{StepTimeUs: metric(StepTime), HostPeriodUs: metric(HostPeriod), GPUPeriodUs: metric(GPUPeriod), StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
 			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp),
 			ForwardUs: jsonPhase(r, ForwardKernel), BackwardUs: jsonPhase(r, BackwardKernel), OptimizerUs: jsonPhase(r, OptimizerKernel)},
 		Kernels:     toJSONRows(r.Kernels),
@@ -320,6 +336,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 		CrossFramework: r.CrossFramework,
 		Notes:          append([]string{}, r.Notes...),
 		SummaryLine:    r.SummaryLine(),
+		StepChange:     toJSONStepChange(r.StepChange),
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -158,7 +158,7 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for key, want := range map[string]float64{diff.StepWall: ss.SteadyWallUs, diff.GPUBusy: ss.SteadyGPUBusyUs, diff.Kernels: ss.SteadyKernels} {
+			for key, want := range map[string]float64{diff.StepWall: ss.SteadyWallUs, diff.StepTime: ss.SteadyPeriodUs, diff.GPUBusy: ss.SteadyGPUBusyUs, diff.Kernels: ss.SteadyKernels} {
 				if m := d.Metric(key); m.Base.Median != want || m.New.Median != want {
 					t.Errorf("diff %s: %v → %v, analyze says %v", key, m.Base.Median, m.New.Median, want)
 				}
@@ -167,7 +167,7 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			if err := diff.WriteText(&dtext, d); err != nil {
 				t.Fatal(err)
 			}
-			requireAll(t, "diff", dtext.String(), "step wall "+diff.FormatTime(ss.SteadyWallUs)+" → "+diff.FormatTime(ss.SteadyWallUs))
+			requireAll(t, "diff", dtext.String(), "step time "+diff.FormatTime(ss.SteadyPeriodUs)+" → "+diff.FormatTime(ss.SteadyPeriodUs))
 			bySubject := map[string]float64{}
 			for _, f := range r.Findings {
 				bySubject[f.ID+"\x00"+f.Subject] += f.SavingUs
