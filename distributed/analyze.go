@@ -45,12 +45,16 @@ type RankRow struct {
 	WaitUs            float64 `json:"wait_us"`
 	TransferUs        float64 `json:"transfer_us"`
 	ExposedTransferUs float64 `json:"exposed_transfer_us"`
-	StartSkewUs       float64 `json:"start_skew_us"`
-	EndSkewUs         float64 `json:"end_skew_us"`
-	LastArrivals      int     `json:"last_arrivals"`
-	CausedWaitUs      float64 `json:"caused_wait_us"`
-	ClockOffsetUs     float64 `json:"clock_offset_us"`
-	ClockResidualUs   float64 `json:"clock_residual_us"`
+	// PeerWaitUs is the part of WaitUs no compute kernel of the rank hid
+	// (the GPU only spinning for a later rank); the step ledger's
+	// peer_wait line of each of the rank's steps is made of it.
+	PeerWaitUs      float64 `json:"peer_wait_us"`
+	StartSkewUs     float64 `json:"start_skew_us"`
+	EndSkewUs       float64 `json:"end_skew_us"`
+	LastArrivals    int     `json:"last_arrivals"`
+	CausedWaitUs    float64 `json:"caused_wait_us"`
+	ClockOffsetUs   float64 `json:"clock_offset_us"`
+	ClockResidualUs float64 `json:"clock_residual_us"`
 }
 
 // DimRow is one parallelism dimension's figures, summed over ranks.
@@ -85,7 +89,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 			Rank: r.Rank, Source: r.Source, RankFrom: r.RankFrom, Steps: s.Steps, StepMedianUs: s.StepMedian.Micros(),
 			CommKernels: len(r.Collectives), CommKernelUs: s.CommKernel.Micros(), ExposedCommUs: s.Exposed.Micros(),
 			OverlapShare: s.OverlapShare, ComputeUs: s.Compute.Micros(), WaitUs: s.Wait.Micros(), TransferUs: s.Transfer.Micros(),
-			ExposedTransferUs: s.ExposedTransfer.Micros(), StartSkewUs: s.StartSkew.Micros(), EndSkewUs: s.EndSkew.Micros(),
+			ExposedTransferUs: s.ExposedTransfer.Micros(), PeerWaitUs: s.PeerWait.Micros(), StartSkewUs: s.StartSkew.Micros(), EndSkewUs: s.EndSkew.Micros(),
 			LastArrivals: s.Last, CausedWaitUs: s.CausedWait.Micros(),
 			ClockOffsetUs: run.Clocks[i].Offset.Micros(), ClockResidualUs: run.Clocks[i].Residual.Micros(),
 		})

@@ -27,6 +27,14 @@ Method, per run directory (one *.json[.gz] trace per rank):
 - straggler: the rank with the largest late per step; it is one when that
   is >= 10% of the median (over ranks) of the median step time and
   >= 500 us, and its late time is >= 50% of all ranks' late time.
+- peer wait of rank r (peer_wait_us): per matched collective, the interval
+  from its kernel's start for its wait (at most the kernel), less the time
+  covered by its compute kernels; summed. peer_wait_per_step_us: the union
+  of those intervals inside each ProfilerStep, less compute, per step.
+- gain bound of the straggler s (gain_bound_per_step_us): over the
+  collectives s arrived at last (by > 50 us), each other rank's peer wait
+  in them, summed per rank and divided by the number of steps as late per
+  step; the median over the other ranks.
 - clock offset of rank r: median over collectives of end(r) - end(rank 0);
   residual: median absolute deviation of those differences.
 Times are in microseconds (floats, as in the JSON).
@@ -92,7 +100,7 @@ def run(d):
                               group=a.get('Process Group Name')))
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
         r = rank_of(f, j)
-        ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'))
+        ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'), compute=u)
     rs = sorted(ranks)
     groups = sorted({c['group'] for r in rs for c in ranks[r]['calls'] if c['group'] is not None})
     matched = []  # one dict rank -> call per collective
@@ -103,7 +111,9 @@ def run(d):
             assert len(seqs[r]) == n, ('different numbers of collectives in group', g)
         matched += [{r: seqs[r][i] for r in rs} for i in range(n)]
     out = {'ranks': {}, 'collectives': len(matched)}
-    per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[]) for r in rs}
+    per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[],
+                   peer_wait_us=0.0, waits=[]) for r in rs}
+    gain = {r: {q: 0.0 for q in rs} for r in rs}  # gain[late rank][waiting rank]
     for cs in matched:
         k0 = cs[rs[0]]
         for r in rs:
@@ -114,6 +124,14 @@ def run(d):
         last = max(rs, key=lambda r: cs[r]['start'])
         for r in rs:
             p = per[r]
+            c = cs[r]
+            w = min(latest - c['start'], c['dur'])
+            pw = w - covered(ranks[r]['compute'], c['start'], c['start'] + w) if w > 0 else 0.0
+            p['peer_wait_us'] += pw
+            if w > 0:
+                p['waits'].append((c['start'], c['start'] + w))
+            if latest - earliest > 50 and r != last:
+                gain[last][r] += pw
             p['wait_us'] += latest - cs[r]['start']
             p['transfer_us'] += transfer
             p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
@@ -129,6 +147,9 @@ def run(d):
         p['without_args'] = sum(1 for c in ranks[r]['calls'] if c['group'] is None)
         p['steps'] = len(ranks[r]['steps'])
         p['step_median_us'] = statistics.median(d for _, d in ranks[r]['steps']) if ranks[r]['steps'] else 0
+        wu = union(p.pop('waits'))
+        p['peer_wait_per_step_us'] = [sum(max(0.0, min(e, ts + d) - max(s, ts)) - covered(ranks[r]['compute'], max(s, ts), min(e, ts + d))
+                                          for s, e in wu if s < ts + d and e > ts) for ts, d in ranks[r]['steps']]
         ends = p.pop('ends')
         m = statistics.median(ends)
         p['clock_offset_us'] = m
@@ -143,6 +164,8 @@ def run(d):
     is_straggler = (per[s]['late_per_step_us'] >= max(0.1 * step, 500) and
                     all_late > 0 and per[s]['late_per_step_us'] / all_late >= 0.5)
     out['straggler'] = s if is_straggler else None
+    if is_straggler:
+        out['gain_bound_per_step_us'] = statistics.median(gain[s][r] for r in rs if r != s) / nsteps
     out['step_median_us'] = step
     return out
 
