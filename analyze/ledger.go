@@ -23,6 +23,11 @@ const (
 	// LineCommunication is the GPU running only the step's communication
 	// kernels (NCCL/RCCL): communication not hidden under compute.
 	LineCommunication = "communication"
+	// LinePeerWait is, for one rank of a multi-rank run (Config.PeerWait),
+	// the GPU running only the step's communication kernels while they
+	// wait for the last rank of their collective: NCCL spinning, not work.
+	// What fixing the late rank gives back; always 0 for a lone trace.
+	LinePeerWait = "peer_wait"
 	// LineCopies is the GPU running only the step's memcpys and memsets.
 	LineCopies = "copies"
 	// LineCompile is torch.compile's own work: its autotuner's benchmark
@@ -56,7 +61,7 @@ const (
 
 // LedgerLines returns every ledger line in display order.
 func LedgerLines() []string {
-	return []string{LineGPUCompute, LineCommunication, LineCopies, LineCompile, LineOtherSteps, LineBeforeProfile,
+	return []string{LineGPUCompute, LineCommunication, LinePeerWait, LineCopies, LineCompile, LineOtherSteps, LineBeforeProfile,
 		LineHostSync, LineDataLoading, LineProfiler, LineLaunch, LineFramework, LineIdle}
 }
 
@@ -67,6 +72,8 @@ func LedgerLineText(line string) string {
 		return "GPU compute"
 	case LineCommunication:
 		return "exposed communication"
+	case LinePeerWait:
+		return "waiting for a peer rank"
 	case LineCopies:
 		return "copies"
 	case LineCompile:
@@ -113,6 +120,7 @@ type ledgerSource uint8
 const (
 	srcAutotune ledgerSource = iota
 	srcCompute
+	srcPeerWait
 	srcComm
 	srcCopy
 	srcOther
@@ -126,7 +134,7 @@ const (
 	nSources
 )
 
-var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LineCommunication, LineCopies, LineOtherSteps, LineBeforeProfile,
+var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LinePeerWait, LineCommunication, LineCopies, LineOtherSteps, LineBeforeProfile,
 	LineHostSync, LineCompile, LineDataLoading, LineProfiler, LineLaunch, LineFramework}
 
 // spanIndex holds host intervals sorted by start and by end, so the part
@@ -187,6 +195,8 @@ type ledgerIndex struct {
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began.
 	other, before []trace.Span
+	// peerWait is Config.PeerWait, sorted and disjoint.
+	peerWait []trace.Span
 }
 
 func (ix *index) newLedgerIndex() *ledgerIndex {
@@ -223,6 +233,7 @@ func (ix *index) newLedgerIndex() *ledgerIndex {
 		}
 	}
 	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
+	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
 	return li
 }
 
@@ -298,6 +309,9 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, w trace.Span) ([
 	for s := srcAutotune; s <= srcCopy; s++ {
 		sets[s] = clipSpans(unionSpans(sets[s]), w)
 	}
+	// Waiting is the step's own communication kernels' spin: the part of
+	// them inside the peer-wait intervals.
+	sets[srcPeerWait] = intersectSpans(sets[srcComm], clipSpans(slices.Clone(li.peerWait), w))
 	sets[srcOther] = clipSpans(slices.Clone(li.other), w)
 	sets[srcBefore] = clipSpans(slices.Clone(li.before), w)
 	for s := srcSync; s < nSources; s++ {
@@ -491,4 +505,21 @@ func (ix *index) steadyCategories(r *Result) {
 		}
 	}
 	slices.SortStableFunc(r.StepStats.SteadyCategories, func(a, b SteadyCategory) int { return cmp.Compare(b.Us, a.Us) })
+}
+
+// intersectSpans returns the parts of sorted disjoint spans a that sorted
+// disjoint spans b cover.
+func intersectSpans(a, b []trace.Span) []trace.Span {
+	var out []trace.Span
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		if lo, hi := max(a[i].Start, b[j].Start), min(a[i].End, b[j].End); hi > lo {
+			out = append(out, trace.Span{Start: lo, End: hi})
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
 }

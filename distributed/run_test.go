@@ -23,21 +23,20 @@ type expectedRun struct {
 }
 
 type expectedRank struct {
-	CommKernels     int       `json:"comm_kernels"`
-	WithoutArgs     int       `json:"without_args"`
-	CommUs          float64   `json:"comm_us"`
-	ExposedUs       float64   `json:"exposed_us"`
-	WaitUs          float64   `json:"wait_us"`
-	TransferUs      float64   `json:"transfer_us"`
-	Last            int       `json:"last"`
-	CausedWaitUs    float64   `json:"caused_wait_us"`
-	LatePerStepUs   float64   `json:"late_per_step_us"`
-	PeerWaitUs      float64   `json:"peer_wait_us"`
-	PeerWaitSteps   []float64 `json:"peer_wait_per_step_us"`
-	Steps           int       `json:"steps"`
-	StepMedianUs    float64   `json:"step_median_us"`
-	ClockOffsetUs   float64   `json:"clock_offset_us"`
-	ClockResidualUs float64   `json:"clock_residual_us"`
+	CommKernels     int     `json:"comm_kernels"`
+	WithoutArgs     int     `json:"without_args"`
+	CommUs          float64 `json:"comm_us"`
+	ExposedUs       float64 `json:"exposed_us"`
+	WaitUs          float64 `json:"wait_us"`
+	TransferUs      float64 `json:"transfer_us"`
+	Last            int     `json:"last"`
+	CausedWaitUs    float64 `json:"caused_wait_us"`
+	LatePerStepUs   float64 `json:"late_per_step_us"`
+	PeerWaitUs      float64 `json:"peer_wait_us"`
+	Steps           int     `json:"steps"`
+	StepMedianUs    float64 `json:"step_median_us"`
+	ClockOffsetUs   float64 `json:"clock_offset_us"`
+	ClockResidualUs float64 `json:"clock_residual_us"`
 }
 
 // runDirs are the real multi-rank runs: fixtures/runs/* in the repo, and

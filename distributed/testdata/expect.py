@@ -29,8 +29,7 @@ Method, per run directory (one *.json[.gz] trace per rank):
   >= 500 us, and its late time is >= 50% of all ranks' late time.
 - peer wait of rank r (peer_wait_us): per matched collective, the interval
   from its kernel's start for its wait (at most the kernel), less the time
-  covered by its compute kernels; summed. peer_wait_per_step_us: the union
-  of those intervals inside each ProfilerStep, less compute, per step.
+  covered by its compute kernels; summed.
 - gain bound of the straggler s (gain_bound_per_step_us): over the
   collectives s arrived at last (by > 50 us), each other rank's peer wait
   in them, summed per rank and divided by the number of steps as late per
@@ -112,7 +111,7 @@ def run(d):
         matched += [{r: seqs[r][i] for r in rs} for i in range(n)]
     out = {'ranks': {}, 'collectives': len(matched)}
     per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[],
-                   peer_wait_us=0.0, waits=[]) for r in rs}
+                   peer_wait_us=0.0) for r in rs}
     gain = {r: {q: 0.0 for q in rs} for r in rs}  # gain[late rank][waiting rank]
     for cs in matched:
         k0 = cs[rs[0]]
@@ -128,8 +127,6 @@ def run(d):
             w = min(latest - c['start'], c['dur'])
             pw = w - covered(ranks[r]['compute'], c['start'], c['start'] + w) if w > 0 else 0.0
             p['peer_wait_us'] += pw
-            if w > 0:
-                p['waits'].append((c['start'], c['start'] + w))
             if latest - earliest > 50 and r != last:
                 gain[last][r] += pw
             p['wait_us'] += latest - cs[r]['start']
@@ -147,9 +144,6 @@ def run(d):
         p['without_args'] = sum(1 for c in ranks[r]['calls'] if c['group'] is None)
         p['steps'] = len(ranks[r]['steps'])
         p['step_median_us'] = statistics.median(d for _, d in ranks[r]['steps']) if ranks[r]['steps'] else 0
-        wu = union(p.pop('waits'))
-        p['peer_wait_per_step_us'] = [sum(max(0.0, min(e, ts + d) - max(s, ts)) - covered(ranks[r]['compute'], max(s, ts), min(e, ts + d))
-                                          for s, e in wu if s < ts + d and e > ts) for ts, d in ranks[r]['steps']]
         ends = p.pop('ends')
         m = statistics.median(ends)
         p['clock_offset_us'] = m

@@ -1,0 +1,55 @@
+package distributed
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/tracelens/tracelens/analyze"
+)
+
+// TestPeerWaitLedger: analyzed with its peer-wait intervals, each rank's
+// step ledgers' peer_wait lines add up to the script's peer wait
+// (testdata/expect.py: each matched collective's wait less the rank's
+// compute meanwhile), and the waiting rank's steady step shows the spin
+// as waiting.
+func TestPeerWaitLedger(t *testing.T) {
+	exp := loadExpected(t)
+	for name, dir := range runDirs(t) {
+		want, ok := exp[name]
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			run, err := Load([]string{dir}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, rk := range run.Ranks {
+				tr, err := ReadRankTrace(rk.Source)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := analyze.Run(tr, analyze.Config{PeerWait: run.PeerWaits(i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got, wall float64
+				for _, st := range r.Steps {
+					got += analyze.LedgerUs(st.Ledger, analyze.LinePeerWait)
+					wall += st.WallUs
+				}
+				w := want.Ranks[strconv.Itoa(rk.Rank)].PeerWaitUs
+				t.Logf("rank %d: peer_wait %.3f µs over %d steps, script %.3f", rk.Rank, got, len(r.Steps), w)
+				if d := got - w; d > 0.001*wall+1 || d < -(0.001*wall+1) {
+					t.Errorf("rank %d: peer_wait %.3f µs over the steps, script %.3f", rk.Rank, got, w)
+				}
+				if rk.Rank == 0 && name == "ddp_compute_straggler" {
+					ss := r.StepStats
+					if pw := analyze.LedgerUs(ss.SteadyLedger, analyze.LinePeerWait); pw < 0.4*ss.SteadyWallUs {
+						t.Errorf("the waiting rank's steady step waits %.0f µs of %.0f: the spin is not told apart", pw, ss.SteadyWallUs)
+					}
+				}
+			}
+		})
+	}
+}
