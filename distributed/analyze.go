@@ -26,8 +26,17 @@ type Result struct {
 	// Straggler explains the straggler finding; nil without one (or when
 	// the two ranks' traces could not be read again).
 	Straggler *StragglerRow `json:"straggler,omitempty"`
-	Findings  []Finding     `json:"findings"`
-	Warnings  []string      `json:"warnings"`
+	// Findings are the run's cross-rank findings; once Combine made the
+	// run one analysis, ranked together with the described rank's own
+	// (Rank), each with the ranks it concerns.
+	Findings []Finding `json:"findings"`
+	Warnings []string  `json:"warnings"`
+	// Rank is the global rank whose findings Combine merged in, and
+	// CombinedSavingUs (CombinedSavingShare of the step) what fixing every
+	// finding saves per step; 0 before Combine.
+	Rank                int     `json:"described_rank"`
+	CombinedSavingUs    float64 `json:"combined_saving_us"`
+	CombinedSavingShare float64 `json:"combined_saving_share"`
 }
 
 // RankRow is one rank's figures. Shares are 0–1.

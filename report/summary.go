@@ -166,6 +166,11 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 	if r.StepStats.ComputeBound {
 		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
 	}
+	if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && wall > 0 {
+		// A rank of a run: its spin in collectives is told apart.
+		return head + fmt.Sprintf(": %s of the step (%s) its communication kernels only spin, waiting for a later rank to reach the collective. "+
+			"That is the late rank's cost, not this GPU's work: fix the rank the others wait for.", us(wait), pct(wait/wall))
+	}
 	return head + ": the rest of the step is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, " +
 		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix."
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
@@ -40,8 +41,13 @@ func runTUI(e *env, args []string) error {
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
-			_, res, err := loadRun(&env{stderr: io.Discard}, pos, rf)
-			return res, err
+			// The run as one analysis: its findings ranked with the
+			// described rank's, as findings and report list them.
+			ra, err := loadRunAnalysis(&env{stderr: io.Discard}, pos, rf, analyze.Config{})
+			if err != nil {
+				return nil, err
+			}
+			return ra.res, nil
 		}
 		opts.LoadRank = tuiLoader
 	}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/trace"
+	"github.com/tracelens/tracelens/tui"
+)
+
+// TestRunFacesAgree: for every run in fixtures/runs, `findings DIR` (text
+// and JSON), `report DIR` (Markdown: title, executive summary, next steps;
+// JSON) and the TUI's first screen lead with the same finding and the same
+// saving: the run is one analysis, its cross-rank findings ranked with the
+// described rank's own.
+func TestRunFacesAgree(t *testing.T) {
+	dirs, _ := filepath.Glob(fixture("runs/*"))
+	n := 0
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		n++
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			face := func(args ...string) string {
+				var out, errOut bytes.Buffer
+				if code := runMain(&env{stdout: &out, stderr: &errOut}, args); code != 0 {
+					t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+				}
+				return out.String()
+			}
+			var rep struct {
+				Run      string `json:"run"`
+				Summary  analyze.Summary
+				Findings []distributed.Finding `json:"findings"`
+			}
+			if err := json.Unmarshal([]byte(face("report", "--format", "json", dir)), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Run != name {
+				t.Errorf("report JSON names the run %q, want %q", rep.Run, name)
+			}
+			if len(rep.Findings) == 0 {
+				t.Fatal("no finding on the run: nothing to compare")
+			}
+			top := rep.Findings[0]
+			saving := analyze.FormatUs(top.SavingUs)
+			if rep.Summary.CombinedSavingUs+1e-6 < top.SavingUs {
+				t.Errorf("combined saving %.1f µs is below the top finding's %.1f", rep.Summary.CombinedSavingUs, top.SavingUs)
+			}
+
+			var fj distributed.Result
+			if err := json.Unmarshal([]byte(face("findings", "--format", "json", dir)), &fj); err != nil {
+				t.Fatal(err)
+			}
+			if len(fj.Findings) == 0 || fj.Findings[0].ID != top.ID || fj.Findings[0].Title != top.Title || fj.Findings[0].SavingUs != top.SavingUs {
+				t.Errorf("findings JSON leads with %+v, report JSON with %s %q %.3f", fj.Findings[:min(1, len(fj.Findings))], top.ID, top.Title, top.SavingUs)
+			}
+			if fj.CombinedSavingUs != rep.Summary.CombinedSavingUs {
+				t.Errorf("findings JSON combined %.3f, report JSON %.3f", fj.CombinedSavingUs, rep.Summary.CombinedSavingUs)
+			}
+
+			text := face("findings", dir)
+			if want := "1. [" + top.ID + "] " + top.Title; !strings.Contains(text, want) || !strings.Contains(text, "saves ~"+saving+" per step") {
+				t.Errorf("findings text does not lead with %q saving %s:\n%s", want, saving, text)
+			}
+
+			md := face("report", dir)
+			if !strings.HasPrefix(md, "# Performance report: run `"+name+"`") {
+				t.Errorf("report title: %q", strings.SplitN(md, "\n", 2)[0])
+			}
+			summary := section(md, "## Executive summary")
+			first := strings.SplitN(strings.TrimSpace(summary), "\n", 2)[0]
+			if !strings.Contains(first, mdTitle(top.Title)) || !strings.Contains(first, "saves about "+saving) {
+				t.Errorf("executive summary leads with %q, want %q saving %s", first, top.Title, saving)
+			}
+			next := section(md, "## Recommended next steps")
+			if !strings.Contains(strings.SplitN(strings.TrimSpace(next), "\n", 2)[0], mdTitle(top.Title)) {
+				t.Errorf("next steps lead with %q, want %q", strings.SplitN(strings.TrimSpace(next), "\n", 2)[0], top.Title)
+			}
+			if !strings.Contains(md, "Fixing every finding saves about "+analyze.FormatUs(rep.Summary.CombinedSavingUs)) && len(rep.Findings) > 1 {
+				t.Errorf("report's combined saving is not the JSON's %s", analyze.FormatUs(rep.Summary.CombinedSavingUs))
+			}
+
+			view := runTUIScreen(t, dir)
+			t.Logf("top: [%s] %s, saves %s per step; combined %s; TUI: %s", top.ID, top.Title, saving,
+				analyze.FormatUs(rep.Summary.CombinedSavingUs), strings.TrimSpace(firstLineAfter(view[max(strings.Index(view, "Run findings"), 0):])))
+			want := "(saves " + saving + " per step)"
+			if i := strings.Index(view, "Run findings"); i < 0 || !strings.Contains(firstLineAfter(view[i:]), want) ||
+				!strings.Contains(firstLineAfter(view[i:]), tuiCut(top.Title)) {
+				t.Errorf("the TUI's first screen does not lead with %q %s:\n%s", top.Title, want, view)
+			}
+		})
+	}
+	if n == 0 {
+		t.Skip("no runs in fixtures/runs")
+	}
+}
+
+// section returns the Markdown after heading up to the next heading of
+// the same level.
+func section(md, heading string) string {
+	i := strings.Index(md, heading+"\n")
+	if i < 0 {
+		return ""
+	}
+	rest := md[i+len(heading)+1:]
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// mdTitle is a finding title as the Markdown report escapes and clips it:
+// its first 60 characters, underscores escaped.
+func mdTitle(s string) string {
+	r := []rune(s)
+	return strings.ReplaceAll(string(r[:min(len(r), 60)]), "_", "\\_")
+}
+
+// tuiCut is the start of a title that fits the TUI's line.
+func tuiCut(s string) string {
+	r := []rune(s)
+	return string(r[:min(len(r), 50)])
+}
+
+func firstLineAfter(s string) string {
+	lines := strings.SplitN(s, "\n", 3)
+	if len(lines) < 2 {
+		return ""
+	}
+	return lines[1]
+}
+
+// runTUIScreen opens the TUI on run dir as `tracelens tui DIR` does and
+// returns its first screen.
+func runTUIScreen(t *testing.T, dir string) string {
+	t.Helper()
+	r := lipgloss.NewRenderer(&bytes.Buffer{})
+	r.SetColorProfile(termenv.Ascii)
+	rf := &runFlags{}
+	m := tui.New(tui.Options{Name: dir, Renderer: r,
+		LoadRun: func(func(read, total int64)) (*distributed.Result, error) {
+			ra, err := loadRunAnalysis(&env{stderr: io.Discard}, []string{dir}, rf, analyze.Config{})
+			if err != nil {
+				return nil, err
+			}
+			return ra.res, nil
+		},
+		LoadRank: func(source string) tui.Loader {
+			return func(func(read, total int64)) (*trace.Trace, error) { return loadTrace(&env{stderr: io.Discard}, source) }
+		}})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 80})
+	batch, ok := m.Init()().(tea.BatchMsg)
+	if !ok {
+		t.Fatal("Init did not batch its commands")
+	}
+	for _, cmd := range batch {
+		msg := cmd()
+		for msg != nil {
+			_, next := m.Update(msg)
+			if next == nil {
+				break
+			}
+			msg = next()
+			if _, tick := msg.(tea.BatchMsg); tick {
+				break
+			}
+		}
+	}
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m.View()
+}
