@@ -444,6 +444,11 @@ func (r *Result) Headline() Headline {
 	ss := r.StepStats
 	h := Headline{Step: FormatUs(ss.SteadyWallUs), StepNote: "median after the first",
 		GPUBusy: FormatShare(ss.SteadyGPUBusyShare), KernelsPerStep: FormatCount(ss.SteadyKernels)}
+	if wait := LedgerUs(ss.SteadyLedger, LinePeerWait); wait > 0 && ss.SteadyWallUs > 0 {
+		// A rank of a run: its collectives spinning for a later rank are
+		// waiting, not GPU work.
+		h.GPUBusy = FormatShare(max(ss.SteadyGPUBusyShare-wait/ss.SteadyWallUs, 0)) + " (+" + FormatShare(wait/ss.SteadyWallUs) + " waiting for a peer rank)"
+	}
 	switch {
 	case r.Summary.StepsSynthetic:
 		h.StepNote = "whole trace: no step markers"

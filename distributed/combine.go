@@ -9,6 +9,20 @@ import "github.com/tracelens/tracelens/analyze"
 // `findings`, `report`, `tui` and `export` of a run directory read one
 // list. res.CombinedSavingUs is the run's combined saving.
 func Combine(res *Result, rank *analyze.Result, n int) {
+	rank.AddRunFindings(n, res.CrossRankFindings())
+	res.Findings = make([]Finding, len(rank.Findings))
+	for i, f := range rank.Findings {
+		res.Findings[i] = Finding{Finding: f, Ranks: f.Ranks}
+	}
+	res.Rank = n
+	res.CombinedSavingUs = rank.Summary.CombinedSavingUs
+	res.CombinedSavingShare = rank.Summary.CombinedSavingShare
+}
+
+// CrossRankFindings returns the run's cross-rank findings (not the rank
+// findings an earlier Combine ranked among them), each with its Ranks, for
+// analyze.Result.AddRunFindings.
+func (res *Result) CrossRankFindings() []analyze.Finding {
 	cross := make([]analyze.Finding, 0, len(res.Findings))
 	for _, f := range res.Findings {
 		if f.crossRank() {
@@ -17,14 +31,7 @@ func Combine(res *Result, rank *analyze.Result, n int) {
 			cross = append(cross, g)
 		}
 	}
-	rank.AddRunFindings(n, cross)
-	res.Findings = make([]Finding, len(rank.Findings))
-	for i, f := range rank.Findings {
-		res.Findings[i] = Finding{Finding: f, Ranks: f.Ranks}
-	}
-	res.Rank = n
-	res.CombinedSavingUs = rank.Summary.CombinedSavingUs
-	res.CombinedSavingShare = rank.Summary.CombinedSavingShare
+	return cross
 }
 
 // crossRank reports whether f is one of the run's own findings (not a

@@ -6,15 +6,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/export"
 	"github.com/tracelens/tracelens/trace"
 	"github.com/tracelens/tracelens/tui"
 )
@@ -22,7 +25,8 @@ import (
 // TestRunFacesAgree: for every run in fixtures/runs, `findings DIR` (text
 // and JSON), `report DIR` (Markdown: title, executive summary, next steps;
 // JSON) and the TUI's first screen lead with the same finding and the same
-// saving: the run is one analysis, its cross-rank findings ranked with the
+// saving, as does `export DIR`'s findings table of the described rank:
+// the run is one analysis, its cross-rank findings ranked with the
 // described rank's own.
 func TestRunFacesAgree(t *testing.T) {
 	dirs, _ := filepath.Glob(fixture("runs/*"))
@@ -43,6 +47,7 @@ func TestRunFacesAgree(t *testing.T) {
 			}
 			var rep struct {
 				Run      string `json:"run"`
+				Rank     int    `json:"rank"`
 				Summary  analyze.Summary
 				Findings []distributed.Finding `json:"findings"`
 			}
@@ -92,6 +97,28 @@ func TestRunFacesAgree(t *testing.T) {
 			}
 			if !strings.Contains(md, "Fixing every finding saves about "+analyze.FormatUs(rep.Summary.CombinedSavingUs)) && len(rep.Findings) > 1 {
 				t.Errorf("report's combined saving is not the JSON's %s", analyze.FormatUs(rep.Summary.CombinedSavingUs))
+			}
+
+			out := t.TempDir()
+			face("export", "-o", out, dir)
+			// Every rank's findings table ranks the run's findings with
+			// the rank's own: the described rank's leads with the top.
+			files, _ := filepath.Glob(filepath.Join(out, export.TableFindings, "*rank"+strconv.Itoa(rep.Rank)+"*.parquet"))
+			if len(files) != 1 {
+				t.Fatalf("export wrote findings %v, want one for rank %d", files, rep.Rank)
+			}
+			rows, err := parquet.ReadFile[export.FindingRow](files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lead *export.FindingRow
+			for i := range rows {
+				if rows[i].Position == 0 {
+					lead = &rows[i]
+				}
+			}
+			if lead == nil || lead.ID != top.ID || lead.Title != top.Title || analyze.FormatUs(float64(lead.SavingNs)/1e3) != saving {
+				t.Errorf("export's findings lead with %+v, want %s %q saving %s", lead, top.ID, top.Title, saving)
 			}
 
 			view := runTUIScreen(t, dir)
@@ -160,7 +187,9 @@ func runTUIScreen(t *testing.T, dir string) string {
 			return ra.res, nil
 		},
 		LoadRank: func(source string) tui.Loader {
-			return func(func(read, total int64)) (*trace.Trace, error) { return loadTrace(&env{stderr: io.Discard}, source) }
+			return func(func(read, total int64)) (*trace.Trace, error) {
+				return loadTrace(&env{stderr: io.Discard}, source)
+			}
 		}})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 80})
 	batch, ok := m.Init()().(tea.BatchMsg)
