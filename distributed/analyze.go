@@ -126,7 +126,9 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 		if ex != nil {
 			res.Straggler = ex.row(run.lateKind(sc.Index))
 		}
-		res.Findings = append(res.Findings, run.findStraggler(sc, ex))
+		f := run.findStraggler(sc, ex)
+		run.patternEvidence(&f, run.stepPattern(sc.Index, sc.Step), run.lateKind(sc.Index))
+		res.Findings = append(res.Findings, f)
 	}
 	res.Findings = append(res.Findings, run.findExposed(step, steps)...)
 	res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)

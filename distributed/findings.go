@@ -95,7 +95,7 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf("per step, over the windows before the %d collectives rank %d was last at (GPU: from its previous collective's end to its arrival; host: from the previous collective's launch to this one's):", ex.Windows, ex.Straggler), Table: t})
 	switch ex.Kind {
 	case HostStraggler:
-		f.Fix = fmt.Sprintf("Rank %d's host is late, not its GPU: remove the host work that differs (a slow input pipeline: more DataLoader workers, pin_memory, prefetch; a sleep, logging or checkpointing on one rank) or move it off the step's critical path.", ex.Straggler)
+		f.Fix = hostFix(ex)
 	case ComputeStraggler:
 		f.Fix = fmt.Sprintf("Rank %d does more GPU work than the others before the collective: balance the work across ranks (uneven batch or sequence lengths, extra per-rank computation such as metrics or EMA on one rank).", ex.Straggler)
 	default:
