@@ -111,7 +111,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	}
 	sc, ok := run.Straggler()
 	step, steps := sc.Step, sc.Steps
-	if ok && sc.Is {
+	if ok && sc.Is && opt.Selected(IDStraggler) {
 		var ex *Explanation
 		if read != nil {
 			if opt.MemoryBudget > 0 {
@@ -130,8 +130,12 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 		run.patternEvidence(&f, run.stepPattern(sc.Index, sc.Step), run.lateKind(sc.Index))
 		res.Findings = append(res.Findings, f)
 	}
-	res.Findings = append(res.Findings, run.findExposed(step, steps)...)
-	res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)
+	if opt.Selected(IDExposedComm) {
+		res.Findings = append(res.Findings, run.findExposed(step, steps)...)
+	}
+	if opt.Selected(IDCommBandwidth) {
+		res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)
+	}
 	slices.SortStableFunc(res.Findings, func(a, b Finding) int { return cmp.Compare(b.SavingUs, a.SavingUs) })
 	return res
 }

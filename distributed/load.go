@@ -42,6 +42,10 @@ type Options struct {
 	// change when the run is assembled (a rank taken from file order), and
 	// an error fails Load.
 	Each func(*trace.Trace, *Rank) error
+	// Enable and Disable select the cross-rank checks Analyze runs
+	// (Checks), as analyze.Config selects analyzers: an empty Enable
+	// means every check.
+	Enable, Disable []string
 }
 
 // Budget is the memory budget Load needs for files read par at a time: the

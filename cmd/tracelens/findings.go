@@ -45,9 +45,9 @@ func runFindings(e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
 	}
-	cfg := analyze.Config{Enable: splitList(*enable), Disable: splitList(*disable)}
-	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
-		return usageError{err.Error()}
+	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
+	if err != nil {
+		return err
 	}
 	if distributed.IsRun(pos) {
 		return runFindingsRun(e, pos, rf, *format, cfg)
@@ -235,6 +235,11 @@ func runAnalyzers(e *env, args []string) error {
 	}
 	for _, a := range analyze.All() {
 		fmt.Fprintf(e.stdout, "%s\n%s\n\n", a.Name, wrapText(a.Doc, 78, "    "))
+	}
+	// The cross-rank checks run on a run's directory (findings, report,
+	// tui DIR) and take the same --enable/--disable.
+	for _, c := range distributed.Checks() {
+		fmt.Fprintf(e.stdout, "%s (cross-rank: runs only)\n%s\n\n", c.Name, wrapText(c.Doc, 78, "    "))
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ import (
 // runFlags are the flags every command that reads runs takes.
 type runFlags struct {
 	commKernel string
+	// enable and disable select the cross-rank checks (selectAnalyzers).
+	enable, disable []string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -48,6 +50,7 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if e.stderrTTY {
 		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
 	}
+	opt.Enable, opt.Disable = rf.enable, rf.disable
 	opt.MemoryBudget = distributed.Budget(files, 2)
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine

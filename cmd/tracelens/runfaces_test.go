@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,4 +214,55 @@ func runTUIScreen(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return m.View()
+}
+
+// TestRunChecksSelectable: the cross-rank checks are listed by
+// `tracelens analyzers` and switched with --enable/--disable like the
+// single-trace analyzers: disabling the straggler drops it from a run's
+// findings, enabling only it leaves it alone, and an unknown name lists
+// both kinds.
+func TestRunChecksSelectable(t *testing.T) {
+	dir := fixture("runs/ddp_host_straggler")
+	run := func(args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := runMain(&env{stdout: &out, stderr: &errOut}, args)
+		return out.String(), errOut.String(), code
+	}
+	list, _, _ := run("analyzers")
+	for _, c := range distributed.Checks() {
+		if !strings.Contains(list, c.Name+" (cross-rank: runs only)\n") {
+			t.Errorf("analyzers does not list %s", c.Name)
+		}
+	}
+	ids := func(args ...string) []string {
+		out, errOut, code := run(append([]string{"findings", "--format", "json"}, append(args, dir)...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var res distributed.Result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		var v []string
+		for _, f := range res.Findings {
+			v = append(v, f.ID)
+		}
+		return v
+	}
+	all := ids()
+	if len(all) < 2 || all[0] != distributed.IDStraggler {
+		t.Fatalf("findings %v, want the straggler first and a rank finding", all)
+	}
+	if got := ids("--disable", "straggler"); slices.Contains(got, distributed.IDStraggler) || len(got) != len(all)-1 {
+		t.Errorf("--disable straggler: %v", got)
+	}
+	if got := ids("--enable", "straggler"); !slices.Equal(got, []string{distributed.IDStraggler}) {
+		t.Errorf("--enable straggler: %v", got)
+	}
+	if got := ids("--enable", all[1]); slices.Contains(got, distributed.IDStraggler) || len(got) != 1 {
+		t.Errorf("--enable %s: %v", all[1], got)
+	}
+	if _, errOut, code := run("findings", "--enable", "stragler", dir); code == 0 || !strings.Contains(errOut, "straggler") || !strings.Contains(errOut, "host-sync") {
+		t.Errorf("unknown name: exit %d, %s", code, errOut)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -57,4 +59,46 @@ func runName(args []string, run *distributed.Run) string {
 		}
 	}
 	return filepath.Base(filepath.Dir(run.Ranks[0].Source))
+}
+
+// selectAnalyzers splits --enable/--disable into the single-trace
+// analyzers' Config and the cross-rank checks (kept in rf for loadRun),
+// checking every name against both. Enabling only checks runs no
+// single-trace analyzer, and enabling only analyzers runs no check, as
+// --enable means "only these".
+func (rf *runFlags) selectAnalyzers(enable, disable []string) (analyze.Config, error) {
+	var cfg analyze.Config
+	rf.enable, rf.disable = nil, nil
+	split := func(names []string, checks, analyzers *[]string) {
+		for _, n := range names {
+			if distributed.IsCheck(n) {
+				*checks = append(*checks, n)
+			} else {
+				*analyzers = append(*analyzers, n)
+			}
+		}
+	}
+	split(enable, &rf.enable, &cfg.Enable)
+	split(disable, &rf.disable, &cfg.Disable)
+	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
+		known := analyze.Names()
+		for _, c := range distributed.Checks() {
+			known = append(known, c.Name)
+		}
+		for _, n := range slices.Concat(cfg.Enable, cfg.Disable) {
+			if analyze.Lookup(n) == nil {
+				return cfg, usageError{fmt.Sprintf("unknown analyzer %q (known: %s)", n, strings.Join(known, ", "))}
+			}
+		}
+		return cfg, usageError{err.Error()}
+	}
+	if len(enable) > 0 && len(cfg.Enable) == 0 {
+		cfg.Disable = analyze.Names()
+	}
+	if len(enable) > 0 && len(rf.enable) == 0 {
+		for _, c := range distributed.Checks() {
+			rf.disable = append(rf.disable, c.Name)
+		}
+	}
+	return cfg, nil
 }
