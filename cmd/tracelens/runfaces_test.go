@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/export"
-	"github.com/tracelens/tracelens/trace"
 	"github.com/tracelens/tracelens/tui"
 )
 
@@ -178,20 +176,9 @@ func runTUIScreen(t *testing.T, dir string) string {
 	t.Helper()
 	r := lipgloss.NewRenderer(&bytes.Buffer{})
 	r.SetColorProfile(termenv.Ascii)
-	rf := &runFlags{}
-	m := tui.New(tui.Options{Name: dir, Renderer: r,
-		LoadRun: func(func(read, total int64)) (*distributed.Result, error) {
-			ra, err := loadRunAnalysis(&env{stderr: io.Discard}, []string{dir}, rf, analyze.Config{})
-			if err != nil {
-				return nil, err
-			}
-			return ra.res, nil
-		},
-		LoadRank: func(source string) tui.Loader {
-			return func(func(read, total int64)) (*trace.Trace, error) {
-				return loadTrace(&env{stderr: io.Discard}, source)
-			}
-		}})
+	opts := tui.Options{Name: dir, Renderer: r}
+	runTUIOptions(&opts, []string{dir}, &runFlags{})
+	m := tui.New(opts)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 80})
 	batch, ok := m.Init()().(tea.BatchMsg)
 	if !ok {
@@ -264,5 +251,32 @@ func TestRunChecksSelectable(t *testing.T) {
 	}
 	if _, errOut, code := run("findings", "--enable", "stragler", dir); code == 0 || !strings.Contains(errOut, "straggler") || !strings.Contains(errOut, "host-sync") {
 		t.Errorf("unknown name: exit %d, %s", code, errOut)
+	}
+}
+
+// TestTUIRanksWithPeerWait: the TUI analyzes the rank it shows with its
+// peer waits, as report does: the waiting rank of a straggler run has a
+// peer_wait line and a headline that leaves the wait out of GPU busy.
+func TestTUIRanksWithPeerWait(t *testing.T) {
+	dir := fixture("runs/ddp_compute_straggler")
+	var opts tui.Options
+	runTUIOptions(&opts, []string{dir}, &runFlags{})
+	res, err := opts.LoadRun(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := res.Ranks[0].Source
+	cfg := opts.RankConfig(src)
+	tr, err := loadTrace(&env{stderr: &bytes.Buffer{}}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := analyze.Run(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); w < 0.4*r.StepStats.SteadyWallUs ||
+		!strings.Contains(r.Headline().GPUBusy, "waiting for a peer rank") {
+		t.Errorf("rank 0 of %s: peer wait %.0f µs of %.0f, headline %q", dir, w, r.StepStats.SteadyWallUs, r.Headline().GPUBusy)
 	}
 }

@@ -40,21 +40,41 @@ func runTUI(e *env, args []string) error {
 	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1])}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
-		opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
-			// The run as one analysis: its findings ranked with the
-			// described rank's, as findings and report list them.
-			ra, err := loadRunAnalysis(&env{stderr: io.Discard}, pos, rf, analyze.Config{})
-			if err != nil {
-				return nil, err
-			}
-			return ra.res, nil
-		}
-		opts.LoadRank = tuiLoader
+		runTUIOptions(&opts, pos, rf)
 	}
 	if len(pos) == 2 {
 		opts.BaseName, opts.LoadBase = pos[0], tuiLoader(pos[0])
 	}
 	return tui.Run(opts, e.stdin, e.stdout)
+}
+
+// runTUIOptions sets the options of `tui RUN`: the run as one analysis
+// (its findings ranked with the described rank's, as findings and report
+// list them), and each rank read and analyzed with its peer waits.
+func runTUIOptions(opts *tui.Options, pos []string, rf *runFlags) {
+	var run *distributed.Run
+	opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
+		ra, err := loadRunAnalysis(&env{stderr: io.Discard}, pos, rf, analyze.Config{})
+		if err != nil {
+			return nil, err
+		}
+		// Read by RankConfig only after LoadRun returned: the UI loads a
+		// rank once the run is shown.
+		run = ra.run
+		return ra.res, nil
+	}
+	opts.LoadRank = tuiLoader
+	opts.RankConfig = func(source string) analyze.Config {
+		if run == nil {
+			return analyze.Config{}
+		}
+		for i, r := range run.Ranks {
+			if r.Source == source {
+				return analyze.Config{PeerWait: run.PeerWaits(i)}
+			}
+		}
+		return analyze.Config{}
+	}
 }
 
 // tuiLoader reads path in the background, feeding the UI's progress bar.
