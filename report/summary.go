@@ -60,6 +60,10 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		// autotuning and the first step's warm-up are not the workload.
 		c := sc[0]
 		s := fmt.Sprintf("**%s kernels take %s of the step's GPU time** (%s per step)", upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.Us))
+		if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && c.Category == analyze.CategoryCommunication {
+			// A rank of a run: much of that is NCCL spinning for a peer.
+			s += fmt.Sprintf(", %s of it with nothing else on the GPU, only waiting for a peer rank", us(wait))
+		}
 		if k, per, n := steadyTopKernel(r); per > 0 {
 			s += fmt.Sprintf("; the top kernel %s takes %s of it (%s per step in %s)", Code(shorten(kernelName(k), 60)), pct(per/steadyGPUUs(sc)), us(per), plural(int(n+0.5), "launch"))
 			s += launchedBy(k)
