@@ -89,27 +89,44 @@ func (r *Result) AddRunFindings(rank int, run []Finding) {
 		}
 		slices.Sort(o.Findings)
 	}
-	r.combineRun()
+	r.combineRun(rank)
 }
+
+// fromCollectiveWait is distributed.FromCollectiveWait: the SavingFrom
+// of a late rank's finding (the others' waiting for it).
+const fromCollectiveWait = "collective wait"
 
 // combineRun sets the combined saving of a run's analysis: the rank's own
 // findings' combined saving plus the cross-rank findings', each part of
 // the latter combined as combineSavings does with the step as what is
-// available, the total at most the step.
-func (r *Result) combineRun() {
+// available, the total at most the step. When the described rank is
+// itself late (a cross-rank finding concerns it), its own findings out of
+// GPU idle time remove part of the same lateness: that finding counts
+// only for what they leave, as savings out of one part do.
+func (r *Result) combineRun(rank int) {
 	step := r.StepStats.SteadyWallUs
+	idleLeft := 1.0
+	for _, f := range r.Findings {
+		if !f.crossRank && step > 0 && (f.SavingFrom == FromGPUIdle || f.SavingFrom == FromHostWaits || f.SavingFrom == FromLaunchGaps) {
+			idleLeft *= 1 - min(f.SavingUs/step, 1)
+		}
+	}
 	left := map[string]float64{}
 	var order []string
 	for _, f := range r.Findings {
 		if !f.crossRank || f.SavingFrom == FromOneOff {
 			continue
 		}
+		saving := f.SavingUs
+		if f.SavingFrom == fromCollectiveWait && slices.Contains(f.Ranks, rank) {
+			saving *= idleLeft
+		}
 		if _, ok := left[f.SavingFrom]; !ok {
 			left[f.SavingFrom] = 1
 			order = append(order, f.SavingFrom)
 		}
 		if step > 0 {
-			left[f.SavingFrom] *= 1 - min(f.SavingUs/step, 1)
+			left[f.SavingFrom] *= 1 - min(saving/step, 1)
 		}
 	}
 	total := *r.rankCombined

@@ -53,3 +53,24 @@ func TestPeerWaitLedger(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectiveWaitName: analyze recognizes a late rank's finding by
+// this SavingFrom when combining a run's savings.
+func TestCollectiveWaitName(t *testing.T) {
+	r := &analyze.Result{}
+	r.StepStats.SteadyWallUs = 100
+	own := analyze.Finding{ID: "gpu-idle", SavingUs: 50, SavingFrom: analyze.FromGPUIdle}
+	r.Findings = []analyze.Finding{own}
+	r.Summary.CombinedSavingUs = 50
+	late := analyze.Finding{ID: IDStraggler, SavingUs: 40, SavingFrom: FromCollectiveWait, Ranks: []int{0}}
+	r.AddRunFindings(0, []analyze.Finding{late})
+	// The late rank's own idle time removes half the step: the straggler
+	// fix counts for half of its 40 µs.
+	if got := r.Summary.CombinedSavingUs; got < 69.99 || got > 70.01 {
+		t.Errorf("combined %.3f µs, want 50 + 40 × 0.5", got)
+	}
+	r.AddRunFindings(1, []analyze.Finding{late})
+	if got := r.Summary.CombinedSavingUs; got < 89.99 || got > 90.01 {
+		t.Errorf("described rank 1 waits for rank 0: combined %.3f µs, want 50 + 40", got)
+	}
+}
