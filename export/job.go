@@ -143,7 +143,9 @@ func (ex *exporter) job(idx []int) {
 		ex.prog.reading(i, ex.out[i].InputBytes)
 		return nil
 	}
-	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each})
+	// Each rank read gets a worker's share of the memory cap, as a lone
+	// trace does.
+	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each, MaxMemory: ex.read.MaxMemory})
 	if err != nil {
 		lone(err)
 		return

@@ -51,6 +51,8 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
 	}
 	opt.Enable, opt.Disable = rf.enable, rf.disable
+	// --max-memory caps each rank's model as it caps one trace's.
+	opt.MaxMemory = e.maxMemory
 	opt.MemoryBudget = distributed.Budget(files, 2)
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine
@@ -59,7 +61,8 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if err != nil {
 		return nil, nil, err
 	}
-	return run, distributed.Analyze(run, distributed.ReadRankTrace, opt), nil
+	read := func(path string) (*trace.Trace, error) { return distributed.ReadRankTraceWith(path, e.maxMemory) }
+	return run, distributed.Analyze(run, read, opt), nil
 }
 
 func runInfoRun(e *env, args []string, rf *runFlags) error {

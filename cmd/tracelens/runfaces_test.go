@@ -177,7 +177,7 @@ func runTUIScreen(t *testing.T, dir string) string {
 	r := lipgloss.NewRenderer(&bytes.Buffer{})
 	r.SetColorProfile(termenv.Ascii)
 	opts := tui.Options{Name: dir, Renderer: r}
-	runTUIOptions(&opts, []string{dir}, &runFlags{})
+	runTUIOptions(&opts, []string{dir}, &runFlags{}, 0)
 	m := tui.New(opts)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 80})
 	batch, ok := m.Init()().(tea.BatchMsg)
@@ -260,7 +260,7 @@ func TestRunChecksSelectable(t *testing.T) {
 func TestTUIRanksWithPeerWait(t *testing.T) {
 	dir := fixture("runs/ddp_compute_straggler")
 	var opts tui.Options
-	runTUIOptions(&opts, []string{dir}, &runFlags{})
+	runTUIOptions(&opts, []string{dir}, &runFlags{}, 0)
 	res, err := opts.LoadRun(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -278,5 +278,19 @@ func TestTUIRanksWithPeerWait(t *testing.T) {
 	if w := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); w < 0.4*r.StepStats.SteadyWallUs ||
 		!strings.Contains(r.Headline().GPUBusy, "waiting for a peer rank") {
 		t.Errorf("rank 0 of %s: peer wait %.0f µs of %.0f, headline %q", dir, w, r.StepStats.SteadyWallUs, r.Headline().GPUBusy)
+	}
+}
+
+// TestRunMaxMemory: --max-memory caps each rank's model as it caps one
+// trace's: a run whose ranks do not fit stops with exit 2 naming the
+// budget, in findings and report alike.
+func TestRunMaxMemory(t *testing.T) {
+	dir := fixture("runs/ddp_host_straggler")
+	for _, cmd := range []string{"findings", "report"} {
+		var out, errOut bytes.Buffer
+		code := runMain(&env{stdout: &out, stderr: &errOut}, []string{cmd, "--max-memory", "100KB", dir})
+		if code != 2 || !strings.Contains(errOut.String(), "budget of 100.0 KB") {
+			t.Errorf("%s --max-memory 100KB RUN: exit %d, %s", cmd, code, errOut.String())
+		}
 	}
 }
