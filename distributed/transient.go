@@ -106,26 +106,48 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 	return pat
 }
 
-// describe says which rank is late in which steps ("rank 1 in steps 1,
-// 2; rank 0 in steps 3–5"), with global rank numbers.
+// describe says which rank is late in which steps ("rank 1 in steps
+// 1–2; rank 0 in steps 3–5", "rank 2 in steps 2, 4"), with global rank
+// numbers, ranks in order of their first late step.
 func (run *Run) describe(p StepPattern) string {
+	var order []int
+	steps := map[int][]int{}
+	for i, l := range p.Late {
+		if l.Rank < 0 {
+			continue
+		}
+		if steps[l.Rank] == nil {
+			order = append(order, l.Rank)
+		}
+		steps[l.Rank] = append(steps[l.Rank], i+1)
+	}
+	parts := make([]string, 0, len(order))
+	for _, r := range order {
+		parts = append(parts, fmt.Sprintf("rank %d in %s", run.Ranks[r].Rank, stepList(steps[r])))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// stepList writes sorted step numbers with runs as ranges: "step 3",
+// "steps 1–2", "steps 2, 4", "steps 1–2, 5".
+func stepList(v []int) string {
 	var parts []string
-	for i := 0; i < len(p.Late); {
-		r := p.Late[i].Rank
+	for i := 0; i < len(v); {
 		j := i
-		for j+1 < len(p.Late) && p.Late[j+1].Rank == r {
+		for j+1 < len(v) && v[j+1] == v[j]+1 {
 			j++
 		}
-		if r >= 0 {
-			steps := fmt.Sprintf("step %d", i+1)
-			if j > i {
-				steps = fmt.Sprintf("steps %d–%d", i+1, j+1)
-			}
-			parts = append(parts, fmt.Sprintf("rank %d in %s", run.Ranks[r].Rank, steps))
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d–%d", v[i], v[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(v[i]))
 		}
 		i = j + 1
 	}
-	return strings.Join(parts, "; ")
+	if len(v) == 1 {
+		return "step " + parts[0]
+	}
+	return "steps " + strings.Join(parts, ", ")
 }
 
 // patternEvidence adds the per-step table and, for a straggler that is
