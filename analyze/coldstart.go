@@ -69,8 +69,13 @@ func runColdStart(p *Pass) ([]Finding, error) {
 	}
 	first, steady := r.Steps[0], r.Steps[1:]
 	wall := medianOf(steady, func(s *Step) float64 { return s.WallUs })
-	excess := first.WallUs - wall
-	if wall <= 0 || first.WallUs < ColdStartMinRatio*wall || excess < ColdStartMinExcessUs {
+	// A rank of a run that waited longer for a late peer in its first
+	// step than in the others: that wait is the peer's lateness, not this
+	// rank's warm-up (the ledger's peer_wait line; 0 for a lone trace).
+	peer := func(s *Step) float64 { return LedgerUs(s.Ledger, LinePeerWait) }
+	own := first.WallUs - max(peer(&first)-medianOf(steady, peer), 0)
+	excess := own - wall
+	if wall <= 0 || own < ColdStartMinRatio*wall || excess < ColdStartMinExcessUs {
 		return nil, nil
 	}
 	st0 := t.Steps[0].Span

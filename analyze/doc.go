@@ -58,6 +58,15 @@
 //     test). TestFindingsPerFixture and the invariant tests then check it
 //     on every fixture.
 //
+// # Runs
+//
+// For one rank of a multi-rank run, Config.PeerWait carries the intervals
+// its communication kernels spent waiting for the last rank of their
+// collective (package distributed matches the collectives): the ledger
+// counts them as peer_wait, not GPU work, and no finding draws on them.
+// Result.AddRunFindings then makes the rank's Result the run's one
+// analysis, its cross-rank findings ranked with the rank's own.
+//
 // Report goldens do not list analyzer docs, so a new analyzer changes only
 // the goldens of traces it fires on.
 //

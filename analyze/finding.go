@@ -70,6 +70,11 @@ type Finding struct {
 	Fix      string     `json:"fix"`
 	// Confidence is High, Medium or Low.
 	Confidence string `json:"confidence"`
+	// Ranks are, in the analysis of a multi-rank run (AddRunFindings),
+	// the global ranks the finding concerns: the late rank, the ranks
+	// whose communication is exposed, or the rank a single-rank finding
+	// was found on. Absent for a lone trace.
+	Ranks []int `json:"ranks,omitempty"`
 	// activities are the GPU activities (Trace.GPU indexes) whose time a
 	// FromKernelTime saving comes out of, when the analyzer knows them
 	// more exactly than by kernel name (Evidence.Kernels).
@@ -91,6 +96,8 @@ type Finding struct {
 	// rather than contradict it.
 	eagerWork []int
 	gpuSlower bool
+	// crossRank marks a run's cross-rank finding added by AddRunFindings.
+	crossRank bool
 }
 
 // The parts of a step a finding's saving can come out of. Savings from
@@ -437,6 +444,11 @@ func (r *Result) Headline() Headline {
 	ss := r.StepStats
 	h := Headline{Step: FormatUs(ss.SteadyWallUs), StepNote: "median after the first",
 		GPUBusy: FormatShare(ss.SteadyGPUBusyShare), KernelsPerStep: FormatCount(ss.SteadyKernels)}
+	if wait := LedgerUs(ss.SteadyLedger, LinePeerWait); wait > 0 && ss.SteadyWallUs > 0 {
+		// A rank of a run: its collectives spinning for a later rank are
+		// waiting, not GPU work.
+		h.GPUBusy = FormatShare(max(ss.SteadyGPUBusyShare-wait/ss.SteadyWallUs, 0)) + " (+" + FormatShare(wait/ss.SteadyWallUs) + " waiting for a peer rank)"
+	}
 	switch {
 	case r.Summary.StepsSynthetic:
 		h.StepNote = "whole trace: no step markers"

@@ -14,6 +14,8 @@ import (
 // depending on it. The metrics see every fact.
 type index struct {
 	t *trace.Trace
+	// peerWait is Config.PeerWait (only the metrics' index has it).
+	peerWait []trace.Span
 	*StepFacts
 	*CategoryFacts
 	*AttributionFacts

@@ -23,6 +23,11 @@ const (
 	// LineCommunication is the GPU running only the step's communication
 	// kernels (NCCL/RCCL): communication not hidden under compute.
 	LineCommunication = "communication"
+	// LinePeerWait is, for one rank of a multi-rank run (Config.PeerWait),
+	// the GPU running only the step's communication kernels while they
+	// wait for the last rank of their collective: NCCL spinning, not work.
+	// What fixing the late rank gives back; always 0 for a lone trace.
+	LinePeerWait = "peer_wait"
 	// LineCopies is the GPU running only the step's memcpys and memsets.
 	LineCopies = "copies"
 	// LineCompile is torch.compile's own work: its autotuner's benchmark
@@ -58,7 +63,7 @@ const (
 
 // LedgerLines returns every ledger line in display order.
 func LedgerLines() []string {
-	return []string{LineGPUCompute, LineCommunication, LineCopies, LineCompile, LineOtherSteps, LineBeforeProfile,
+	return []string{LineGPUCompute, LineCommunication, LinePeerWait, LineCopies, LineCompile, LineOtherSteps, LineBeforeProfile,
 		LineHostSync, LineDataLoading, LineProfiler, LineLaunch, LineFramework, LineIdle}
 }
 
@@ -69,6 +74,8 @@ func LedgerLineText(line string) string {
 		return "GPU compute"
 	case LineCommunication:
 		return "exposed communication"
+	case LinePeerWait:
+		return "waiting for a peer rank"
 	case LineCopies:
 		return "copies"
 	case LineCompile:
@@ -115,6 +122,7 @@ type ledgerSource uint8
 const (
 	srcAutotune ledgerSource = iota
 	srcCompute
+	srcPeerWait
 	srcComm
 	srcCopy
 	srcOther
@@ -128,7 +136,7 @@ const (
 	nSources
 )
 
-var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LineCommunication, LineCopies, LineOtherSteps, LineBeforeProfile,
+var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LinePeerWait, LineCommunication, LineCopies, LineOtherSteps, LineBeforeProfile,
 	LineHostSync, LineCompile, LineDataLoading, LineProfiler, LineLaunch, LineFramework}
 
 // spanIndex holds host intervals sorted by start and by end, so the part
@@ -189,6 +197,8 @@ type ledgerIndex struct {
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began.
 	other, before []trace.Span
+	// peerWait is Config.PeerWait, sorted and disjoint.
+	peerWait []trace.Span
 }
 
 func (ix *index) newLedgerIndex() *ledgerIndex {
@@ -228,6 +238,7 @@ func (ix *index) newLedgerIndex() *ledgerIndex {
 		}
 	}
 	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
+	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
 	return li
 }
 
@@ -329,6 +340,9 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, w trace.Span) ([
 	for s := srcAutotune; s <= srcCopy; s++ {
 		sets[s] = clipSpans(unionSpans(sets[s]), w)
 	}
+	// Waiting is the step's own communication kernels' spin: the part of
+	// them inside the peer-wait intervals.
+	sets[srcPeerWait] = intersectSpans(sets[srcComm], clipSpans(slices.Clone(li.peerWait), w))
 	sets[srcOther] = clipSpans(slices.Clone(li.other), w)
 	sets[srcBefore] = clipSpans(slices.Clone(li.before), w)
 	for s := srcSync; s < nSources; s++ {
@@ -475,56 +489,19 @@ func savingLines(from string) []string {
 	return []string{}
 }
 
-// SteadyCategory is one kernel category's GPU time in the steady step:
-// what the category takes per step once warm-up, compilation and
-// torch.compile's autotuning are left out.
-type SteadyCategory struct {
-	Category string `json:"category"`
-	// Us and Count are the mean GPU time and activities per steady step
-	// (autotune launches excluded); Share is Us over all categories' Us.
-	Us    float64 `json:"us"`
-	Count float64 `json:"count"`
-	Share float64 `json:"share"`
-}
-
-// steadyCategories fills StepStats.SteadyCategories from the activities
-// the steady steps launched, autotune launches left out, by time
-// descending.
-func (ix *index) steadyCategories(r *Result) {
-	t := ix.t
-	first := 0
-	if len(t.Steps) > 1 {
-		first = 1 // as steadySteps: the steps after the first
-	}
-	n := len(t.Steps) - first
-	r.StepStats.SteadyCategories = []SteadyCategory{}
-	if n <= 0 {
-		return
-	}
-	byCat := map[string]*SteadyCategory{}
-	var all float64
-	for g := range t.GPU {
-		st := int(ix.gpuStep[g])
-		if st < first || ix.PhaseFacts.autotune != nil && ix.PhaseFacts.autotune[g] {
-			continue
+// intersectSpans returns the parts of sorted disjoint spans a that sorted
+// disjoint spans b cover.
+func intersectSpans(a, b []trace.Span) []trace.Span {
+	var out []trace.Span
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		if lo, hi := max(a[i].Start, b[j].Start), min(a[i].End, b[j].End); hi > lo {
+			out = append(out, trace.Span{Start: lo, End: hi})
 		}
-		c := byCat[ix.cat[g]]
-		if c == nil {
-			c = &SteadyCategory{Category: ix.cat[g]}
-			byCat[ix.cat[g]] = c
-		}
-		d := us(t.GPU[g].Dur()) / float64(n)
-		c.Us += d
-		c.Count += 1 / float64(n)
-		all += d
-	}
-	for _, cat := range categoryOrder {
-		if c := byCat[cat]; c != nil {
-			if all > 0 {
-				c.Share = c.Us / all
-			}
-			r.StepStats.SteadyCategories = append(r.StepStats.SteadyCategories, *c)
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
 		}
 	}
-	slices.SortStableFunc(r.StepStats.SteadyCategories, func(a, b SteadyCategory) int { return cmp.Compare(b.Us, a.Us) })
+	return out
 }

@@ -53,6 +53,9 @@ type Result struct {
 	// ledgerSegs holds, per step, each ledger line's intervals
 	// (LedgerSegments).
 	ledgerSegs []map[string][]trace.Span
+	// rankCombined is, once AddRunFindings made this a run's analysis,
+	// the combined saving of the rank's own findings.
+	rankCombined *float64
 	// Corrections says what Run removed or bounded because it could not
 	// be true (a roofline row above the device's peak, a share outside
 	// 0–100 %, a saving above the step): each is a bug to report.

@@ -53,6 +53,11 @@ type Pass struct {
 type Config struct {
 	Enable  []string
 	Disable []string
+	// PeerWait is, for one rank of a multi-rank run, the intervals (on
+	// this trace's clock) its communication kernels spent waiting for the
+	// last rank of their collective (distributed.Run.PeerWaits): the
+	// ledger's peer_wait line. Nil for a lone trace.
+	PeerWait []trace.Span
 }
 
 // Run computes every fact and metric over t and runs the selected
@@ -66,11 +71,14 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runAnalyzers(t, as)
+	return runWith(t, as, cfg.PeerWait)
 }
 
 // runAnalyzers is Run with the analyzers chosen.
-func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil) }
+
+// runWith is runAnalyzers with a rank's peer-wait intervals.
+func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, error) {
 	t, source, label := deriveSteps(t)
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
@@ -82,6 +90,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) {
 		results[f] = v
 	}
 	all := newIndex(t, results)
+	all.peerWait = peerWait
 	all.kernelRow = map[string]int{}
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label

@@ -26,8 +26,17 @@ type Result struct {
 	// Straggler explains the straggler finding; nil without one (or when
 	// the two ranks' traces could not be read again).
 	Straggler *StragglerRow `json:"straggler,omitempty"`
-	Findings  []Finding     `json:"findings"`
-	Warnings  []string      `json:"warnings"`
+	// Findings are the run's cross-rank findings; once Combine made the
+	// run one analysis, ranked together with the described rank's own
+	// (Rank), each with the ranks it concerns.
+	Findings []Finding `json:"findings"`
+	Warnings []string  `json:"warnings"`
+	// Rank is the global rank whose findings Combine merged in, and
+	// CombinedSavingUs (CombinedSavingShare of the step) what fixing every
+	// finding saves per step; 0 before Combine.
+	Rank                int     `json:"described_rank"`
+	CombinedSavingUs    float64 `json:"combined_saving_us"`
+	CombinedSavingShare float64 `json:"combined_saving_share"`
 }
 
 // RankRow is one rank's figures. Shares are 0–1.
@@ -45,12 +54,16 @@ type RankRow struct {
 	WaitUs            float64 `json:"wait_us"`
 	TransferUs        float64 `json:"transfer_us"`
 	ExposedTransferUs float64 `json:"exposed_transfer_us"`
-	StartSkewUs       float64 `json:"start_skew_us"`
-	EndSkewUs         float64 `json:"end_skew_us"`
-	LastArrivals      int     `json:"last_arrivals"`
-	CausedWaitUs      float64 `json:"caused_wait_us"`
-	ClockOffsetUs     float64 `json:"clock_offset_us"`
-	ClockResidualUs   float64 `json:"clock_residual_us"`
+	// PeerWaitUs is the part of WaitUs no compute kernel of the rank hid
+	// (the GPU only spinning for a later rank); the step ledger's
+	// peer_wait line of each of the rank's steps is made of it.
+	PeerWaitUs      float64 `json:"peer_wait_us"`
+	StartSkewUs     float64 `json:"start_skew_us"`
+	EndSkewUs       float64 `json:"end_skew_us"`
+	LastArrivals    int     `json:"last_arrivals"`
+	CausedWaitUs    float64 `json:"caused_wait_us"`
+	ClockOffsetUs   float64 `json:"clock_offset_us"`
+	ClockResidualUs float64 `json:"clock_residual_us"`
 }
 
 // DimRow is one parallelism dimension's figures, summed over ranks.
@@ -85,7 +98,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 			Rank: r.Rank, Source: r.Source, RankFrom: r.RankFrom, Steps: s.Steps, StepMedianUs: s.StepMedian.Micros(),
 			CommKernels: len(r.Collectives), CommKernelUs: s.CommKernel.Micros(), ExposedCommUs: s.Exposed.Micros(),
 			OverlapShare: s.OverlapShare, ComputeUs: s.Compute.Micros(), WaitUs: s.Wait.Micros(), TransferUs: s.Transfer.Micros(),
-			ExposedTransferUs: s.ExposedTransfer.Micros(), StartSkewUs: s.StartSkew.Micros(), EndSkewUs: s.EndSkew.Micros(),
+			ExposedTransferUs: s.ExposedTransfer.Micros(), PeerWaitUs: s.PeerWait.Micros(), StartSkewUs: s.StartSkew.Micros(), EndSkewUs: s.EndSkew.Micros(),
 			LastArrivals: s.Last, CausedWaitUs: s.CausedWait.Micros(),
 			ClockOffsetUs: run.Clocks[i].Offset.Micros(), ClockResidualUs: run.Clocks[i].Residual.Micros(),
 		})
@@ -98,7 +111,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	}
 	sc, ok := run.Straggler()
 	step, steps := sc.Step, sc.Steps
-	if ok && sc.Is {
+	if ok && sc.Is && opt.Selected(IDStraggler) {
 		var ex *Explanation
 		if read != nil {
 			if opt.MemoryBudget > 0 {
@@ -113,10 +126,16 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 		if ex != nil {
 			res.Straggler = ex.row(run.lateKind(sc.Index))
 		}
-		res.Findings = append(res.Findings, run.findStraggler(sc, ex))
+		f := run.findStraggler(sc, ex)
+		run.patternEvidence(&f, run.stepPattern(sc.Index, sc.Step), run.lateKind(sc.Index))
+		res.Findings = append(res.Findings, f)
 	}
-	res.Findings = append(res.Findings, run.findExposed(step, steps)...)
-	res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)
+	if opt.Selected(IDExposedComm) {
+		res.Findings = append(res.Findings, run.findExposed(step, steps)...)
+	}
+	if opt.Selected(IDCommBandwidth) {
+		res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)
+	}
 	slices.SortStableFunc(res.Findings, func(a, b Finding) int { return cmp.Compare(b.SavingUs, a.SavingUs) })
 	return res
 }

@@ -10,5 +10,14 @@
 // arguments and overlap, its steps and totals), so memory grows with the
 // number of collectives, not with the number of ranks × their traces.
 // The findings (Analyze) re-read the two ranks a straggler explanation
-// compares.
+// compares. They come from the cross-rank checks (Checks: straggler,
+// exposed-comm, comm-bandwidth), selected by Options.Enable/Disable as
+// analyzers are. A straggler's saving is bounded by what the waiting ranks
+// can gain (their wait less their own compute meanwhile), and it is judged
+// step by step (steady, transient, shifting).
+//
+// A run is one analysis: Run.PeerWaits gives a rank's waiting intervals
+// for analyze.Config.PeerWait (its ledger's peer_wait line), and Combine
+// ranks the run's findings with that rank's own, the one list every face
+// of a run directory shows.
 package distributed

@@ -51,22 +51,28 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	kind := run.lateKind(sc.Index)
 	f := Finding{Ranks: []int{r}}
 	f.ID, f.Subject, f.SavingFrom = IDStraggler, fmt.Sprintf("rank %d", r), FromCollectiveWait
-	f.Measures = []analyze.Measure{{Name: "late per step", Value: analyze.Dur(sc.Late)}, {Name: "median step", Value: analyze.Dur(sc.Step)},
+	// The others gain at most the wait their own compute does not hide:
+	// their own work still runs after the fix.
+	bound := run.gainBound(sc.Index)
+	saving := capAt(min(sc.Late, bound), sc.Step)
+	f.Measures = []analyze.Measure{{Name: "late per step", Value: analyze.Dur(sc.Late)},
+		{Name: "others can gain per step", Value: analyze.Dur(bound)}, {Name: "median step", Value: analyze.Dur(sc.Step)},
 		{Name: "share of all late time", Value: analyze.Percent(sc.LateShare)}}
 	f.Severity = analyze.Medium
-	if sc.Step > 0 && float64(sc.Late) >= 0.25*float64(sc.Step) {
+	if sc.Step > 0 && float64(saving) >= 0.25*float64(sc.Step) {
 		f.Severity = analyze.High
 	}
-	saving := capAt(sc.Late, sc.Step)
 	f.SavingUs, f.SavingNs = saving.Micros(), int64(saving)
 	if sc.Step > 0 {
-		f.Share = min(float64(sc.Late)/float64(sc.Step), 1)
+		f.Share = min(float64(saving)/float64(sc.Step), 1)
 	}
 	f.Confidence = analyze.High
 	f.Title = truncate(fmt.Sprintf("Rank %d makes the other ranks wait %s per step at the %s", r, sc.Late, kind), 100)
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf(
 		"rank %d arrives last, %s per step after the median of the other ranks (median step %s): %.0f%% of all late arrivals' time in the run",
-		r, sc.Late, sc.Step, 100*sc.LateShare)})
+		r, sc.Late, sc.Step, 100*sc.LateShare)}, analyze.Evidence{Text: fmt.Sprintf(
+		"saving model: the other ranks gain at most their wait for rank %d that their own compute does not hide (the rest of their step is their own work, which still runs after the fix): %s per step (median over the waiting ranks), against %s of lateness",
+		r, bound, sc.Late)})
 	if ex == nil {
 		f.Confidence = analyze.Medium
 		f.Fix = fmt.Sprintf("Profile rank %d's work before the %s: it reaches it late every step.", r, kind)
@@ -89,7 +95,7 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf("per step, over the windows before the %d collectives rank %d was last at (GPU: from its previous collective's end to its arrival; host: from the previous collective's launch to this one's):", ex.Windows, ex.Straggler), Table: t})
 	switch ex.Kind {
 	case HostStraggler:
-		f.Fix = fmt.Sprintf("Rank %d's host is late, not its GPU: remove the host work that differs (a slow input pipeline: more DataLoader workers, pin_memory, prefetch; a sleep, logging or checkpointing on one rank) or move it off the step's critical path.", ex.Straggler)
+		f.Fix = hostFix(ex)
 	case ComputeStraggler:
 		f.Fix = fmt.Sprintf("Rank %d does more GPU work than the others before the collective: balance the work across ranks (uneven batch or sequence lengths, extra per-rank computation such as metrics or EMA on one rank).", ex.Straggler)
 	default:

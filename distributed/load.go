@@ -42,6 +42,15 @@ type Options struct {
 	// change when the run is assembled (a rank taken from file order), and
 	// an error fails Load.
 	Each func(*trace.Trace, *Rank) error
+	// Enable and Disable select the cross-rank checks Analyze runs
+	// (Checks), as analyze.Config selects analyzers: an empty Enable
+	// means every check.
+	Enable, Disable []string
+	// MaxMemory caps each rank's model while it is read, as
+	// ingest.Options.MaxMemory does for one trace (--max-memory): a rank
+	// over it fails Load with ingest's *BudgetError. 0 is ingest's
+	// default; negative means no cap.
+	MaxMemory int64
 }
 
 // Budget is the memory budget Load needs for files read par at a time: the
@@ -174,7 +183,7 @@ func Load(args []string, opt Options) (*Run, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ranks[i], errs[i] = readRank(f, opt.CommKernel, workers, opt.Each)
+			ranks[i], errs[i] = readRank(f, opt.CommKernel, workers, opt.MaxMemory, opt.Each)
 		}()
 	}
 	wg.Wait()
@@ -186,8 +195,8 @@ func Load(args []string, opt Options) (*Run, error) {
 
 // readRank reads one rank's file and compacts it, handing both to each
 // (if set) first.
-func readRank(path string, extra *regexp.Regexp, workers int, each func(*trace.Trace, *Rank) error) (r *Rank, err error) {
-	t, sc, size, err := readTrace(path, workers)
+func readRank(path string, extra *regexp.Regexp, workers int, maxMemory int64, each func(*trace.Trace, *Rank) error) (r *Rank, err error) {
+	t, sc, size, err := readTrace(path, workers, maxMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +216,7 @@ func readRank(path string, extra *regexp.Regexp, workers int, each func(*trace.T
 
 // readTrace reads a trace through ingest while the comm scanner watches the
 // JSON text go by (decompressed here so both see plain JSON once).
-func readTrace(path string, workers int) (*trace.Trace, *commScanner, int64, error) {
+func readTrace(path string, workers int, maxMemory int64) (*trace.Trace, *commScanner, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, 0, err
@@ -226,7 +235,7 @@ func readTrace(path string, workers int) (*trace.Trace, *commScanner, int64, err
 		src, compressed = gzipReader{zr}, true
 	}
 	sc := newCommScanner()
-	t, err := ingest.Read(&teeReader{r: src, s: sc, size: size}, path, ingest.Options{Workers: workers})
+	t, err := ingest.Read(&teeReader{r: src, s: sc, size: size}, path, ingest.Options{Workers: workers, MaxMemory: maxMemory})
 	if err != nil {
 		// Offsets count decompressed bytes when the file was gzip, as
 		// ingest says when it decompresses itself.
@@ -262,6 +271,13 @@ func (g gzipReader) Read(p []byte) (int, error) {
 // ReadRankTrace reads one rank's full model again (the straggler
 // explanation needs two ranks in full detail).
 func ReadRankTrace(path string) (*trace.Trace, error) {
-	t, _, _, err := readTrace(path, runtime.GOMAXPROCS(0))
+	return ReadRankTraceWith(path, 0)
+}
+
+// ReadRankTraceWith is ReadRankTrace with a cap on the model's size
+// (ingest.Options.MaxMemory: 0 is ingest's default, negative none), as
+// `--max-memory` sets it; use it as a Reader through a closure.
+func ReadRankTraceWith(path string, maxMemory int64) (*trace.Trace, error) {
+	t, _, _, err := readTrace(path, runtime.GOMAXPROCS(0), maxMemory)
 	return t, err
 }

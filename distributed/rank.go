@@ -72,8 +72,12 @@ type RankCollective struct {
 	// Launch is when the host launched it (the launch call's start), or
 	// -1 when the trace does not say (launched before profiling began).
 	Launch trace.Time
-	// Exposed is the part of the kernel when no compute kernel ran.
+	// Exposed is the part of the kernel when no compute kernel ran;
+	// Under the rank's compute kernel time inside the kernel (disjoint,
+	// sorted), from which the part of its wait compute hid is found once
+	// the collective is matched (PeerWaits).
 	Exposed trace.Duration
+	Under   []trace.Span
 	// Args holds the profiler's communication arguments; HasArgs is false
 	// when the trace has none for this kernel (launched before the
 	// profiler started, or a custom kernel).
@@ -181,7 +185,8 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 	slices.SortFunc(r.Collectives, func(a, b RankCollective) int { return cmpTime(a.Start, b.Start) })
 	for i := range r.Collectives {
 		c := &r.Collectives[i]
-		c.Exposed = c.Dur() - overlap(union, c.Span)
+		c.Under = within(union, c.Span)
+		c.Exposed = c.Dur() - total(c.Under)
 		r.CommKernel += c.Dur()
 		r.Exposed += c.Exposed
 	}
@@ -253,4 +258,16 @@ func overlap(union []trace.Span, w trace.Span) trace.Duration {
 		}
 	}
 	return d
+}
+
+// within returns the parts of the sorted disjoint union inside w.
+func within(union []trace.Span, w trace.Span) []trace.Span {
+	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
+	var out []trace.Span
+	for ; i < len(union) && union[i].Start < w.End; i++ {
+		if lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End); hi > lo {
+			out = append(out, trace.Span{Start: lo, End: hi})
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 type expectedRun struct {
 	Collectives  int                     `json:"collectives"`
 	Straggler    *int                    `json:"straggler"`
+	GainBoundUs  float64                 `json:"gain_bound_per_step_us"`
 	StepMedianUs float64                 `json:"step_median_us"`
 	Ranks        map[string]expectedRank `json:"ranks"`
 }
@@ -31,6 +32,7 @@ type expectedRank struct {
 	Last            int     `json:"last"`
 	CausedWaitUs    float64 `json:"caused_wait_us"`
 	LatePerStepUs   float64 `json:"late_per_step_us"`
+	PeerWaitUs      float64 `json:"peer_wait_us"`
 	Steps           int     `json:"steps"`
 	StepMedianUs    float64 `json:"step_median_us"`
 	ClockOffsetUs   float64 `json:"clock_offset_us"`
@@ -131,6 +133,7 @@ func TestRealRuns(t *testing.T) {
 				near(t, p+"exposed_comm_us", row.ExposedCommUs, w.ExposedUs, tol)
 				near(t, p+"wait_us", row.WaitUs, w.WaitUs, tol)
 				near(t, p+"transfer_us", row.TransferUs, w.TransferUs, tol)
+				near(t, p+"peer_wait_us", row.PeerWaitUs, w.PeerWaitUs, tol)
 				near(t, p+"caused_wait_us", row.CausedWaitUs, w.CausedWaitUs, tol)
 				near(t, p+"step_median_us", row.StepMedianUs, w.StepMedianUs, 0.01)
 				near(t, p+"clock_offset_us", row.ClockOffsetUs, w.ClockOffsetUs, 0.01)
@@ -159,7 +162,9 @@ func TestRealRuns(t *testing.T) {
 					t.Errorf("straggler rank %d, want %d", straggler.Ranks[0], *want.Straggler)
 				}
 				w := want.Ranks[strconv.Itoa(*want.Straggler)]
-				near(t, "straggler late per step", straggler.SavingUs, w.LatePerStepUs, 1)
+				near(t, "straggler late per step", measure(t, straggler, "late per step"), w.LatePerStepUs, 1)
+				near(t, "straggler gain bound per step", measure(t, straggler, "others can gain per step"), want.GainBoundUs, 1)
+				near(t, "straggler saving (lateness bounded by the others' gain)", straggler.SavingUs, min(w.LatePerStepUs, want.GainBoundUs), 1)
 				if res.Straggler == nil || res.Straggler.Sentence == "" {
 					t.Errorf("straggler without explanation")
 				}
@@ -169,6 +174,18 @@ func TestRealRuns(t *testing.T) {
 	if checked == 0 {
 		t.Skip("no run with expected values on this machine")
 	}
+}
+
+// measure returns f's measure called name in µs.
+func measure(t *testing.T, f *Finding, name string) float64 {
+	t.Helper()
+	for _, m := range f.Measures {
+		if m.Name == name {
+			return m.Value.Num / 1e3
+		}
+	}
+	t.Fatalf("%s: no measure %q", f.ID, name)
+	return 0
 }
 
 // TestRealStragglerCauses: the recorded straggler runs were made so (rank

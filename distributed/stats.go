@@ -28,6 +28,9 @@ type RankStats struct {
 	// ExposedTransfer is exposed communication that is not waiting: what
 	// better overlap could hide.
 	ExposedTransfer trace.Duration
+	// PeerWait is the part of Wait no compute kernel of the rank hid: its
+	// GPU only spinning in a collective for a later rank.
+	PeerWait trace.Duration
 	// StartSkew and EndSkew are the mean of this rank's arrival (and
 	// departure) minus the earliest rank's, over matched collectives.
 	StartSkew trace.Duration
@@ -107,6 +110,7 @@ func (run *Run) settle() {
 			s.Transfer += transfer
 			et := max(rc.Exposed-w, 0)
 			s.ExposedTransfer += et
+			s.PeerWait += run.exposedWait(c, i)
 			s.StartSkew += trace.Duration(c.Arrive[i] - first)
 			s.EndSkew += trace.Duration(c.Leave[i] - firstLeave)
 			s.Matched++

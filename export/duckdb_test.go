@@ -423,6 +423,12 @@ func TestDuckDBStepMediansAndFindingsMatchReport(t *testing.T) {
 		if err := rows.Scan(&run, &f.id, &f.subject, &f.severity, &f.savingNs, &f.gpuNs, &f.oneOffNs); err != nil {
 			t.Fatal(err)
 		}
+		// A rank of a run also lists the run's cross-rank findings,
+		// ranked with its own (TestRunFacesAgree checks those): the
+		// report of its file alone has only its own.
+		if f.id == "straggler" || f.id == "exposed-comm" || f.id == "comm-bandwidth" {
+			continue
+		}
 		findings[run] = append(findings[run], f)
 	}
 	rows.Close()

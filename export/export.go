@@ -35,8 +35,8 @@ type Options struct {
 	// each read gets an equal share and stops with an error naming the
 	// file when its model would pass it. 0 means
 	// ingest.DefaultMaxMemory(); negative means no cap. The ranks of a
-	// job are read by distributed.Load, Workers at a time, which this cap
-	// does not reach.
+	// job are read by distributed.Load, Workers at a time, each with the
+	// same share.
 	MaxMemory int64
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config

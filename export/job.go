@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -19,6 +20,9 @@ type job struct {
 	// calls[ri][ci] places collective ci of run.Ranks[ri] in
 	// run.Collectives (coll -1 when unmatched).
 	calls [][]callRef
+	// cross are the run's cross-rank findings (a late rank, exposed
+	// communication), ranked into each rank's findings table.
+	cross []analyze.Finding
 }
 
 // callRef is one rank's kernel in a matched collective: the collective's
@@ -54,8 +58,8 @@ type rankState struct {
 // Tables written while the job's ranks are read, and after they were
 // matched.
 var (
-	firstPass = []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableFindings}
-	afterJob  = []string{TableCollectives, TableRuns}
+	firstPass = []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments}
+	afterJob  = []string{TableCollectives, TableFindings, TableRuns}
 )
 
 // job exports the ranks of one job (inputs[idx]). It hashes every file
@@ -142,12 +146,18 @@ func (ex *exporter) job(idx []int) {
 		ex.prog.reading(i, ex.out[i].InputBytes)
 		return nil
 	}
-	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each})
+	// Each rank read gets a worker's share of the memory cap, as a lone
+	// trace does.
+	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each, MaxMemory: ex.read.MaxMemory})
 	if err != nil {
 		lone(err)
 		return
 	}
 	j := newJob(name, run)
+	// Without re-reading ranks: the straggler's explanation (its evidence
+	// and fix wording) is left to report and findings; its saving is the
+	// same.
+	j.cross = distributed.Analyze(run, nil, distributed.Options{}).CrossRankFindings()
 	var again []int
 	ranks := make([]*jobRank, len(idx))
 	for ri, r := range run.Ranks {

@@ -18,7 +18,7 @@ func TestDuckDBLedgerAddsUpToSteps(t *testing.T) {
 	var bad, steps int
 	err := db.QueryRow(`
 		with l as (select run, step, sum(time_ns) as t, count(*) as n from `+table(dir, "ledger")+` where not steady group by run, step)
-		select count(*) filter (where abs(l.t - s.wall_ns) > 0.001 * s.wall_ns or l.n <> 12), count(*)
+		select count(*) filter (where abs(l.t - s.wall_ns) > 0.001 * s.wall_ns or l.n <> 13), count(*)
 		from `+table(dir, "steps")+` s left join l using (run, step)`).Scan(&bad, &steps)
 	if err != nil {
 		t.Fatal(err)

@@ -51,14 +51,21 @@ func (m *model) setRank(ri rankInfo) {
 func (m *model) setJobRank(r *jobRank) {
 	m.rank = r
 	m.setRank(r.info())
+	// The run is one analysis: its cross-rank findings are ranked with
+	// each rank's own, as `findings DIR` and `report DIR` rank them.
+	if m.r != nil && r.job.cross != nil {
+		m.r.AddRunFindings(r.job.run.Ranks[r.index].Rank, r.job.cross)
+	}
 }
 
-// light returns a model that keeps of m only what the collectives and
-// runs tables need (the run's name, its steps and clock, the rank): a
-// job's ranks wait for each other before those two tables are written,
-// and must not hold their full traces meanwhile.
+// light returns a model that keeps of m only what the collectives, runs
+// and findings tables need (the run's name, its steps and clock, the
+// rank, the findings and what ranks them): a job's ranks wait for each
+// other before those tables are written, and must not hold their full
+// traces meanwhile.
 func (m *model) light() *model {
-	return &model{run: m.run, t: &trace.Trace{Steps: m.t.Steps}, epoch: m.epoch}
+	r := &analyze.Result{StepStats: m.r.StepStats, Summary: m.r.Summary, Findings: m.r.Findings, Overlaps: m.r.Overlaps}
+	return &model{run: m.run, t: &trace.Trace{Steps: m.t.Steps}, epoch: m.epoch, r: r}
 }
 
 // categoryKey is everything analyze.CategoryOf reads about a GPU

@@ -118,7 +118,12 @@ func (d *doc) finding(num string, f analyze.Finding) {
 	if estimated(f) {
 		saving = savingText(d.result, f)
 	}
-	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID))
+	ranks := ""
+	if len(f.Ranks) > 0 {
+		// A run's finding: the ranks it concerns.
+		ranks = " · **Ranks** " + Text(strings.Trim(fmt.Sprint(f.Ranks), "[]"))
+	}
+	d.para("**Saving** %s · **Severity** %s · **Confidence** %s · **Analyzer** %s%s", saving, Text(f.Severity), Text(f.Confidence), Code(f.ID), ranks)
 	if len(f.LedgerLines) > 0 {
 		d.para("**Draws on** %s", drawsOn(d.result, f))
 	}

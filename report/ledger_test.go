@@ -27,11 +27,11 @@ func ledgerOf(us ...float64) []analyze.LedgerEntry {
 func manySteps(n int) *analyze.Result {
 	r := &analyze.Result{}
 	for i := range n {
-		l := ledgerOf(100, 0, 10, 0, 0, 0, 0, 0, 0, float64(i), 50)
+		l := ledgerOf(100, 0, 0, 10, 0, 0, 0, 0, 0, 0, float64(i), 50)
 		r.Steps = append(r.Steps, analyze.Step{Number: i + 1, WallUs: 160 + float64(i), Ledger: l})
 	}
 	r.StepStats.SteadyWallUs = 170
-	r.StepStats.SteadyLedger = ledgerOf(100, 0, 10, 0, 0, 0, 0, 0, 0, 10, 50)
+	r.StepStats.SteadyLedger = ledgerOf(100, 0, 0, 10, 0, 0, 0, 0, 0, 0, 10, 50)
 	r.Summary.KernelLaunches = 1
 	return r
 }

@@ -55,11 +55,17 @@ func (d *doc) ranks(x Input) {
 		d.heading(3, "Straggler")
 		d.para("%s.", upperFirst(Text(s.Sentence)))
 	}
-	if len(run.Findings) == 0 {
+	if !combined(run) {
+		if len(run.Findings) == 0 {
+			d.para("No cross-rank finding: no rank makes the others wait, and communication is hidden or cheap.")
+		}
+		for i, f := range run.Findings {
+			d.finding(fmt.Sprintf("R%d", i+1), f.Finding)
+		}
+	} else if n := crossRankCount(run); n == 0 {
 		d.para("No cross-rank finding: no rank makes the others wait, and communication is hidden or cheap.")
-	}
-	for i, f := range run.Findings {
-		d.finding(fmt.Sprintf("R%d", i+1), f.Finding)
+	} else {
+		d.para("The run's %s are ranked with rank %d's own under *Findings*, by saving.", plural(n, "cross-rank finding"), x.Rank)
 	}
 	var notes []string
 	for _, u := range run.Unmatched {
@@ -141,6 +147,7 @@ func waitSVG(rows []distributed.RankRow) string {
 // the rank's) with the ranks it concerns. See docs/distributed-json.md.
 type runJSON struct {
 	*analyze.Result
+	Run         string                `json:"run"`
 	Rank        int                   `json:"rank"`
 	Ranks       []distributed.RankRow `json:"ranks"`
 	Distributed *distributed.Result   `json:"distributed"`
@@ -149,13 +156,48 @@ type runJSON struct {
 
 func writeRunJSON(w io.Writer, x Input) error {
 	run := *x.Run
-	out := runJSON{Result: x.Result, Rank: x.Rank, Ranks: run.Ranks, Distributed: &run}
+	out := runJSON{Result: x.Result, Run: x.RunName, Rank: x.Rank, Ranks: run.Ranks, Distributed: &run}
 	out.Findings = append(out.Findings, run.Findings...)
-	for _, f := range x.Result.Findings {
-		out.Findings = append(out.Findings, distributed.Finding{Finding: f, Ranks: []int{x.Rank}})
+	if !combined(x.Run) {
+		for _, f := range x.Result.Findings {
+			out.Findings = append(out.Findings, distributed.Finding{Finding: f, Ranks: []int{x.Rank}})
+		}
 	}
 	run.Ranks, run.Findings = nil, nil
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// combined reports whether run's findings are the run's one ranking
+// (distributed.Combine): the cross-rank findings with the described
+// rank's own.
+func combined(run *distributed.Result) bool {
+	for _, f := range run.Findings {
+		if len(f.Ranks) > 0 && f.Finding.Ranks != nil {
+			return true
+		}
+	}
+	return run.CombinedSavingUs > 0
+}
+
+// crossRankCount counts the run's cross-rank findings in its ranking.
+func crossRankCount(run *distributed.Result) int {
+	n := 0
+	for _, f := range run.Findings {
+		switch f.ID {
+		case distributed.IDStraggler, distributed.IDExposedComm, distributed.IDCommBandwidth:
+			n++
+		}
+	}
+	return n
+}
+
+// runTitle names a run's report: its directory and rank count.
+func runTitle(x Input) string {
+	name := x.RunName
+	if name == "" {
+		name = "of " + plural(len(x.Run.Ranks), "rank")
+	}
+	return name
 }

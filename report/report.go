@@ -21,6 +21,8 @@ type Input struct {
 	// Rank the rank Trace is (see ranks.go).
 	Run  *distributed.Result
 	Rank int
+	// RunName names the run (its directory); the report is titled by it.
+	RunName string
 }
 
 // Options tune what the report shows.
@@ -115,6 +117,9 @@ func build(in []Input, opt Options, html bool) (*doc, error) {
 	d := &doc{html: html, charts: map[string]string{}, opt: opt}
 	if len(in) == 1 {
 		d.title = "Performance report: " + workload(in[0].Result.Source)
+		if in[0].Run != nil {
+			d.title = "Performance report: run " + runTitle(in[0])
+		}
 		d.single(in[0])
 	} else {
 		d.title = fmt.Sprintf("Performance report: %d traces", len(in))
@@ -168,7 +173,11 @@ func (d *doc) chart(mermaid string, svg func() string) {
 func (d *doc) single(x Input) {
 	t, r := x.Trace, x.Result
 	d.result = r
-	d.heading(1, "Performance report: "+Code(workload(r.Source)))
+	if x.Run != nil {
+		d.heading(1, "Performance report: run "+Code(runTitle(x)))
+	} else {
+		d.heading(1, "Performance report: "+Code(workload(r.Source)))
+	}
 	d.header(t, r)
 	d.heading(2, "Executive summary")
 	d.summary(t, r)

@@ -60,6 +60,10 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		// autotuning and the first step's warm-up are not the workload.
 		c := sc[0]
 		s := fmt.Sprintf("**%s kernels take %s of the step's GPU time** (%s per step)", upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.Us))
+		if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && c.Category == analyze.CategoryCommunication {
+			// A rank of a run: much of that is NCCL spinning for a peer.
+			s += fmt.Sprintf(", %s of it with nothing else on the GPU, only waiting for a peer rank", us(wait))
+		}
 		if k, per, n := steadyTopKernel(r); per > 0 {
 			s += fmt.Sprintf("; the top kernel %s takes %s of it (%s per step in %s)", Code(shorten(kernelName(k), 60)), pct(per/steadyGPUUs(sc)), us(per), plural(int(n+0.5), "launch"))
 			s += launchedBy(k)
@@ -165,6 +169,11 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 	head := fmt.Sprintf("**GPU computes %s of %s** (wall %s, GPU busy %s including communication kernels)", pct(share), per, us(wall), us(busy))
 	if r.StepStats.ComputeBound {
 		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
+	}
+	if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && wall > 0 {
+		// A rank of a run: its spin in collectives is told apart.
+		return head + fmt.Sprintf(": %s of the step (%s) its communication kernels only spin, waiting for a later rank to reach the collective. "+
+			"That is the late rank's cost, not this GPU's work: fix the rank the others wait for.", us(wait), pct(wait/wall))
 	}
 	return head + ": the rest of the step is communication kernels alone or idle — a collective counts as busy while it waits for the other ranks, " +
 		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix."

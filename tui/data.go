@@ -53,10 +53,10 @@ type analysis struct {
 // analyzeAsync runs analyze.Run on its own goroutine: it is most of the
 // time between the end of ingest and the first frame, and the UI's own
 // tables do not need it.
-func analyzeAsync(t *trace.Trace) <-chan analysis {
+func analyzeAsync(t *trace.Trace, cfg analyze.Config) <-chan analysis {
 	ch := make(chan analysis, 1)
 	go func() {
-		res, err := analyze.Run(t, analyze.Config{})
+		res, err := analyze.Run(t, cfg)
 		if err != nil {
 			err = fmt.Errorf("analysing %s: %w", t.Source, err)
 		}
@@ -68,10 +68,15 @@ func analyzeAsync(t *trace.Trace) <-chan analysis {
 // buildData analyses t and precomputes every table. base, when not nil, is
 // the BASE side of a diff.
 func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
-	cur := analyzeAsync(t)
+	return buildDataWith(t, base, analyze.Config{})
+}
+
+// buildDataWith is buildData analyzing t with cfg (a rank's peer waits).
+func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data, error) {
+	cur := analyzeAsync(t, cfg)
 	var baseCh <-chan analysis
 	if base != nil {
-		baseCh = analyzeAsync(base)
+		baseCh = analyzeAsync(base, analyze.Config{})
 	}
 	launches := map[string][]trace.Index{}
 	for i := range t.GPU {

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	// file: the straggler's first, then the one Enter picks on screen 7.
 	LoadRun  func(progress func(read, total int64)) (*distributed.Result, error)
 	LoadRank func(source string) Loader
+	// RankConfig, when set, is the analysis configuration of the rank
+	// read from source (its peer waits, so that its ledger tells its
+	// spinning in collectives apart); nil analyzes ranks as lone traces.
+	RankConfig func(source string) analyze.Config
 	// Renderer draws styles for the terminal the UI writes to; nil means
 	// lipgloss's default (stdout, honouring NO_COLOR).
 	Renderer *lipgloss.Renderer
@@ -201,7 +206,7 @@ func (m *Model) loadRun() tea.Msg {
 // loadRank returns the command that reads rank row of run and builds
 // every screen for it.
 func (m *Model) loadRank(run *distributed.Result, row int) tea.Cmd {
-	name, src, loadRank, prog := rankName(run, row), run.Ranks[row].Source, m.opts.LoadRank, m.prog
+	name, src, loadRank, prog, rankCfg := rankName(run, row), run.Ranks[row].Source, m.opts.LoadRank, m.prog, m.opts.RankConfig
 	return func() tea.Msg {
 		prog.phase.Store("reading " + name)
 		if loadRank == nil {
@@ -215,7 +220,11 @@ func (m *Model) loadRank(run *distributed.Result, row int) tea.Cmd {
 			return loadedMsg{err: err}
 		}
 		prog.phase.Store("analysing " + name)
-		d, err := buildData(t, nil)
+		var cfg analyze.Config
+		if rankCfg != nil {
+			cfg = rankCfg(src)
+		}
+		d, err := buildDataWith(t, nil, cfg)
 		if err != nil {
 			return loadedMsg{err: err}
 		}

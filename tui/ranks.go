@@ -178,6 +178,9 @@ func (s *ranksScreen) footer(w int, st *styles) []string {
 			}
 			out = append(out, st.severity(f.Severity).Render(cut(fmt.Sprintf("  %-6s %s (%s)", f.Severity, sanitize(f.Title), saves), w)))
 		}
+		if r.CombinedSavingUs > 0 {
+			out = append(out, cut(fmt.Sprintf("  all findings fixed: ~%s per step (rank %d's own findings ranked with the run's)", us(r.CombinedSavingUs), r.Rank), w))
+		}
 	}
 	for _, u := range r.Unmatched {
 		out = append(out, st.dim.Render(cut(fmt.Sprintf(" unmatched: rank %d, group %s: %d communication kernels (%s)", u.Rank, sanitize(u.Group), u.Count, sanitize(u.Reason)), w)))

@@ -45,16 +45,16 @@ func runFindings(e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
 	}
+	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
+	if err != nil {
+		return err
+	}
 	if distributed.IsRun(pos) {
-		return runFindingsRun(e, pos, rf, *format)
+		return runFindingsRun(e, pos, rf, *format, cfg)
 	}
 	path, err := oneTrace(pos)
 	if err != nil {
 		return err
-	}
-	cfg := analyze.Config{Enable: splitList(*enable), Disable: splitList(*disable)}
-	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
-		return usageError{err.Error()}
 	}
 	t, err := loadTrace(e, path)
 	if err != nil {
@@ -89,6 +89,9 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 	}
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
+		if len(f.Ranks) > 0 {
+			fmt.Fprintf(w, "   ranks %s\n", rankList(f.Ranks))
+		}
 		gpu := ""
 		if f.GPUSavingUs > 0 && analyze.FormatUs(f.GPUSavingUs) != analyze.FormatUs(f.SavingUs) {
 			gpu = "; " + analyze.FormatUs(f.GPUSavingUs) + " of GPU time"
@@ -235,6 +238,11 @@ func runAnalyzers(e *env, args []string) error {
 	}
 	for _, a := range analyze.All() {
 		fmt.Fprintf(e.stdout, "%s\n%s\n\n", a.Name, wrapText(a.Doc, 78, "    "))
+	}
+	// The cross-rank checks run on a run's directory (findings, report,
+	// tui DIR) and take the same --enable/--disable.
+	for _, c := range distributed.Checks() {
+		fmt.Fprintf(e.stdout, "%s (cross-rank: runs only)\n%s\n\n", c.Name, wrapText(c.Doc, 78, "    "))
 	}
 	return nil
 }

@@ -46,9 +46,9 @@ func runReport(e *env, args []string) error {
 	if err := refuseOutputOverInput(*out, paths); err != nil {
 		return err
 	}
-	cfg := analyze.Config{Enable: splitList(*enable), Disable: splitList(*disable)}
-	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
-		return usageError{err.Error()}
+	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
+	if err != nil {
+		return err
 	}
 	in := make([]report.Input, 0, len(paths))
 	if distributed.IsRun(paths) {

@@ -11,17 +11,19 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/report"
+	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
 
 // runFlags are the flags every command that reads runs takes.
 type runFlags struct {
 	commKernel string
+	// enable and disable select the cross-rank checks (selectAnalyzers).
+	enable, disable []string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -48,6 +50,9 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if e.stderrTTY {
 		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
 	}
+	opt.Enable, opt.Disable = rf.enable, rf.disable
+	// --max-memory caps each rank's model as it caps one trace's.
+	opt.MaxMemory = e.maxMemory
 	opt.MemoryBudget = distributed.Budget(files, 2)
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine
@@ -56,7 +61,8 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if err != nil {
 		return nil, nil, err
 	}
-	return run, distributed.Analyze(run, distributed.ReadRankTrace, opt), nil
+	read := func(path string) (*trace.Trace, error) { return distributed.ReadRankTraceWith(path, e.maxMemory) }
+	return run, distributed.Analyze(run, read, opt), nil
 }
 
 func runInfoRun(e *env, args []string, rf *runFlags) error {
@@ -165,49 +171,25 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 	return nil
 }
 
-func runFindingsRun(e *env, args []string, rf *runFlags, format string) error {
-	run, res, err := loadRun(e, args, rf)
+// runFindingsRun lists the run's findings: the cross-rank ones ranked with
+// the described rank's own, printed as a lone trace's are (sanitized, with
+// the combined saving), each with the ranks it concerns.
+func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg analyze.Config) error {
+	ra, err := loadRunAnalysis(e, args, rf, cfg)
 	if err != nil {
 		return err
 	}
 	if format == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return enc.Encode(ra.res)
 	}
 	w := e.stdout
-	fmt.Fprintln(w, run.Describe())
-	if len(res.Findings) == 0 {
-		fmt.Fprintln(w, "\nno cross-rank findings: no rank makes the others wait, and communication is hidden or cheap")
-	}
-	for i, f := range res.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, f.Title)
-		if f.SavingFrom == analyze.FromOneOff {
-			fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, one-time cost ~%s (paid once per process)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.OneOffUs))
-		} else {
-			fmt.Fprintf(w, "   ranks %s; severity %s, confidence %s, saves ~%s per step (%.0f%% of the step)\n", rankList(f.Ranks), f.Severity, f.Confidence, analyze.FormatUs(f.SavingUs), f.Share*100)
-		}
-		for _, ev := range f.Evidence {
-			if ev.Text != "" {
-				fmt.Fprintf(w, "   - %s\n", ev.Text)
-			}
-			if ev.Table != nil {
-				for _, row := range ev.Table.Rows {
-					cells := make([]string, len(row))
-					for i, v := range row {
-						cells[i] = v.String()
-					}
-					fmt.Fprintf(w, "       %s\n", strings.Join(cells, " | "))
-				}
-			}
-		}
-		if f.Fix != "" {
-			fmt.Fprintf(w, "   fix: %s\n", f.Fix)
-		}
-	}
+	fmt.Fprintf(w, "run %s: %s\n", termtext.Sanitize(ra.name), termtext.Sanitize(ra.run.Describe()))
+	fmt.Fprintf(w, "findings of the run and of rank %d, ranked together (the other ranks: tracelens findings FILE)\n", ra.rank.Rank)
+	writeFindings(w, ra.r)
 	fmt.Fprintln(w)
-	writeRunNotes(w, res)
-	fmt.Fprintln(w, "Single-rank findings: tracelens findings FILE on one rank's trace.")
+	writeRunNotes(w, ra.res)
 	return nil
 }
 
@@ -225,18 +207,9 @@ func reportRank(run *distributed.Run) *distributed.Rank { return run.Ranks[0] }
 // loadRunInput reads a run for `report`: the run's analysis and the full
 // trace and analysis of the rank the single-trace sections describe.
 func loadRunInput(e *env, args []string, rf *runFlags, cfg analyze.Config) (report.Input, error) {
-	run, res, err := loadRun(e, args, rf)
+	ra, err := loadRunAnalysis(e, args, rf, cfg)
 	if err != nil {
 		return report.Input{}, err
 	}
-	rk := reportRank(run)
-	t, err := loadTrace(e, rk.Source)
-	if err != nil {
-		return report.Input{}, err
-	}
-	r, err := analyze.Run(t, cfg)
-	if err != nil {
-		return report.Input{}, fmt.Errorf("%s: %w", rk.Source, err)
-	}
-	return report.Input{Trace: t, Result: r, Run: res, Rank: rk.Rank}, nil
+	return report.Input{Trace: ra.t, Result: ra.r, Run: ra.res, Rank: ra.rank.Rank, RunName: ra.name}, nil
 }

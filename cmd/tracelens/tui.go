@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
@@ -35,29 +36,56 @@ func runTUI(e *env, args []string) error {
 	if !ok || !term.IsTerminal(int(out.Fd())) {
 		return usageError{"the terminal UI needs a terminal on standard output (use top or info for text output)"}
 	}
-	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1])}
+	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1], e.maxMemory)}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
-		opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
-			_, res, err := loadRun(&env{stderr: io.Discard}, pos, rf)
-			return res, err
-		}
-		opts.LoadRank = tuiLoader
+		runTUIOptions(&opts, pos, rf, e.maxMemory)
 	}
 	if len(pos) == 2 {
-		opts.BaseName, opts.LoadBase = pos[0], tuiLoader(pos[0])
+		opts.BaseName, opts.LoadBase = pos[0], tuiLoader(pos[0], e.maxMemory)
 	}
 	// The terminal itself, not the error-recording writer around it:
 	// the UI asks it for its size and colours.
 	return tui.Run(opts, e.stdin, out)
 }
 
-// tuiLoader reads path in the background, feeding the UI's progress bar.
-func tuiLoader(path string) tui.Loader {
+// runTUIOptions sets the options of `tui RUN`: the run as one analysis
+// (its findings ranked with the described rank's, as findings and report
+// list them), and each rank read and analyzed with its peer waits; every
+// trace read within maxMemory (--max-memory).
+func runTUIOptions(opts *tui.Options, pos []string, rf *runFlags, maxMemory int64) {
+	var run *distributed.Run
+	opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
+		ra, err := loadRunAnalysis(&env{stderr: io.Discard, maxMemory: maxMemory}, pos, rf, analyze.Config{})
+		if err != nil {
+			return nil, err
+		}
+		// Read by RankConfig only after LoadRun returned: the UI loads a
+		// rank once the run is shown.
+		run = ra.run
+		return ra.res, nil
+	}
+	opts.LoadRank = func(source string) tui.Loader { return tuiLoader(source, maxMemory) }
+	opts.RankConfig = func(source string) analyze.Config {
+		if run == nil {
+			return analyze.Config{}
+		}
+		for i, r := range run.Ranks {
+			if r.Source == source {
+				return analyze.Config{PeerWait: run.PeerWaits(i)}
+			}
+		}
+		return analyze.Config{}
+	}
+}
+
+// tuiLoader reads path in the background, feeding the UI's progress bar,
+// its model capped at maxMemory (--max-memory; 0: ingest's default).
+func tuiLoader(path string, maxMemory int64) tui.Loader {
 	return func(progress func(read, total int64)) (*trace.Trace, error) {
 		if strings.HasPrefix(path, embeddedPrefix) {
-			return loadTrace(&env{stderr: io.Discard}, path)
+			return loadTrace(&env{stderr: io.Discard, maxMemory: maxMemory}, path)
 		}
-		return ingest.ReadFile(path, ingest.Options{Progress: progress})
+		return ingest.ReadFile(path, ingest.Options{Progress: progress, MaxMemory: maxMemory})
 	}
 }

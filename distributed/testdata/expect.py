@@ -27,6 +27,13 @@ Method, per run directory (one *.json[.gz] trace per rank):
 - straggler: the rank with the largest late per step; it is one when that
   is >= 10% of the median (over ranks) of the median step time and
   >= 500 us, and its late time is >= 50% of all ranks' late time.
+- peer wait of rank r (peer_wait_us): per matched collective, the interval
+  from its kernel's start for its wait (at most the kernel), less the time
+  covered by its compute kernels; summed.
+- gain bound of the straggler s (gain_bound_per_step_us): over the
+  collectives s arrived at last (by > 50 us), each other rank's peer wait
+  in them, summed per rank and divided by the number of steps as late per
+  step; the median over the other ranks.
 - clock offset of rank r: median over collectives of end(r) - end(rank 0);
   residual: median absolute deviation of those differences.
 Times are in microseconds (floats, as in the JSON).
@@ -92,7 +99,7 @@ def run(d):
                               group=a.get('Process Group Name')))
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
         r = rank_of(f, j)
-        ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'))
+        ranks[r] = dict(calls=calls, steps=steps, world=(j.get('distributedInfo') or {}).get('world_size'), compute=u)
     rs = sorted(ranks)
     groups = sorted({c['group'] for r in rs for c in ranks[r]['calls'] if c['group'] is not None})
     matched = []  # one dict rank -> call per collective
@@ -103,7 +110,9 @@ def run(d):
             assert len(seqs[r]) == n, ('different numbers of collectives in group', g)
         matched += [{r: seqs[r][i] for r in rs} for i in range(n)]
     out = {'ranks': {}, 'collectives': len(matched)}
-    per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[]) for r in rs}
+    per = {r: dict(comm_us=0.0, exposed_us=0.0, wait_us=0.0, transfer_us=0.0, last=0, caused_wait_us=0.0, late=0.0, ends=[],
+                   peer_wait_us=0.0) for r in rs}
+    gain = {r: {q: 0.0 for q in rs} for r in rs}  # gain[late rank][waiting rank]
     for cs in matched:
         k0 = cs[rs[0]]
         for r in rs:
@@ -114,6 +123,12 @@ def run(d):
         last = max(rs, key=lambda r: cs[r]['start'])
         for r in rs:
             p = per[r]
+            c = cs[r]
+            w = min(latest - c['start'], c['dur'])
+            pw = w - covered(ranks[r]['compute'], c['start'], c['start'] + w) if w > 0 else 0.0
+            p['peer_wait_us'] += pw
+            if latest - earliest > 50 and r != last:
+                gain[last][r] += pw
             p['wait_us'] += latest - cs[r]['start']
             p['transfer_us'] += transfer
             p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
@@ -143,6 +158,8 @@ def run(d):
     is_straggler = (per[s]['late_per_step_us'] >= max(0.1 * step, 500) and
                     all_late > 0 and per[s]['late_per_step_us'] / all_late >= 0.5)
     out['straggler'] = s if is_straggler else None
+    if is_straggler:
+        out['gain_bound_per_step_us'] = statistics.median(gain[s][r] for r in rs if r != s) / nsteps
     out['step_median_us'] = step
     return out
 

@@ -1,0 +1,36 @@
+package distributed
+
+import "slices"
+
+// Check is one cross-rank check: the run-level counterpart of an
+// analyze.Analyzer, named like one (its Name is the id of its findings),
+// listed with them by `tracelens analyzers` and selected with the same
+// --enable/--disable flags.
+type Check struct {
+	Name string
+	Doc  string
+}
+
+// Checks returns the cross-rank checks in the order Analyze runs them.
+func Checks() []Check {
+	return []Check{
+		{IDStraggler, "Finds the rank the others wait for in collectives: per matched collective, the last rank's arrival minus the median of the others' (over collectives it reaches more than 50 µs after the first), per step. " +
+			"It is a straggler when that is ≥ 10% of the median step and ≥ 500 µs per step, and ≥ 50% of all ranks' lateness. The saving is that lateness bounded by what the waiting ranks can gain: " +
+			"their wait for it less their own compute meanwhile, per step (the median over them). Judged step by step as steady, transient or shifting; explained by comparing the straggler's windows before the collectives with a reference rank's (host ranges, syncs, ops, kernels)."},
+		{IDExposedComm, "Per parallelism dimension (process group description), communication no compute kernel hides and that is not waiting for a late rank: reported when ≥ 5% of the step and ≥ 100 µs per rank per step; the saving is that time (better overlap: bucket sizes, prefetch)."},
+		{IDCommBandwidth, "Per dimension and collective kind, transfers slower than 2× the time the message (× NCCL's bus factor) takes at 80% of the device's link plus 20 µs, losing ≥ 5% of the step; the saving is the time over that."},
+	}
+}
+
+// IsCheck reports whether name is a cross-rank check.
+func IsCheck(name string) bool {
+	return slices.ContainsFunc(Checks(), func(c Check) bool { return c.Name == name })
+}
+
+// Selected reports whether check name runs under opt's selection.
+func (opt *Options) Selected(name string) bool {
+	if len(opt.Enable) > 0 && !slices.Contains(opt.Enable, name) {
+		return false
+	}
+	return !slices.Contains(opt.Disable, name)
+}

@@ -1,0 +1,82 @@
+package distributed
+
+import "github.com/tracelens/tracelens/trace"
+
+// A rank that reaches a collective before the others launches its NCCL
+// kernel, which then spins until the last rank arrives: the GPU is "busy"
+// while the rank only waits. The part of that spin no compute kernel of
+// the rank hides is the rank's peer wait: time its own work does not need,
+// which the late rank's fix gives back (and no single-rank fix can).
+
+// PeerWaits returns the intervals, on the clock of run.Ranks[ri]'s own
+// trace, during which its communication kernels waited for the last rank
+// of their collective: from each matched kernel's start, for its wait
+// (Collective.Wait), at most the kernel. Sorted and disjoint; nil when
+// ri is out of range or nothing waited.
+func (run *Run) PeerWaits(ri int) []trace.Span {
+	if ri < 0 || ri >= len(run.Ranks) {
+		return nil
+	}
+	var out []trace.Span
+	for ci := range run.Collectives {
+		c := &run.Collectives[ci]
+		for i, p := range c.Participants {
+			if p != ri {
+				continue
+			}
+			if s, ok := run.waitSpan(c, i); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return unionOf(out)
+}
+
+// waitSpan is participant i's wait in c on its own clock.
+func (run *Run) waitSpan(c *Collective, i int) (trace.Span, bool) {
+	rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
+	w := min(c.Wait(i), rc.Dur())
+	if w <= 0 {
+		return trace.Span{}, false
+	}
+	return trace.Span{Start: rc.Start, End: rc.Start + trace.Time(w)}, true
+}
+
+// exposedWait is the part of participant i's wait in c during which no
+// compute kernel of its rank ran: what its step loses to the late rank.
+func (run *Run) exposedWait(c *Collective, i int) trace.Duration {
+	s, ok := run.waitSpan(c, i)
+	if !ok {
+		return 0
+	}
+	rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
+	return s.Dur() - overlap(rc.Under, s)
+}
+
+// gainBound is what the ranks other than s could gain per step if rank
+// index s were never late: over the collectives s arrived at last, each
+// other rank's exposed wait (its wait less the compute it ran meanwhile:
+// its own work, which still runs after the fix), per step; the median
+// over those ranks. The straggler's saving is at most this.
+func (run *Run) gainBound(s int) trace.Duration {
+	gain := make([]trace.Duration, len(run.Ranks))
+	for ci := range run.Collectives {
+		c := &run.Collectives[ci]
+		l, spread := c.Last()
+		if spread <= lateSlack || c.Participants[l] != s {
+			continue
+		}
+		for i, p := range c.Participants {
+			if i != l {
+				gain[p] += run.exposedWait(c, i)
+			}
+		}
+	}
+	var others []trace.Duration
+	for i := range run.Ranks {
+		if i != s {
+			others = append(others, gain[i])
+		}
+	}
+	return median(others) / trace.Duration(run.stepCount())
+}
