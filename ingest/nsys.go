@@ -1,0 +1,269 @@
+package ingest
+
+// Nsight Systems SQLite exports (nsys export --type sqlite, nsys profile
+// --export=sqlite): the tables are read with sqlfile's B-tree walker and
+// mapped into the model. The schema differs between nsys versions (see
+// shared/traces/nsys/README.md): columns are found by name, tables and
+// columns that are absent are said in the trace's warnings, and rows
+// whose values have the wrong type are skipped and counted.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// The nsys tables the reader maps.
+const (
+	tabKernel  = "CUPTI_ACTIVITY_KIND_KERNEL"
+	tabRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME"
+	tabMemcpy  = "CUPTI_ACTIVITY_KIND_MEMCPY"
+	tabMemset  = "CUPTI_ACTIVITY_KIND_MEMSET"
+	tabNVTX    = "NVTX_EVENTS"
+	tabStrings = "StringIds"
+)
+
+// isSQLite reports whether b starts with the SQLite file header.
+func isSQLite(b []byte) bool {
+	return len(b) >= len(sqlfile.Magic) && string(b[:len(sqlfile.Magic)]) == sqlfile.Magic
+}
+
+// nsysReader builds a trace from one export.
+type nsysReader struct {
+	db      *sqlfile.DB
+	t       *trace.Trace
+	m       *merger
+	strs    map[int64]string
+	threads map[int64]trace.Index // by globalTid
+	pnames  map[int64]string      // process names by pid
+	tnames  map[int64]string      // thread names by globalTid
+	absent  []string
+	// used notes the devices GPU work ran on.
+	used map[int32]bool
+}
+
+// readNsys reads an Nsight Systems SQLite export of size bytes from r.
+func readNsys(r io.ReaderAt, size int64) (t *trace.Trace, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("internal error reading the Nsight Systems export: %v", p)
+		}
+	}()
+	db, err := sqlfile.Open(r, size)
+	if err != nil {
+		if errors.Is(err, sqlfile.ErrNotSQLite) {
+			return nil, &FormatError{Msg: err.Error()}
+		}
+		return nil, err
+	}
+	if db.Table(tabStrings) == nil || db.Table(tabKernel) == nil && db.Table(tabRuntime) == nil && db.Table(tabNVTX) == nil && db.Table("TARGET_INFO_GPU") == nil {
+		return nil, &FormatError{Msg: "a SQLite database, but not an Nsight Systems export: it has no StringIds table and none of " +
+			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " (its tables: " + tableList(db, 8) + ")"}
+	}
+	m := newMerger(1, 0, -1)
+	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}}
+	if err := nr.read(); err != nil {
+		return nil, err
+	}
+	return nr.t, nil
+}
+
+// tableList names up to n of db's tables.
+func tableList(db *sqlfile.DB, n int) string {
+	var names []string
+	for _, t := range db.Tables() {
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > n {
+		return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (nr *nsysReader) read() error {
+	t := nr.t
+	t.Meta.Format = "nsys"
+	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.kernels, nr.memcpys, nr.memsets, nr.nvtx, nr.devices}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	if len(nr.absent) > 0 {
+		t.Warnings = append(t.Warnings, "tables absent, read as empty (nsys leaves out tables without rows): "+strings.Join(nr.absent, ", "))
+	}
+	m := nr.m
+	m.sortAll()
+	nr.link()
+	m.nest()
+	m.steps()
+	for reason, c := range m.skips {
+		t.Skipped = append(t.Skipped, trace.Skip{Reason: reason, Count: c.count, FirstOffset: c.first})
+	}
+	slices.SortFunc(t.Skipped, func(a, b trace.Skip) int { return strings.Compare(a.Reason, b.Reason) })
+	if modelled(t) == 0 {
+		t.Warnings = append(t.Warnings, "the export holds no kernels, copies, CUDA API calls or NVTX ranges: nothing to analyze")
+	}
+	return nil
+}
+
+// cols binds a table's columns by name. A missing required column makes
+// the table unreadable (a warning says so and ok is false); a missing
+// optional one reads as absent, with a warning naming what is lost.
+type cols struct {
+	tab *sqlfile.Table
+	idx map[string]int
+}
+
+// open finds table name and binds its columns: required ones must all be
+// present; optional ones may be missing (named in one warning when lost
+// says what they carry). A table that is absent is noted, not an error.
+func (nr *nsysReader) open(name string, required, optional []string, lost string) (*cols, bool) {
+	tab := nr.db.Table(name)
+	if tab == nil {
+		nr.absent = append(nr.absent, name)
+		return nil, false
+	}
+	c := &cols{tab: tab, idx: map[string]int{}}
+	var missing []string
+	for _, n := range required {
+		if i := tab.Column(n); i >= 0 {
+			c.idx[n] = i
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		nr.t.Warnings = append(nr.t.Warnings, fmt.Sprintf("%s lacks the column(s) %s: its rows were not read", name, strings.Join(missing, ", ")))
+		return nil, false
+	}
+	var lostCols []string
+	for _, n := range optional {
+		if i := tab.Column(n); i >= 0 {
+			c.idx[n] = i
+		} else {
+			c.idx[n] = -1
+			if lost != "" {
+				lostCols = append(lostCols, n)
+			}
+		}
+	}
+	if len(lostCols) > 0 {
+		nr.t.Warnings = append(nr.t.Warnings, fmt.Sprintf("%s lacks the column(s) %s: %s", name, strings.Join(lostCols, ", "), lost))
+	}
+	return c, true
+}
+
+// scan reads every row of c's table, counting it under the table's name.
+func (nr *nsysReader) scan(c *cols, fn func(r *sqlfile.Row) error) error {
+	n := 0
+	err := nr.db.Scan(c.tab, func(r *sqlfile.Row) error {
+		n++
+		return fn(r)
+	})
+	nr.t.Events += n
+	if n > 0 {
+		nr.t.Categories = append(nr.t.Categories, trace.CategoryCount{Category: c.tab.Name, Count: n})
+	}
+	if err != nil {
+		return fmt.Errorf("reading table %s: %w", c.tab.Name, err)
+	}
+	return nil
+}
+
+// ints reads the named integer columns of r into dst; ok is false (and
+// the row is counted as skipped) if a present column holds a value that
+// is not an integer, or a required one is NULL.
+func (nr *nsysReader) ints(c *cols, r *sqlfile.Row, names []string, dst []int64, required int) bool {
+	for k, n := range names {
+		i := c.idx[n]
+		v, ok := r.Int(i)
+		if !ok {
+			if k >= required && (i < 0 || r.Type(i) == sqlfile.Null) {
+				dst[k] = 0
+				continue
+			}
+			what := "NULL"
+			if i >= 0 && r.Type(i) != sqlfile.Null {
+				what = "a " + r.Type(i).String()
+			}
+			nr.m.skipAt(fmt.Sprintf("%s row whose %s is %s", c.tab.Name, n, what), r.Offset)
+			return false
+		}
+		dst[k] = v
+	}
+	return true
+}
+
+// str returns the string a StringIds id names.
+func (nr *nsysReader) str(id int64) string { return nr.strs[id] }
+
+func (nr *nsysReader) readStrings() error {
+	nr.strs = map[int64]string{}
+	c, ok := nr.open(tabStrings, []string{"id", "value"}, nil, "")
+	if !ok {
+		return nil
+	}
+	vi := c.idx["value"]
+	return nr.scan(c, func(r *sqlfile.Row) error {
+		id, ok := r.Int(c.idx["id"])
+		if !ok {
+			id = r.Rowid
+		}
+		nr.strs[id] = string(r.Text(vi))
+		return nil
+	})
+}
+
+// thread returns the model's thread for an nsys globalTid, made on first
+// use: pid and tid are bits 24-47 and 0-23 (the bits above hold a
+// hardware/VM id, which differs between Linux and Windows exports).
+func (nr *nsysReader) thread(gtid int64) trace.Index {
+	if i, ok := nr.threads[gtid]; ok {
+		return i
+	}
+	pid, tid := gtid>>24&0xFFFFFF, gtid&0xFFFFFF
+	name := nr.tnames[gtid]
+	if name == "" {
+		name = nr.pnames[pid]
+	}
+	i := trace.Index(len(nr.t.Threads))
+	nr.t.Threads = append(nr.t.Threads, trace.Thread{PID: strconv.FormatInt(pid, 10), TID: strconv.FormatInt(tid, 10), Name: name})
+	nr.threads[gtid] = i
+	return i
+}
+
+// names reads process and thread names.
+func (nr *nsysReader) names() error {
+	if c, ok := nr.open("PROCESSES", []string{"globalPid", "name"}, nil, ""); ok {
+		err := nr.scan(c, func(r *sqlfile.Row) error {
+			if g, ok := r.Int(c.idx["globalPid"]); ok {
+				nr.pnames[g>>24&0xFFFFFF] = string(r.Text(c.idx["name"]))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if c, ok := nr.open("ThreadNames", []string{"nameId", "globalTid"}, nil, ""); ok {
+		return nr.scan(c, func(r *sqlfile.Row) error {
+			g, ok1 := r.Int(c.idx["globalTid"])
+			id, ok2 := r.Int(c.idx["nameId"])
+			if ok1 && ok2 {
+				nr.tnames[g] = nr.str(id)
+			}
+			return nil
+		})
+	}
+	return nil
+}
