@@ -63,8 +63,8 @@ func readNsys(r io.ReaderAt, size int64) (t *trace.Trace, err error) {
 		return nil, err
 	}
 	if db.Table(tabStrings) == nil || db.Table(tabKernel) == nil && db.Table(tabRuntime) == nil && db.Table(tabNVTX) == nil && db.Table("TARGET_INFO_GPU") == nil {
-		return nil, &FormatError{Msg: "a SQLite database, but not an Nsight Systems export: it has no StringIds table and none of " +
-			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " (its tables: " + tableList(db, 8) + ")"}
+		return nil, &FormatError{Msg: "a SQLite database, but not an Nsight Systems export: an export has a StringIds table and " +
+			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " or TARGET_INFO_GPU; this one has " + tableList(db, 8)}
 	}
 	m := newMerger(1, 0, -1)
 	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}}
@@ -163,13 +163,19 @@ func (nr *nsysReader) open(name string, required, optional []string, lost string
 	return c, true
 }
 
-// scan reads every row of c's table, counting it under the table's name.
+// scan reads every row of c's table; the rows of event tables are counted
+// as the trace's events, under the table's name.
 func (nr *nsysReader) scan(c *cols, fn func(r *sqlfile.Row) error) error {
 	n := 0
 	err := nr.db.Scan(c.tab, func(r *sqlfile.Row) error {
 		n++
 		return fn(r)
 	})
+	switch c.tab.Name {
+	case tabKernel, tabRuntime, tabMemcpy, tabMemset, tabNVTX: // events; the rest describe them
+	default:
+		return err
+	}
 	nr.t.Events += n
 	if n > 0 {
 		nr.t.Categories = append(nr.t.Categories, trace.CategoryCount{Category: c.tab.Name, Count: n})

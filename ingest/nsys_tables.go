@@ -118,6 +118,10 @@ func (nr *nsysReader) kernels() error {
 		if !nr.ints(c, r, kernelCols, v, 5) {
 			return nil
 		}
+		if v[1] < v[0] {
+			nr.m.skipAt(tabKernel+" row that ends before it starts", r.Offset)
+			return nil
+		}
 		name := nr.str(v[4])
 		if name == "" {
 			name = nr.str(v[7])
@@ -174,6 +178,10 @@ func (nr *nsysReader) memcpys() error {
 		if !nr.ints(c, r, memcpyCols, v, 6) {
 			return nil
 		}
+		if v[1] < v[0] {
+			nr.m.skipAt(tabMemcpy+" row that ends before it starts", r.Offset)
+			return nil
+		}
 		kind := copyKinds[v[5]]
 		src, dst := trace.MemUnknown, trace.MemUnknown
 		if c.idx["srcKind"] >= 0 && r.Type(c.idx["srcKind"]) != sqlfile.Null {
@@ -200,6 +208,10 @@ func (nr *nsysReader) memsets() error {
 	v := make([]int64, len(memsetCols))
 	return nr.scan(c, func(r *sqlfile.Row) error {
 		if !nr.ints(c, r, memsetCols, v, 5) {
+			return nil
+		}
+		if v[1] < v[0] {
+			nr.m.skipAt(tabMemset+" row that ends before it starts", r.Offset)
 			return nil
 		}
 		dst := trace.MemUnknown

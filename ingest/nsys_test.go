@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,4 +133,126 @@ func TestNsysExports(t *testing.T) {
 				tr.DeviceName(), n[0], n[1], n[2], len(tr.APICalls), len(tr.Annotations), len(tr.Threads), tr.Warnings, tr.Skipped)
 		})
 	}
+}
+
+// TestNsysSynthetic reads a small hand-made export (testdata/nsys/
+// synthetic.sql): 512-byte pages, a kernel name on overflow pages, a
+// start stored as text, a RUNTIME table without correlationId, NVTX text
+// by id, a mark and a range that never ended.
+func TestNsysSynthetic(t *testing.T) {
+	tr, err := ReadFile("testdata/nsys/synthetic.sqlite", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, tr)
+	if tr.Kernels() != 300 {
+		t.Errorf("%d kernels, want 300 (the row with a text start skipped)", tr.Kernels())
+	}
+	var total trace.Duration
+	long := 0
+	for i := range tr.GPU {
+		total += tr.GPU[i].Dur()
+		if len(tr.GPU[i].Name) == 3002 {
+			long++
+		}
+		if g := tr.GPU[i]; g.Grid != [3]int32{64, 1, 1} || g.Block != [3]int32{256, 1, 1} || g.Registers != 32 || g.SharedMem != 1024 {
+			t.Fatalf("launch configuration %v %v %d %d", g.Grid, g.Block, g.Registers, g.SharedMem)
+		}
+	}
+	if total != 164850 || long != 30 {
+		t.Errorf("kernel total %d ns, %d long names; want 164850, 30", total, long)
+	}
+	var names []string
+	for _, a := range tr.Annotations {
+		names = append(names, a.Name)
+	}
+	if strings.Join(names, ",") != "step,inner,step,step" {
+		t.Errorf("annotations %q", names)
+	}
+	if tr.APICalls[0].Name != "cudaLaunchKernel" || tr.Threads[0].PID != "1" || tr.Threads[0].TID != "77" {
+		t.Errorf("API call %q on thread %+v", tr.APICalls[0].Name, tr.Threads[0])
+	}
+	warnings := strings.Join(tr.Warnings, "\n")
+	for _, want := range []string{"CUPTI_ACTIVITY_KIND_RUNTIME lacks the column(s) correlationId", "no export metadata table", "tables absent"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	skips := map[string]int{}
+	for _, s := range tr.Skipped {
+		skips[s.Reason] = s.Count
+		if s.FirstOffset <= 0 {
+			t.Errorf("skip %q at byte %d", s.Reason, s.FirstOffset)
+		}
+	}
+	if skips["CUPTI_ACTIVITY_KIND_KERNEL row whose start is a TEXT"] != 1 || skips["NVTX ranges that never ended"] != 1 || skips["NVTX marks (instants: not modelled)"] != 1 {
+		t.Errorf("skipped %v", skips)
+	}
+}
+
+// TestNsysBadInput: a SQLite file that is no export, truncated and
+// corrupted exports are errors that say what is wrong, never a panic or
+// an empty trace.
+func TestNsysBadInput(t *testing.T) {
+	good, err := os.ReadFile("testdata/nsys/synthetic.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notNsys, _ := os.ReadFile("testdata/nsys/notnsys.sqlite")
+	corrupt := func(at int, b ...byte) []byte {
+		c := bytes.Clone(good)
+		copy(c[at:], b)
+		return c
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"not nsys", notNsys, "a SQLite database, but not an Nsight Systems export: an export has a StringIds table"},
+		{"header only", good[:100], "file size 100 is not a multiple of the page size 512"},
+		{"cut mid-page", good[:len(good)-100], "is not a multiple of the page size"},
+		{"cut at a page", good[:len(good)-1024], "the header says 61 pages but the file holds 59 (truncated)"},
+		{"bad page size", corrupt(16, 0x03, 0x00), "corrupt SQLite database at byte 16: page size 768"},
+		{"root page type", corrupt(512, 0x07), "has B-tree page type 0x7"},
+		{"UTF-16", corrupt(56, 0, 0, 0, 2), "UTF-16"},
+	}
+	for _, c := range cases {
+		_, err := Read(bytes.NewReader(c.in), "x.sqlite", Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Every cut of a real export fails cleanly or reads.
+	for n := 0; n < len(good); n += 509 {
+		if tr, err := Read(bytes.NewReader(good[:n]), "x", Options{}); err == nil {
+			checkModel(t, tr)
+		} else if strings.Contains(err.Error(), "internal error") {
+			t.Fatalf("cut at %d: %v", n, err)
+		}
+	}
+}
+
+// FuzzNsys feeds mutated SQLite files to the nsys reader: it must never
+// panic (readNsys turns a panic into an "internal error"), and what it
+// accepts must be a consistent model.
+func FuzzNsys(f *testing.F) {
+	good, err := os.ReadFile("testdata/nsys/synthetic.sqlite")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:4096])
+	notNsys, _ := os.ReadFile("testdata/nsys/notnsys.sqlite")
+	f.Add(notNsys)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		tr, err := readNsys(bytes.NewReader(in), int64(len(in)))
+		if err != nil {
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatal(err)
+			}
+			return
+		}
+		checkModel(t, tr)
+	})
 }

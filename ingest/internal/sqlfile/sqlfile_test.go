@@ -132,3 +132,31 @@ func TestParseCreate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScan opens mutated databases and scans every table: errors are
+// fine, panics and endless walks are not.
+func FuzzScan(f *testing.F) {
+	for _, p := range []string{"../../testdata/nsys/synthetic.sqlite", "../../testdata/nsys/notnsys.sqlite"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		db, err := Open(bytes.NewReader(in), int64(len(in)))
+		if err != nil {
+			return
+		}
+		for _, tb := range db.Tables() {
+			_ = db.Scan(tb, func(r *Row) error {
+				for i := range tb.Columns {
+					r.Int(i)
+					r.Float(i)
+					r.Text(i)
+				}
+				return nil
+			})
+		}
+	})
+}
