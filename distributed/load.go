@@ -99,8 +99,20 @@ func hasDistributedInfo(path string) bool {
 	return bytes.Contains(head[:n], []byte(`"distributedInfo"`))
 }
 
+// traceName reports whether a file in a run directory is a trace by its
+// name.
+func traceName(name string) bool {
+	for _, ext := range []string{".json", ".json.gz", ".sqlite", ".sqlite.gz"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // Files expands a run's arguments into trace files: a directory gives its
-// *.json and *.json.gz files (what tensorboard_trace_handler writes), a
+// *.json and *.json.gz files (what tensorboard_trace_handler writes) and
+// Nsight Systems exports (*.sqlite, *.sqlite.gz), a
 // pattern its matches, a file itself. The result is sorted and never
 // empty without an error.
 func Files(args []string) ([]string, error) {
@@ -116,13 +128,13 @@ func Files(args []string) ([]string, error) {
 			n := 0
 			for _, e := range ents {
 				name := e.Name()
-				if e.Type().IsRegular() && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")) {
+				if e.Type().IsRegular() && traceName(name) {
 					files = append(files, filepath.Join(a, name))
 					n++
 				}
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in the directory", a)
+				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in the directory", a)
 			}
 		case err == nil:
 			files = append(files, a)
