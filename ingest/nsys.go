@@ -44,6 +44,10 @@ type nsysReader struct {
 	pnames  map[int64]string      // process names by pid
 	tnames  map[int64]string      // thread names by globalTid
 	absent  []string
+	// lastTid and lastThread cache thread's last answer: rows of one
+	// thread come in runs.
+	lastTid    int64
+	lastThread trace.Index
 	// used notes the devices GPU work ran on.
 	used map[int32]bool
 }
@@ -67,7 +71,7 @@ func readNsys(r io.ReaderAt, size int64) (t *trace.Trace, err error) {
 			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " or TARGET_INFO_GPU; this one has " + tableList(db, 8)}
 	}
 	m := newMerger(1, 0, -1)
-	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}}
+	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None}
 	if err := nr.read(); err != nil {
 		return nil, err
 	}
@@ -102,6 +106,7 @@ func (nr *nsysReader) read() error {
 		t.Warnings = append(t.Warnings, "tables absent, read as empty (nsys leaves out tables without rows): "+strings.Join(nr.absent, ", "))
 	}
 	m := nr.m
+	nr.sortGPU()
 	m.sortAll()
 	nr.link()
 	m.nest()
@@ -122,6 +127,10 @@ func (nr *nsysReader) read() error {
 type cols struct {
 	tab *sqlfile.Table
 	idx map[string]int
+	// names are the columns asked for, required then optional; order
+	// their indexes (-1: absent), which ints reads rows by.
+	names []string
+	order []int
 }
 
 // open finds table name and binds its columns: required ones must all be
@@ -157,6 +166,10 @@ func (nr *nsysReader) open(name string, required, optional []string, lost string
 			}
 		}
 	}
+	c.names = append(append(c.names, required...), optional...)
+	for _, n := range c.names {
+		c.order = append(c.order, c.idx[n])
+	}
 	if len(lostCols) > 0 {
 		nr.t.Warnings = append(nr.t.Warnings, fmt.Sprintf("%s lacks the column(s) %s: %s", name, strings.Join(lostCols, ", "), lost))
 	}
@@ -186,12 +199,11 @@ func (nr *nsysReader) scan(c *cols, fn func(r *sqlfile.Row) error) error {
 	return nil
 }
 
-// ints reads the named integer columns of r into dst; ok is false (and
-// the row is counted as skipped) if a present column holds a value that
-// is not an integer, or a required one is NULL.
-func (nr *nsysReader) ints(c *cols, r *sqlfile.Row, names []string, dst []int64, required int) bool {
-	for k, n := range names {
-		i := c.idx[n]
+// ints reads the integer columns open bound (c.names) of r into dst; ok
+// is false (and the row is counted as skipped) if a present column holds
+// a value that is not an integer, or a required one is NULL.
+func (nr *nsysReader) ints(c *cols, r *sqlfile.Row, dst []int64, required int) bool {
+	for k, i := range c.order {
 		v, ok := r.Int(i)
 		if !ok {
 			if k >= required && (i < 0 || r.Type(i) == sqlfile.Null) {
@@ -202,7 +214,7 @@ func (nr *nsysReader) ints(c *cols, r *sqlfile.Row, names []string, dst []int64,
 			if i >= 0 && r.Type(i) != sqlfile.Null {
 				what = "a " + r.Type(i).String()
 			}
-			nr.m.skipAt(fmt.Sprintf("%s row whose %s is %s", c.tab.Name, n, what), r.Offset)
+			nr.m.skipAt(fmt.Sprintf("%s row whose %s is %s", c.tab.Name, c.names[k], what), r.Offset)
 			return false
 		}
 		dst[k] = v
@@ -234,7 +246,11 @@ func (nr *nsysReader) readStrings() error {
 // use: pid and tid are bits 24-47 and 0-23 (the bits above hold a
 // hardware/VM id, which differs between Linux and Windows exports).
 func (nr *nsysReader) thread(gtid int64) trace.Index {
+	if gtid == nr.lastTid && nr.lastThread != trace.None {
+		return nr.lastThread
+	}
 	if i, ok := nr.threads[gtid]; ok {
+		nr.lastTid, nr.lastThread = gtid, i
 		return i
 	}
 	pid, tid := gtid>>24&0xFFFFFF, gtid&0xFFFFFF

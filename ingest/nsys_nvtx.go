@@ -39,7 +39,7 @@ func (nr *nsysReader) nvtx() error {
 	torch := false
 	v := make([]int64, len(nvtxCols))
 	err := nr.scan(c, func(r *sqlfile.Row) error {
-		if !nr.ints(c, r, nvtxCols, v, 2) {
+		if !nr.ints(c, r, v, 2) {
 			return nil
 		}
 		kind := v[1]
@@ -54,7 +54,7 @@ func (nr *nsysReader) nvtx() error {
 			return nil
 		}
 		text := r.Text(ti)
-		if text == nil && c.idx["textId"] >= 0 && r.Type(c.idx["textId"]) == sqlfile.Integer {
+		if text == nil && r.Type(c.order[4]) == sqlfile.Integer {
 			text = []byte(nr.str(v[4]))
 		}
 		name, ok := intern[string(text)]
@@ -63,7 +63,7 @@ func (nr *nsysReader) nvtx() error {
 			intern[name] = name
 			torch = torch || strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
 		}
-		if r.Type(c.idx["globalTid"]) != sqlfile.Integer {
+		if r.Type(c.order[3]) != sqlfile.Integer {
 			nr.m.skipAt("NVTX ranges without a thread", r.Offset)
 			return nil
 		}
@@ -71,7 +71,7 @@ func (nr *nsysReader) nvtx() error {
 			threadNames[v[3]] = name
 			return nil
 		}
-		if r.Type(c.idx["end"]) != sqlfile.Integer || v[2] < v[0] {
+		if r.Type(c.order[2]) != sqlfile.Integer || v[2] < v[0] {
 			nr.m.skipAt("NVTX ranges that never ended", r.Offset)
 			return nil
 		}
