@@ -86,3 +86,21 @@ func TestNsysBadInputExitsTwo(t *testing.T) {
 		}
 	}
 }
+
+// TestStepRange: --step-range NAME makes the NVTX ranges of that name the
+// steps; a name no range has is exit 2 naming the commonest ranges.
+func TestStepRange(t *testing.T) {
+	p := nsysExport(t, "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite.gz")
+	out, stderr, code := runCLI(t, nil, "info", "--step-range", "saxpy", p)
+	if code != 0 || !strings.Contains(out, "steps      5: #0 59.1µs") {
+		t.Errorf("info --step-range saxpy: exit %d, %s\n%s", code, stderr, out)
+	}
+	out, stderr, code = runCLI(t, nil, "findings", p, "--step-range", "saxpy")
+	if code != 0 || !strings.Contains(out, "5 steps") {
+		t.Errorf("findings --step-range saxpy: exit %d, %s\n%s", code, stderr, out)
+	}
+	_, stderr, code = runCLI(t, nil, "top", "--step-range", "nope", p)
+	if code != 2 || !strings.Contains(stderr, `no range named "nope" (the commonest ranges: "MPI_Send" ×10`) {
+		t.Errorf("--step-range nope: exit %d, %s", code, stderr)
+	}
+}
