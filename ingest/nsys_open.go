@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -14,6 +15,21 @@ import (
 // sniffSize is how much of an input is read to tell a SQLite database
 // (plain or gzipped) from JSON.
 const sniffSize = 64 << 10
+
+// lfsPrefix starts a Git LFS pointer file, what a clone without git lfs
+// leaves in place of a large file.
+const lfsPrefix = "version https://git-lfs.github.com/spec/"
+
+// lfsError describes a Git LFS pointer (head is the file's start).
+func lfsError(head []byte) error {
+	size := ""
+	for _, line := range strings.Split(string(head), "\n") {
+		if v, ok := strings.CutPrefix(line, "size "); ok {
+			size = " of " + strings.TrimSpace(v) + " bytes"
+		}
+	}
+	return &FormatError{Msg: "a Git LFS pointer, not the trace" + size + ": fetch the file with git lfs pull"}
+}
 
 // sqliteHead reports whether head, the start of an input, is a SQLite
 // database, or a gzip stream whose content starts like one.
@@ -40,6 +56,9 @@ func sqliteHead(head []byte) (sqlite, gz bool) {
 func readFileNsys(f *os.File, size int64) (t *trace.Trace, ok bool, err error) {
 	head := make([]byte, min(size, sniffSize))
 	n, _ := f.ReadAt(head, 0)
+	if bytes.HasPrefix(head[:n], []byte(lfsPrefix)) {
+		return nil, true, lfsError(head[:n])
+	}
 	sqlite, gz := sqliteHead(head[:n])
 	if !sqlite {
 		return nil, false, nil
@@ -48,12 +67,46 @@ func readFileNsys(f *os.File, size int64) (t *trace.Trace, ok bool, err error) {
 		t, err = readNsys(f, size)
 		return t, true, err
 	}
-	b, err := gunzipAll(io.NewSectionReader(f, 0, size))
-	if err != nil {
-		return nil, true, err
-	}
-	t, err = readNsys(bytes.NewReader(b), int64(len(b)))
+	t, err = readSpooled(io.NewSectionReader(f, 0, size), true)
 	return t, true, err
+}
+
+// readSpooled reads an export that cannot be read in place (gzipped, or
+// from a pipe): decompressed if gz, it is copied to a temporary file
+// (removed before returning; the page cache holds it, not the heap), or
+// into memory if no temporary file can be made.
+func readSpooled(r io.Reader, gz bool) (*trace.Trace, error) {
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("not a valid gzip file: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	tmp, err := os.CreateTemp("", "tracelens-*.sqlite")
+	if err != nil {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, spoolError(err, gz, int64(len(b)))
+		}
+		return readNsys(bytes.NewReader(b), int64(len(b)))
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, r)
+	if err != nil {
+		return nil, spoolError(err, gz, n)
+	}
+	return readNsys(tmp, n)
+}
+
+// spoolError names a failure to copy an export out of its stream.
+func spoolError(err error, gz bool, at int64) error {
+	if gz {
+		return fmt.Errorf("corrupt gzip data after %d decompressed bytes: %w", at, err)
+	}
+	return err
 }
 
 // readStreamNsys reads r if it is an Nsight Systems SQLite export; if it
@@ -73,6 +126,9 @@ func readStreamNsys(r io.Reader) (t *trace.Trace, rest io.Reader, err error) {
 		return nil, nil, err
 	}
 	head = head[:n]
+	if bytes.HasPrefix(head, []byte(lfsPrefix)) {
+		return nil, nil, lfsError(head)
+	}
 	sqlite, gz := sqliteHead(head)
 	if !sqlite {
 		if at >= 0 {
@@ -82,30 +138,13 @@ func readStreamNsys(r io.Reader) (t *trace.Trace, rest io.Reader, err error) {
 		}
 		return nil, io.MultiReader(bytes.NewReader(head), r), nil
 	}
-	all := io.MultiReader(bytes.NewReader(head), r)
-	var b []byte
-	if gz {
-		b, err = gunzipAll(all)
-	} else {
-		b, err = io.ReadAll(all)
+	if ra, ok := r.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok && at == 0 && !gz {
+		t, err = readNsys(ra, ra.Size()) // in memory already (bytes.Reader)
+		return t, nil, err
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err = readNsys(bytes.NewReader(b), int64(len(b)))
+	t, err = readSpooled(io.MultiReader(bytes.NewReader(head), r), gz)
 	return t, nil, err
-}
-
-// gunzipAll decompresses every gzip member of r.
-func gunzipAll(r io.Reader) ([]byte, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("not a valid gzip file: %w", err)
-	}
-	defer zr.Close()
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("corrupt gzip data after %d decompressed bytes: %w", len(b), err)
-	}
-	return b, nil
 }

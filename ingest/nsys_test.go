@@ -3,6 +3,8 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -255,4 +257,32 @@ func FuzzNsys(f *testing.F) {
 		}
 		checkModel(t, tr)
 	})
+}
+
+// TestNsysStreams reads an export from a pipe-like reader (spooled to a
+// temporary file), gzipped and plain, and says what a Git LFS pointer is.
+func TestNsysStreams(t *testing.T) {
+	good, err := os.ReadFile("testdata/nsys/synthetic.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(good)
+	zw.Close()
+	for name, in := range map[string][]byte{"plain": good, "gzip": zb.Bytes()} {
+		tr, err := Read(struct{ io.Reader }{bytes.NewReader(in)}, name, Options{})
+		if err != nil || tr.Kernels() != 300 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Read(bytes.NewReader(zb.Bytes()[:zb.Len()-40]), "cut.gz", Options{}); err == nil || !strings.Contains(err.Error(), "corrupt gzip data after") {
+		t.Errorf("cut gzip: %v", err)
+	}
+	lfs := "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 2011136\n"
+	p := filepath.Join(t.TempDir(), "report.sqlite")
+	os.WriteFile(p, []byte(lfs), 0o644)
+	if _, err := ReadFile(p, Options{}); err == nil || !strings.Contains(err.Error(), "report.sqlite: a Git LFS pointer, not the trace of 2011136 bytes: fetch the file with git lfs pull") {
+		t.Errorf("LFS pointer: %v", err)
+	}
 }
