@@ -144,7 +144,7 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 			}
 			total = st.Size()
 		}
-		if t, ok, err := readFileNsys(f, total); ok {
+		if t, ok, err := readFileNsys(f, total, opt.Workers); ok {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -155,7 +155,7 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 		opt.expect = jsonSize(f, total)
 	}
 	if path == "-" {
-		t, rest, err := readStreamNsys(r)
+		t, rest, err := readStreamNsys(r, opt.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -182,7 +182,7 @@ func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		total = sz.Size()
 	}
-	t, rest, err := readStreamNsys(r)
+	t, rest, err := readStreamNsys(r, opt.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,8 @@ type nsysReader struct {
 	pnames  map[int64]string      // process names by pid
 	tnames  map[int64]string      // thread names by globalTid
 	absent  []string
+	// workers is how many goroutines read an event table.
+	workers int
 	// lastTid and lastThread cache thread's last answer: rows of one
 	// thread come in runs.
 	lastTid    int64
@@ -53,7 +56,7 @@ type nsysReader struct {
 }
 
 // readNsys reads an Nsight Systems SQLite export of size bytes from r.
-func readNsys(r io.ReaderAt, size int64) (t *trace.Trace, err error) {
+func readNsys(r io.ReaderAt, size int64, workers int) (t *trace.Trace, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			t, err = nil, fmt.Errorf("internal error reading the Nsight Systems export: %v", p)
@@ -71,7 +74,10 @@ func readNsys(r io.ReaderAt, size int64) (t *trace.Trace, err error) {
 			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " or TARGET_INFO_GPU; this one has " + tableList(db, 8)}
 	}
 	m := newMerger(1, 0, -1)
-	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None}
+	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None, workers: workers}
+	if nr.workers <= 0 {
+		nr.workers = runtime.GOMAXPROCS(0)
+	}
 	if err := nr.read(); err != nil {
 		return nil, err
 	}
@@ -176,50 +182,13 @@ func (nr *nsysReader) open(name string, required, optional []string, lost string
 	return c, true
 }
 
-// scan reads every row of c's table; the rows of event tables are counted
-// as the trace's events, under the table's name.
+// scan reads every row of c's table, serially: the small tables that
+// describe the events (the event tables are read by scanEvents).
 func (nr *nsysReader) scan(c *cols, fn func(r *sqlfile.Row) error) error {
-	n := 0
-	err := nr.db.Scan(c.tab, func(r *sqlfile.Row) error {
-		n++
-		return fn(r)
-	})
-	switch c.tab.Name {
-	case tabKernel, tabRuntime, tabMemcpy, tabMemset, tabNVTX: // events; the rest describe them
-	default:
-		return err
-	}
-	nr.t.Events += n
-	if n > 0 {
-		nr.t.Categories = append(nr.t.Categories, trace.CategoryCount{Category: c.tab.Name, Count: n})
-	}
-	if err != nil {
+	if err := nr.db.Scan(c.tab, fn); err != nil {
 		return fmt.Errorf("reading table %s: %w", c.tab.Name, err)
 	}
 	return nil
-}
-
-// ints reads the integer columns open bound (c.names) of r into dst; ok
-// is false (and the row is counted as skipped) if a present column holds
-// a value that is not an integer, or a required one is NULL.
-func (nr *nsysReader) ints(c *cols, r *sqlfile.Row, dst []int64, required int) bool {
-	for k, i := range c.order {
-		v, ok := r.Int(i)
-		if !ok {
-			if k >= required && (i < 0 || r.Type(i) == sqlfile.Null) {
-				dst[k] = 0
-				continue
-			}
-			what := "NULL"
-			if i >= 0 && r.Type(i) != sqlfile.Null {
-				what = "a " + r.Type(i).String()
-			}
-			nr.m.skipAt(fmt.Sprintf("%s row whose %s is %s", c.tab.Name, c.names[k], what), r.Offset)
-			return false
-		}
-		dst[k] = v
-	}
-	return true
 }
 
 // str returns the string a StringIds id names.

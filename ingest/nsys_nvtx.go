@@ -34,60 +34,67 @@ func (nr *nsysReader) nvtx() error {
 		return nil
 	}
 	ti := c.tab.Column("text")
-	intern := map[string]string{}
-	threadNames := map[int64]string{}
-	torch := false
-	v := make([]int64, len(nvtxCols))
-	err := nr.scan(c, func(r *sqlfile.Row) error {
-		if !nr.ints(c, r, v, 2) {
-			return nil
-		}
-		kind := v[1]
-		if kind != nvtxPushPop && kind != nvtxStartEnd && kind != nvtxThreadName {
-			switch kind {
-			case nvtxMark:
-				nr.m.skipAt("NVTX marks (instants: not modelled)", r.Offset)
-			case nvtxDomain:
-			default:
-				nr.m.skipAt("NVTX events of other types", r.Offset)
-			}
-			return nil
-		}
-		text := r.Text(ti)
-		if text == nil && r.Type(c.order[4]) == sqlfile.Integer {
-			text = []byte(nr.str(v[4]))
-		}
-		name, ok := intern[string(text)]
-		if !ok {
-			name = string(text)
-			intern[name] = name
-			torch = torch || strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
-		}
-		if r.Type(c.order[3]) != sqlfile.Integer {
-			nr.m.skipAt("NVTX ranges without a thread", r.Offset)
-			return nil
-		}
-		if kind == nvtxThreadName {
-			threadNames[v[3]] = name
-			return nil
-		}
-		if r.Type(c.order[2]) != sqlfile.Integer || v[2] < v[0] {
-			nr.m.skipAt("NVTX ranges that never ended", r.Offset)
-			return nil
-		}
-		nr.t.Annotations = append(nr.t.Annotations, trace.Annotation{
-			Span:   trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[2])},
-			Thread: nr.thread(v[3]),
-		})
-		return nil
+	ranges, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.Annotation) []trace.Annotation {
+		return w.nvtxRow(r, ti, out)
 	})
-	for gtid, name := range threadNames {
-		if i, ok := nr.threads[gtid]; ok && nr.t.Threads[i].Name == "" {
-			nr.t.Threads[i].Name = name
+	if err != nil {
+		return err
+	}
+	nr.threadsOf(ws, func(i int, th trace.Index) { ranges[i].Thread = th })
+	nr.t.Annotations = append(nr.t.Annotations, ranges...)
+	for _, w := range ws {
+		for gtid, name := range w.threadNames {
+			if i, ok := nr.threads[gtid]; ok && nr.t.Threads[i].Name == "" {
+				nr.t.Threads[i].Name = name
+			}
+		}
+		if w.torch {
+			nr.t.Meta.Framework = "PyTorch"
 		}
 	}
-	if torch {
-		nr.t.Meta.Framework = "PyTorch"
+	return nil
+}
+
+// nvtxRow reads one NVTX_EVENTS row (text in column ti): a range is
+// appended to out, a thread name noted.
+func (w *nsWorker) nvtxRow(r *sqlfile.Row, ti int, out []trace.Annotation) []trace.Annotation {
+	v, order := w.v, w.c.order
+	if !w.ints(r, 2) {
+		return out
 	}
-	return err
+	kind := v[1]
+	if kind != nvtxPushPop && kind != nvtxStartEnd && kind != nvtxThreadName {
+		switch kind {
+		case nvtxMark:
+			w.skip("NVTX marks (instants: not modelled)", r.Offset)
+		case nvtxDomain:
+		default:
+			w.skip("NVTX events of other types", r.Offset)
+		}
+		return out
+	}
+	text := r.Text(ti)
+	if text == nil && r.Type(order[4]) == sqlfile.Integer {
+		text = []byte(w.nr.str(v[4]))
+	}
+	name, ok := w.intern[string(text)]
+	if !ok {
+		name = string(text)
+		w.intern[name] = name
+		w.torch = w.torch || strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
+	}
+	if r.Type(order[3]) != sqlfile.Integer {
+		w.skip("NVTX ranges without a thread", r.Offset)
+		return out
+	}
+	if kind == nvtxThreadName {
+		w.threadNames[v[3]] = name
+		return out
+	}
+	if r.Type(order[2]) != sqlfile.Integer || v[2] < v[0] {
+		w.skip("NVTX ranges that never ended", r.Offset)
+		return out
+	}
+	w.gtids = append(w.gtids, v[3])
+	return append(out, trace.Annotation{Span: trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[2])}})
 }

@@ -53,7 +53,7 @@ func sqliteHead(head []byte) (sqlite, gz bool) {
 // export, plain or gzipped; ok is false for any other content. A plain
 // database is read in place, page by page; a gzipped one is decompressed
 // into memory first (SQLite's format needs random access).
-func readFileNsys(f *os.File, size int64) (t *trace.Trace, ok bool, err error) {
+func readFileNsys(f *os.File, size int64, workers int) (t *trace.Trace, ok bool, err error) {
 	head := make([]byte, min(size, sniffSize))
 	n, _ := f.ReadAt(head, 0)
 	if bytes.HasPrefix(head[:n], []byte(lfsPrefix)) {
@@ -64,10 +64,10 @@ func readFileNsys(f *os.File, size int64) (t *trace.Trace, ok bool, err error) {
 		return nil, false, nil
 	}
 	if !gz {
-		t, err = readNsys(f, size)
+		t, err = readNsys(f, size, workers)
 		return t, true, err
 	}
-	t, err = readSpooled(io.NewSectionReader(f, 0, size), true)
+	t, err = readSpooled(io.NewSectionReader(f, 0, size), true, workers)
 	return t, true, err
 }
 
@@ -75,7 +75,7 @@ func readFileNsys(f *os.File, size int64) (t *trace.Trace, ok bool, err error) {
 // from a pipe): decompressed if gz, it is copied to a temporary file
 // (removed before returning; the page cache holds it, not the heap), or
 // into memory if no temporary file can be made.
-func readSpooled(r io.Reader, gz bool) (*trace.Trace, error) {
+func readSpooled(r io.Reader, gz bool, workers int) (*trace.Trace, error) {
 	if gz {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -90,7 +90,7 @@ func readSpooled(r io.Reader, gz bool) (*trace.Trace, error) {
 		if err != nil {
 			return nil, spoolError(err, gz, int64(len(b)))
 		}
-		return readNsys(bytes.NewReader(b), int64(len(b)))
+		return readNsys(bytes.NewReader(b), int64(len(b)), workers)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -98,7 +98,7 @@ func readSpooled(r io.Reader, gz bool) (*trace.Trace, error) {
 	if err != nil {
 		return nil, spoolError(err, gz, n)
 	}
-	return readNsys(tmp, n)
+	return readNsys(tmp, n, workers)
 }
 
 // spoolError names a failure to copy an export out of its stream.
@@ -112,7 +112,7 @@ func spoolError(err error, gz bool, at int64) error {
 // readStreamNsys reads r if it is an Nsight Systems SQLite export; if it
 // is not, rest reads the input again from its start (r itself, rewound,
 // when it can seek; else the bytes sniffed followed by the rest of r).
-func readStreamNsys(r io.Reader) (t *trace.Trace, rest io.Reader, err error) {
+func readStreamNsys(r io.Reader, workers int) (t *trace.Trace, rest io.Reader, err error) {
 	var at int64 = -1
 	seeker, canSeek := r.(io.Seeker)
 	if canSeek {
@@ -142,9 +142,9 @@ func readStreamNsys(r io.Reader) (t *trace.Trace, rest io.Reader, err error) {
 		io.ReaderAt
 		Size() int64
 	}); ok && at == 0 && !gz {
-		t, err = readNsys(ra, ra.Size()) // in memory already (bytes.Reader)
+		t, err = readNsys(ra, ra.Size(), workers) // in memory already (bytes.Reader)
 		return t, nil, err
 	}
-	t, err = readSpooled(io.MultiReader(bytes.NewReader(head), r), gz)
+	t, err = readSpooled(io.MultiReader(bytes.NewReader(head), r), gz, workers)
 	return t, nil, err
 }

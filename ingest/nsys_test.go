@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,9 +78,18 @@ func nsysRefs(t testing.TB) []nsysRef {
 func TestNsysExports(t *testing.T) {
 	for _, ref := range nsysRefs(t) {
 		t.Run(ref.file, func(t *testing.T) {
-			tr, err := ReadFile(filepath.Join(nsysDir, ref.file), Options{})
+			tr, err := ReadFile(filepath.Join(nsysDir, ref.file), Options{Workers: 3})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Tables are read in parallel parts: the model must not
+			// depend on how many.
+			serial, err := ReadFile(filepath.Join(nsysDir, ref.file), Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(tr, serial) {
+				t.Error("the model read by 3 workers differs from the one read by 1")
 			}
 			if tr.Meta.Format != "nsys" {
 				t.Errorf("format %q", tr.Meta.Format)
@@ -248,7 +258,7 @@ func FuzzNsys(f *testing.F) {
 	notNsys, _ := os.ReadFile("testdata/nsys/notnsys.sqlite")
 	f.Add(notNsys)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		tr, err := readNsys(bytes.NewReader(in), int64(len(in)))
+		tr, err := readNsys(bytes.NewReader(in), int64(len(in)), 2)
 		if err != nil {
 			if strings.Contains(err.Error(), "internal error") {
 				t.Fatal(err)

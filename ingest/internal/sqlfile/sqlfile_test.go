@@ -90,6 +90,27 @@ func TestTableRowCounts(t *testing.T) {
 				if n != w.rows {
 					t.Errorf("%s: %d rows, want %d", name, n, w.rows)
 				}
+				// The parts of a table, in order, are its rows in order.
+				parts, err := db.Partitions(tb, 3)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				n, last := 0, int64(-1<<63)
+				for _, p := range parts {
+					err := db.ScanPart(p, func(r *Row) error {
+						if r.Rowid <= last {
+							t.Fatalf("%s: rowid %d after %d", name, r.Rowid, last)
+						}
+						n, last = n+1, r.Rowid
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if n != w.rows {
+					t.Errorf("%s: %d rows in %d parts, want %d", name, n, len(parts), w.rows)
+				}
 			}
 		})
 	}
