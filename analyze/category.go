@@ -369,23 +369,31 @@ func (e *tritonEvidence) launch(g int) bool {
 // stack returns the verdict of the Python stack from frame f outwards.
 func (e *tritonEvidence) stack(f trace.Index) int8 {
 	t := e.t
+	return e.walk(f, func(i trace.Index) trace.Index { return t.Frames[i].Parent }, e.frames,
+		func(i trace.Index) int8 { return frameVerdict(t.Frames[i].Name) })
+}
+
+// walk follows parent links from start to the first element with a
+// verdict (remembered in memo when e.remember, for every element passed),
+// stackSilent when none has one.
+func (e *tritonEvidence) walk(start trace.Index, parent func(trace.Index) trace.Index, memo []int8, verdict func(trace.Index) int8) int8 {
 	res := stackSilent
 	var seen []trace.Index
-	for cur, n := f, 0; cur != trace.None && n < 1<<12; cur, n = t.Frames[cur].Parent, n+1 {
+	for cur, n := start, 0; cur != trace.None && n < 1<<12; cur, n = parent(cur), n+1 {
 		if e.remember {
-			if v := e.frames[cur]; v != stackUnseen {
+			if v := memo[cur]; v != stackUnseen {
 				res = v
 				break
 			}
 			seen = append(seen, cur)
 		}
-		if v := frameVerdict(t.Frames[cur].Name); v != stackSilent {
+		if v := verdict(cur); v != stackSilent {
 			res = v
 			break
 		}
 	}
 	for _, s := range seen {
-		e.frames[s] = res
+		memo[s] = res
 	}
 	return res
 }
@@ -418,25 +426,12 @@ func frameVerdict(name string) int8 {
 // op reports whether op i or one enclosing it says Triton or Inductor.
 func (e *tritonEvidence) op(i trace.Index) bool {
 	t := e.t
-	res := stackSilent
-	var seen []trace.Index
-	for cur, n := i, 0; cur != trace.None && n < 1<<12; cur, n = t.Ops[cur].Parent, n+1 {
-		if e.remember {
-			if v := e.ops[cur]; v != stackUnseen {
-				res = v
-				break
-			}
-			seen = append(seen, cur)
+	return e.walk(i, func(i trace.Index) trace.Index { return t.Ops[i].Parent }, e.ops, func(i trace.Index) int8 {
+		if tritonOp(t.Ops[i].Name) {
+			return stackTriton
 		}
-		if tritonOp(t.Ops[cur].Name) {
-			res = stackTriton
-			break
-		}
-	}
-	for _, s := range seen {
-		e.ops[s] = res
-	}
-	return res == stackTriton
+		return stackSilent
+	}) == stackTriton
 }
 
 // tritonOp reports whether an op's name says the kernels launched inside it

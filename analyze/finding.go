@@ -440,6 +440,12 @@ func (r *Result) Headline() Headline {
 	switch {
 	case r.Summary.StepsSynthetic:
 		h.StepNote = "whole trace: no step markers"
+	case ss.SteadySteps == 1 && ss.Count == 1 && r.Summary.FirstStepIsFirstExecution:
+		// Nothing ran before it: the only step is also the first
+		// execution, with whatever warm-up that carries.
+		h.StepNote = "the only step, the program's first iteration: may include warm-up"
+	case ss.SteadySteps == 1 && r.Summary.ProfiledFrom > 0:
+		h.StepNote = fmt.Sprintf("the only step, after %d unprofiled", r.Summary.ProfiledFrom)
 	case ss.SteadySteps == 1:
 		h.StepNote = "the only step"
 	}

@@ -231,26 +231,11 @@ func (ix *index) newLedgerIndex() *ledgerIndex {
 func (ix *index) ledgerHostWork(li *ledgerIndex) {
 	t := ix.t
 	for i := range t.Ops {
-		o := &t.Ops[i]
-		switch {
-		case strings.Contains(o.Name, "pin_memory"):
-			li.host[srcData].add(o.Span)
-		case profilerName(o.Name):
-			li.host[srcProfiler].add(o.Span)
-		default:
-			li.host[srcFramework].add(o.Span)
-		}
+		li.host[hostRangeSource(t.Ops[i].Name, false)].add(t.Ops[i].Span)
 	}
 	for i := range t.Annotations {
-		a := &t.Annotations[i]
-		switch {
-		case a.GPU || strings.HasPrefix(a.Name, "ProfilerStep#") || compileEvent(a.Name):
-		case dataName(a.Name) && !optimizerRange(a.Name):
-			li.host[srcData].add(a.Span)
-		case profilerName(a.Name):
-			li.host[srcProfiler].add(a.Span)
-		default:
-			li.host[srcFramework].add(a.Span)
+		if a := &t.Annotations[i]; !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
+			li.host[hostRangeSource(a.Name, true)].add(a.Span)
 		}
 	}
 	for i := range t.Frames {
@@ -265,6 +250,19 @@ func (ix *index) ledgerHostWork(li *ledgerIndex) {
 			li.host[srcFramework].add(f.Span)
 		}
 	}
+}
+
+// hostRangeSource is the ledger source an op or (rng) a record_function
+// range counts towards: data loading (pin_memory, data-named ranges), the
+// profiler's own ranges, or framework host work.
+func hostRangeSource(name string, rng bool) ledgerSource {
+	switch {
+	case strings.Contains(name, "pin_memory") || rng && dataName(name) && !optimizerRange(name):
+		return srcData
+	case profilerName(name):
+		return srcProfiler
+	}
+	return srcFramework
 }
 
 // profilerName reports whether an op or range is the profiler's own

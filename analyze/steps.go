@@ -133,6 +133,15 @@ func stepRange(a *trace.Annotation) bool {
 // record_function ranges launching GPU work form on one host thread.
 func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Span, string) {
 	seqs := map[trace.Index][]unitElem{}
+	topLevelLaunchingRanges(t, lc, func(a *trace.Annotation) {
+		seqs[a.Thread] = append(seqs[a.Thread], unitElem{key: a.Name, span: a.Span})
+	})
+	return loopByThread(seqs, func(e unitElem) string { return e.key })
+}
+
+// topLevelLaunchingRanges calls f, in trace order, for each top-level
+// record_function range (see stepRange) that launches GPU work.
+func topLevelLaunchingRanges(t *trace.Trace, lc map[trace.Index][]trace.Time, f func(a *trace.Annotation)) {
 	var outer trace.Span
 	outerTh := trace.None
 	for i := range t.Annotations {
@@ -147,10 +156,9 @@ func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Sp
 		}
 		outer, outerTh = a.Span, a.Thread
 		if launchesIn(lc, a.Thread, a.Span) > 0 {
-			seqs[a.Thread] = append(seqs[a.Thread], unitElem{key: a.Name, span: a.Span})
+			f(a)
 		}
 	}
-	return loopByThread(seqs, func(e unitElem) string { return e.key })
 }
 
 // rangeGroups groups the top-level record_function ranges that launch GPU
@@ -159,22 +167,7 @@ func repeatedRanges(t *trace.Trace, lc map[trace.Index][]trace.Time) ([]trace.Sp
 // (names that differ are different things: repeatedRanges).
 func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*stepCandidate {
 	cands := map[string]*stepCandidate{}
-	var outer trace.Span
-	outerTh := trace.None
-	for i := range t.Annotations {
-		a := &t.Annotations[i]
-		if !stepRange(a) {
-			continue
-		}
-		// Annotations are sorted by thread then start, longest first: a
-		// range inside the last top-level one is nested.
-		if a.Thread == outerTh && outer.Contains(a.Span) {
-			continue
-		}
-		outer, outerTh = a.Span, a.Thread
-		if launchesIn(lc, a.Thread, a.Span) == 0 {
-			continue
-		}
+	topLevelLaunchingRanges(t, lc, func(a *trace.Annotation) {
 		key := strings.TrimRight(a.Name, "0123456789")
 		c := cands[key]
 		if c == nil {
@@ -187,7 +180,7 @@ func rangeGroups(t *trace.Trace, lc map[trace.Index][]trace.Time) map[string]*st
 		c.spans = append(c.spans, a.Span)
 		c.total += a.Dur()
 		c.thread = a.Thread
-	}
+	})
 	return cands
 }
 

@@ -99,21 +99,12 @@ func hasDistributedInfo(path string) bool {
 	return bytes.Contains(head[:n], []byte(`"distributedInfo"`))
 }
 
-// traceName reports whether a file in a run directory is a trace by its
-// name.
-func traceName(name string) bool {
-	for _, ext := range []string{".json", ".json.gz", ".sqlite", ".sqlite.gz"} {
-		if strings.HasSuffix(name, ext) {
-			return true
-		}
-	}
-	return false
-}
-
 // Files expands a run's arguments into trace files: a directory gives its
 // *.json and *.json.gz files (what tensorboard_trace_handler writes) and
-// Nsight Systems exports (*.sqlite, *.sqlite.gz), a
-// pattern its matches, a file itself. The result is sorted and never
+// Nsight Systems exports (*.sqlite, *.sqlite.gz: ingest.IsTraceName), a
+// pattern its matches, a file itself. From a directory or a pattern only
+// regular files are taken, directly or through symlinks
+// (ingest.IsTraceEntry): a FIFO, socket or device is skipped. The result is sorted and never
 // empty without an error.
 func Files(args []string) ([]string, error) {
 	var files []string
@@ -127,9 +118,8 @@ func Files(args []string) ([]string, error) {
 			}
 			n := 0
 			for _, e := range ents {
-				name := e.Name()
-				if e.Type().IsRegular() && traceName(name) {
-					files = append(files, filepath.Join(a, name))
+				if p := filepath.Join(a, e.Name()); ingest.IsTraceEntry(p, e) {
+					files = append(files, p)
 					n++
 				}
 			}
@@ -143,6 +133,9 @@ func Files(args []string) ([]string, error) {
 			if gerr != nil {
 				return nil, fmt.Errorf("%s: bad pattern: %w", a, gerr)
 			}
+			// Only regular files: a FIFO or device among the matches
+			// would block the run (ingest.IsTraceEntry).
+			m = slices.DeleteFunc(m, func(p string) bool { return !ingest.IsRegularFile(p) })
 			if len(m) == 0 {
 				return nil, fmt.Errorf("%s: no file matches the pattern", a)
 			}

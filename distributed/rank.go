@@ -20,7 +20,10 @@ type Rank struct {
 	RankFrom string
 	// WorldSize is distributedInfo.world_size, 0 when absent.
 	WorldSize int
-	Source    string
+	// BaseTime is the trace's baseTimeNanoseconds (Kineto): its clock
+	// plus BaseTime is the wall clock. 0 when absent.
+	BaseTime int64
+	Source   string
 	// Bytes is the JSON size read.
 	Bytes  int64
 	Device string
@@ -114,7 +117,7 @@ func rankFromName(path string) int {
 
 // compact builds the Rank of one trace. sc holds what the scanner saw.
 func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *regexp.Regexp) *Rank {
-	r := &Rank{Rank: -1, Source: path, Bytes: size, Device: sc.names.of(t.DeviceName()), Span: t.Span(), Events: t.Events, Format: sc.names.of(t.Meta.Format)}
+	r := &Rank{Rank: -1, Source: path, Bytes: size, BaseTime: t.Meta.BaseTimeNanoseconds, Device: sc.names.of(t.DeviceName()), Span: t.Span(), Events: t.Events, Format: sc.names.of(t.Meta.Format)}
 	if sc.dist != nil {
 		d := gjson.ParseBytes(sc.dist)
 		if v := d.Get("rank"); v.Exists() {

@@ -51,8 +51,8 @@ type Unmatched struct {
 	Reason string
 }
 
-// assemble orders the ranks, checks world size, matches collectives and
-// estimates clocks.
+// assemble orders the ranks, checks that they are ranks of one job
+// (checkOneJob, checkClocks), matches collectives and estimates clocks.
 func assemble(ranks []*Rank, opt Options) (*Run, error) {
 	run := &Run{CommKernel: opt.CommKernel}
 	// Ranks without distributedInfo or a rank in their name take the next
@@ -80,11 +80,11 @@ func assemble(ranks []*Rank, opt Options) (*Run, error) {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("%s: no distributedInfo.rank and no rank in the file name: taken as rank %d", r.Source, next))
 	}
 	slices.SortFunc(ranks, func(a, b *Rank) int { return a.Rank - b.Rank })
+	if err := checkOneJob(ranks); err != nil {
+		return nil, err
+	}
 	run.Ranks = ranks
 	for _, r := range ranks {
-		if r.WorldSize > 0 && run.WorldSize > 0 && r.WorldSize != run.WorldSize {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("%s: world_size %d, other ranks say %d", r.Source, r.WorldSize, run.WorldSize))
-		}
 		run.WorldSize = max(run.WorldSize, r.WorldSize)
 	}
 	if run.WorldSize == 0 {
@@ -102,6 +102,9 @@ func assemble(ranks []*Rank, opt Options) (*Run, error) {
 	}
 	run.match()
 	run.estimateClocks()
+	if err := run.checkClocks(); err != nil {
+		return nil, err
+	}
 	run.settle()
 	return run, nil
 }

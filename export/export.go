@@ -26,7 +26,10 @@ type Options struct {
 	// GOMAXPROCS). Each worker holds one trace's model at a time, so
 	// memory is bounded by Workers × the largest trace's model.
 	Workers int
-	// Force exports inputs again even when their tables are up to date.
+	// Force exports inputs again even when their tables are up to date,
+	// and replaces a run of the same name that the directory holds from
+	// another file with other content (without it, such an input fails
+	// with a *ClashError and the existing run is kept).
 	Force bool
 	// MaxMemory caps the trace models of all workers together, in bytes:
 	// each read gets an equal share and stops with an error naming the
@@ -225,6 +228,12 @@ func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Out
 		}
 		id.ContentHash = hash
 		o.ContentHash, o.InputBytes = hash, size
+		if !opt.Force {
+			if err := clash(opt.Dir, in, hash); err != nil {
+				o.Status, o.Err = Failed, err
+				return o
+			}
+		}
 		if !opt.Force && upToDate(opt.Dir, in.Run, id) {
 			o.Status, o.OutputBytes = Skipped, outputBytes(opt.Dir, in.Run)
 			return o

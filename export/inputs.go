@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/ingest"
 )
 
 // Input is one trace file to export and the name its run gets: the name
@@ -51,7 +52,10 @@ func Inputs(args []string) ([]Input, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || !IsTraceFile(d.Name()) {
+			// The rule every command applies: regular files (also
+			// through symlinks) with trace names; a FIFO named *.json
+			// would block the export forever.
+			if d.IsDir() || !ingest.IsTraceEntry(path, d) {
 				return nil
 			}
 			rel, err := filepath.Rel(arg, path)
@@ -65,7 +69,7 @@ func Inputs(args []string) ([]Input, error) {
 			return nil, err
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in directory", arg)
+			return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in directory", arg)
 		}
 		markJobs(arg, base, found)
 		ins = append(ins, found...)
@@ -118,10 +122,9 @@ func markJobs(arg, base string, found []Input) {
 	}
 }
 
-// IsTraceFile reports whether a file name looks like a Chrome-JSON trace.
-func IsTraceFile(name string) bool {
-	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
-}
+// IsTraceFile reports whether a file name looks like a Chrome-JSON trace
+// (ingest.IsTraceName).
+func IsTraceFile(name string) bool { return ingest.IsTraceName(name) }
 
 // runName turns a trace's path into a run name: trace extensions cut,
 // directories joined by "__", and anything but letters, digits, '.', '-'

@@ -96,6 +96,9 @@ func (ex *exporter) job(idx []int) {
 		ids[k].ContentHash = hash
 		fmt.Fprintf(h, "%s\x00%s\x00", inputs[i].Run, hash)
 	}
+	if ex.clashes(idx, ids) {
+		return
+	}
 	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	for k := range ids {
 		ids[k].JobHash = jobHash
@@ -171,6 +174,35 @@ func (ex *exporter) job(idx []int) {
 		k := again[n]
 		ex.one(idx[k], ranks[k])
 	})
+}
+
+// clashes fails every input of idx, and reports true, when one of them
+// would replace a run of the same name exported from another file
+// (clash; never with Force): the job is exported whole or not at all.
+func (ex *exporter) clashes(idx []int, ids []identity) bool {
+	if ex.opt.Force {
+		return false
+	}
+	var first error
+	errs := make([]error, len(idx))
+	for k, i := range idx {
+		errs[k] = clash(ex.opt.Dir, ex.inputs[i], ids[k].ContentHash)
+		if first == nil {
+			first = errs[k]
+		}
+	}
+	if first == nil {
+		return false
+	}
+	for k, i := range idx {
+		err := errs[k]
+		if err == nil {
+			err = fmt.Errorf("%s: not exported: job %s holds a rank that clashes (%w)", ex.inputs[i].Path, ex.inputs[i].Job, first)
+		}
+		ex.out[i].Status, ex.out[i].Err = Failed, err
+		ex.prog.done(i)
+	}
+	return true
 }
 
 // skipIfFresh marks every input of idx skipped, and reports true, when

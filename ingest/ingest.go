@@ -348,8 +348,16 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 			return false
 		}
 	}
+	budget := opt.MaxMemory
+	if budget == 0 {
+		budget = DefaultMaxMemory()
+	}
+	if budget < 0 {
+		budget = math.MaxInt64
+	}
 	pr := &progressReader{r: src, br: br, cr: cr}
-	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial, clock: clock}
+	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial, clock: clock,
+		budget: budget, maxBuf: budget / maxValueShare}
 	if st.chunk <= 0 {
 		st.chunk = batchSize(opt.expect, workers)
 	}
@@ -370,13 +378,6 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		clock.mark("scan done")
 	}()
 
-	budget := opt.MaxMemory
-	if budget == 0 {
-		budget = DefaultMaxMemory()
-	}
-	if budget < 0 {
-		budget = math.MaxInt64
-	}
 	m := newMerger(len(ws), opt.expect, budget)
 	m.clock = clock
 	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it

@@ -23,9 +23,25 @@ type BudgetError struct {
 	Events int
 	// Read is the fraction of the input read (0 when unknown).
 	Read float64
+	// Value, when positive, is the length read so far of one JSON value
+	// (a string, a number, an event) that did not end before the scanner's
+	// buffer reached its share of the budget; Offset is the byte where
+	// the value's text (or the separator before it) begins, counted in
+	// the decompressed JSON when Compressed.
+	Value, Offset int64
+	Compressed    bool
 }
 
 func (e *BudgetError) Error() string {
+	if e.Value > 0 {
+		where := fmt.Sprintf("byte %d", e.Offset)
+		if e.Compressed {
+			where += " of the decompressed JSON"
+		}
+		return fmt.Sprintf("scanning: one JSON value at %s is longer than %s and not yet ended; "+
+			"reading it would pass the memory budget of %s (one value may take a quarter of it)",
+			where, FormatBytes(e.Value), FormatBytes(e.Budget))
+	}
 	if e.Need <= 0 {
 		return fmt.Sprintf("the trace needs more memory than the budget of %s: its first %d events already take that much",
 			FormatBytes(e.Budget), e.Events)

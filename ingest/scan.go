@@ -226,7 +226,19 @@ type streamer struct {
 	direct   *direct
 	directOK bool
 	window   []byte
+	// maxBuf caps the buffer, in bytes (0: no cap): it grows only for a
+	// value longer than itself, so this is what bounds the memory one
+	// JSON value (a 10 GiB kernel name in a 10 MB gzip, an endless string
+	// on a pipe) can take while it is scanned. budget is the memory
+	// budget it was derived from, for the error.
+	maxBuf int64
+	budget int64
 }
+
+// maxValueShare is the share of the memory budget one JSON value may take
+// while scanned: growing the buffer holds the old and the new one at once,
+// and the worker that parses the value copies its strings again.
+const maxValueShare = 4
 
 func (s *streamer) errAt(pos int, msg string) error {
 	return &SyntaxError{Offset: s.base + int64(pos), Msg: msg, Compressed: s.compressed}
@@ -250,6 +262,9 @@ func (s *streamer) more() error {
 		s.pos, s.n = 0, tail
 	}
 	if s.n == len(s.buf) {
+		if s.maxBuf > 0 && 2*int64(len(s.buf)) > s.maxBuf {
+			return &BudgetError{Budget: s.budget, Value: int64(s.n), Offset: s.base, Compressed: s.compressed}
+		}
 		nb := make([]byte, 2*len(s.buf))
 		copy(nb, s.buf[:s.n])
 		s.buf = nb

@@ -29,7 +29,7 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 	// Every command that reads traces takes the memory budget, and all
 	// but export a step range.
 	if fs.Lookup("max-memory") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" {
-		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE` (e.g. 8GB; default: half of physical memory)", func(s string) error {
+		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE`, or one JSON value (a string, an event) more than a quarter of it while it is read (e.g. 8GB; default: half of physical memory)", func(s string) error {
 			n, err := ingest.ParseByteSize(s)
 			e.maxMemory = n
 			return err

@@ -22,7 +22,7 @@ func runExport(e *env, args []string) error {
 	format := fs.String("format", "parquet", "output `FORMAT`: parquet")
 	dir := fs.String("o", "tracelens-export", "output `DIR`: one subdirectory per table, one file per trace")
 	jobs := fs.Int("j", 0, "export `N` traces at once (default: one per CPU); each holds one trace in memory")
-	force := fs.Bool("force", false, "export again even when a trace's tables are up to date")
+	force := fs.Bool("force", false, "export again even when a trace's tables are up to date, and replace a run of the same name exported from another file")
 	pos, err := parseFlags(e, fs, exportArgs, args)
 	if err != nil {
 		return err
@@ -35,6 +35,9 @@ func runExport(e *env, args []string) error {
 	}
 	if *jobs < 0 {
 		return usageError{"-j must be >= 0"}
+	}
+	if err := refuseOutputOverInput(*dir, pos); err != nil {
+		return err
 	}
 	inputs, err := export.Inputs(pos)
 	if err != nil {

@@ -136,6 +136,9 @@ func headline(r *analyze.Result) string {
 		dev = "unknown device"
 	}
 	steps := fmt.Sprintf("%d steps", r.StepStats.Count)
+	if r.StepStats.Count == 1 {
+		steps = "1 step"
+	}
 	if r.Summary.StepsSynthetic {
 		steps = "no steps marked"
 	}

@@ -105,6 +105,16 @@ func runMain(e *env, args []string) (code int) {
 			code = exitUsageOrBad
 		}
 	}()
+	out := &outWriter{w: e.stdout}
+	e.stdout = out
+	defer func() {
+		// Output that could not be written is a failure, whatever the
+		// command made of it: the user or script did not get it.
+		if out.err != nil && code != exitUsageOrBad {
+			fmt.Fprintf(e.stderr, "tracelens: writing standard output: %v\n", out.err)
+			code = exitUsageOrBad
+		}
+	}()
 	cmds := commands()
 	if len(args) == 0 {
 		// No arguments: run the main job on the embedded sample trace, so a

@@ -43,6 +43,9 @@ func runReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseOutputOverInput(*out, paths); err != nil {
+		return err
+	}
 	cfg := analyze.Config{Enable: splitList(*enable), Disable: splitList(*disable)}
 	if _, err := analyze.Select(cfg.Enable, cfg.Disable); err != nil {
 		return usageError{err.Error()}

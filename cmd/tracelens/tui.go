@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/tracelens/tracelens/distributed"
@@ -32,7 +31,7 @@ func runTUI(e *env, args []string) error {
 	if len(pos) == 0 || len(pos) > 2 && !isRun {
 		return usageError{fmt.Sprintf("expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got %d arguments", len(pos))}
 	}
-	out, ok := e.stdout.(*os.File)
+	out, ok := stdoutFile(e)
 	if !ok || !term.IsTerminal(int(out.Fd())) {
 		return usageError{"the terminal UI needs a terminal on standard output (use top or info for text output)"}
 	}
