@@ -47,6 +47,8 @@ type nsysReader struct {
 	absent  []string
 	// workers is how many goroutines read an event table.
 	workers int
+	// torch notes NVTX ranges from PyTorch (aten:: ops, emit_nvtx).
+	torch bool
 	// lastTid and lastThread cache thread's last answer: rows of one
 	// thread come in runs.
 	lastTid    int64
@@ -108,6 +110,7 @@ func (nr *nsysReader) read() error {
 			return err
 		}
 	}
+	t.Meta.Framework = nr.framework()
 	if len(nr.absent) > 0 {
 		t.Warnings = append(t.Warnings, "tables absent, read as empty (nsys leaves out tables without rows): "+strings.Join(nr.absent, ", "))
 	}
@@ -125,6 +128,34 @@ func (nr *nsysReader) read() error {
 		t.Warnings = append(t.Warnings, "the export holds no kernels, copies, CUDA API calls or NVTX ranges: nothing to analyze")
 	}
 	return nil
+}
+
+// framework tells a Python program from a native one: PyTorch when NVTX
+// ranges or kernel names show it (aten:: ranges, at::native kernels),
+// Python when a process that made CUDA calls or NVTX ranges is a Python
+// interpreter, else a CUDA C/C++ program (whose findings then suggest
+// cuBLAS and CUDA graphs, not torch.compile).
+func (nr *nsysReader) framework() string {
+	if nr.torch {
+		return "PyTorch"
+	}
+	for i := range nr.t.GPU {
+		if g := &nr.t.GPU[i]; g.Kind == trace.Kernel && (strings.Contains(g.Name, "at::native::") || strings.Contains(g.Name, "at::cuda::")) {
+			return "PyTorch"
+		}
+	}
+	for _, th := range nr.t.Threads {
+		pid, _ := strconv.ParseInt(th.PID, 10, 64)
+		name := nr.pnames[pid]
+		if i := strings.LastIndexAny(name, "/\\"); i >= 0 {
+			name = name[i+1:]
+		}
+		switch name = strings.ToLower(name); {
+		case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pytest"), strings.HasPrefix(name, "ipython"), name == "torchrun":
+			return "Python"
+		}
+	}
+	return trace.FrameworkCUDA
 }
 
 // cols binds a table's columns by name. A missing required column makes

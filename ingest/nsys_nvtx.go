@@ -48,9 +48,7 @@ func (nr *nsysReader) nvtx() error {
 				nr.t.Threads[i].Name = name
 			}
 		}
-		if w.torch {
-			nr.t.Meta.Framework = "PyTorch"
-		}
+		nr.torch = nr.torch || w.torch
 	}
 	return nil
 }

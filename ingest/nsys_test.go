@@ -94,6 +94,17 @@ func TestNsysExports(t *testing.T) {
 			if tr.Meta.Format != "nsys" {
 				t.Errorf("format %q", tr.Meta.Format)
 			}
+			// The PyTorch runs (aten:: NVTX ranges, at::native kernels)
+			// are told from the native CUDA C/C++ programs.
+			fw := trace.FrameworkCUDA
+			for _, py := range []string{"Fuser", "mmagic", "DLProf"} {
+				if strings.Contains(ref.file, py) {
+					fw = "PyTorch"
+				}
+			}
+			if tr.Meta.Framework != fw {
+				t.Errorf("framework %q, want %q", tr.Meta.Framework, fw)
+			}
 			var n [3]int
 			var kernelNs int64
 			linked := 0
