@@ -61,8 +61,13 @@ func TestNsysCommands(t *testing.T) {
 		t.Errorf("findings: exit %d, %s\n%s", code, stderr, out)
 	}
 	out, stderr, code = runCLI(t, nil, "report", gz)
-	if code != 0 || !strings.Contains(out, "# Performance report") {
+	if code != 0 || !strings.Contains(out, "# Performance report") || !strings.Contains(out, "CUDA C/C++") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, out)
+	}
+	dir := t.TempDir()
+	out, stderr, code = runCLI(t, nil, "export", "-o", dir, gz)
+	if code != 0 || !strings.Contains(out, "1 traces exported") {
+		t.Errorf("export: exit %d, %s\n%s", code, stderr, out)
 	}
 }
 
