@@ -41,7 +41,7 @@ func (nr *nsysReader) runtime() error {
 		return err
 	}
 	nr.threadsOf(ws, func(i int, th trace.Index) { calls[i].Thread = th })
-	nr.t.APICalls = append(nr.t.APICalls, calls...)
+	nr.t.APICalls = appendAll(nr.t.APICalls, calls)
 	return nil
 }
 
@@ -107,7 +107,7 @@ func (nr *nsysReader) kernels() error {
 		g.SharedMem = int32(v[15] + v[16])
 		return append(out, g)
 	})
-	nr.t.GPU = append(nr.t.GPU, gpu...)
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
 	return err
 }
 
@@ -179,7 +179,7 @@ func (nr *nsysReader) memcpys() error {
 		g.Copy, g.Src, g.Dst, g.Bytes = kind, src, dst, v[4]
 		return append(out, g)
 	})
-	nr.t.GPU = append(nr.t.GPU, gpu...)
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
 	return err
 }
 
@@ -212,6 +212,6 @@ func (nr *nsysReader) memsets() error {
 		g.Dst, g.Bytes = dst, v[4]
 		return append(out, g)
 	})
-	nr.t.GPU = append(nr.t.GPU, gpu...)
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
 	return err
 }

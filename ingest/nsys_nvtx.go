@@ -41,7 +41,7 @@ func (nr *nsysReader) nvtx() error {
 		return err
 	}
 	nr.threadsOf(ws, func(i int, th trace.Index) { ranges[i].Thread = th })
-	nr.t.Annotations = append(nr.t.Annotations, ranges...)
+	nr.t.Annotations = appendAll(nr.t.Annotations, ranges)
 	for _, w := range ws {
 		for gtid, name := range w.threadNames {
 			if i, ok := nr.threads[gtid]; ok && nr.t.Threads[i].Name == "" {

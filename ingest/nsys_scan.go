@@ -118,15 +118,27 @@ func scanEvents[T any](nr *nsysReader, c *cols, each func(w *nsWorker, r *sqlfil
 			nr.used[d] = true
 		}
 	}
-	out := make([]T, 0, n)
-	for _, o := range outs {
-		out = append(out, o...)
+	out := outs[0]
+	if len(outs) > 1 {
+		out = make([]T, 0, n)
+		for _, o := range outs {
+			out = append(out, o...)
+		}
 	}
 	nr.t.Events += rows
 	if rows > 0 {
 		nr.t.Categories = append(nr.t.Categories, trace.CategoryCount{Category: c.tab.Name, Count: rows})
 	}
 	return out, ws, nil
+}
+
+// appendAll appends src to dst, taking src itself when dst is empty (the
+// records of a large table are not copied once more).
+func appendAll[T any](dst, src []T) []T {
+	if len(dst) == 0 {
+		return src
+	}
+	return append(dst, src...)
 }
 
 // threadsOf gives records their threads from the workers' gtids, in

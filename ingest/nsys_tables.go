@@ -150,9 +150,10 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 }
 
 // sortGPU puts GPU activity in the model's order (device, stream, start,
-// longest first) by sorting indexes and moving each record once: the
-// kernel, copy and memset tables come one after another, and a stable
-// sort of the 150-byte records in place moved each one many times.
+// longest first) by sorting indexes and then moving each record along
+// its permutation cycle, in place: the kernel, copy and memset tables come
+// one after another, a stable sort of the 150-byte records moved each one
+// many times, and a sorted copy would double the slice at its peak.
 func (nr *nsysReader) sortGPU() {
 	g := nr.t.GPU
 	perm := make([]int32, len(g))
@@ -169,11 +170,25 @@ func (nr *nsysReader) sortGPU() {
 		}
 		return bySpan(x.Span, y.Span)
 	})
-	sorted := make([]trace.GPUActivity, len(g))
-	for i, p := range perm {
-		sorted[i] = g[p]
+	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
+	// itself, which marks it done.
+	for i := range perm {
+		if perm[i] == int32(i) {
+			continue
+		}
+		tmp := g[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = int32(j)
+			if k == i {
+				g[j] = tmp
+				break
+			}
+			g[j] = g[k]
+			j = k
+		}
 	}
-	nr.t.GPU = sorted
 }
 
 var gpuCols = []string{"id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor",

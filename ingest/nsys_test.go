@@ -91,6 +91,7 @@ func TestNsysExports(t *testing.T) {
 			if !reflect.DeepEqual(tr, serial) {
 				t.Error("the model read by 3 workers differs from the one read by 1")
 			}
+			checkModel(t, tr)
 			if tr.Meta.Format != "nsys" {
 				t.Errorf("format %q", tr.Meta.Format)
 			}
