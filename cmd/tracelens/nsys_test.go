@@ -46,7 +46,7 @@ func TestNsysCommands(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("info %s: exit %d: %s", p, code, stderr)
 		}
-		for _, want := range []string{"format     nsys", "Tesla T4, 40 SMs", "kernels    1221, 1221 linked to their launch call", "1276 annotations", "  NVTX_EVENTS"} {
+		for _, want := range []string{"format     nsys (CUDA C/C++), Nsight Systems 2023.3.1.92 (export schema 3.4.0)", "Tesla T4, 40 SMs", "kernels    1221, 1221 linked to their launch call", "1276 annotations", "  NVTX_EVENTS"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("info %s lacks %q:\n%s", p, want, out)
 			}
