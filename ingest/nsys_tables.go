@@ -83,10 +83,12 @@ func (nr *nsysReader) link() {
 		x.build()
 	}
 	lastPid, x = -1, nil
+	gpuPids := map[int64]bool{}
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.ExternalID != lastPid {
 			lastPid, x = g.ExternalID, byPid[g.ExternalID]
+			gpuPids[lastPid] = true
 		}
 		g.ExternalID = 0
 		if g.Correlation == 0 || x == nil {
@@ -100,6 +102,9 @@ func (nr *nsysReader) link() {
 		if first := t.APICalls[a].FirstGPU; first == trace.None || t.GPU[first].Start > g.Start {
 			t.APICalls[a].FirstGPU = trace.Index(i)
 		}
+	}
+	if len(gpuPids) > 1 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace: the processes of one export are not yet told apart as ranks", len(gpuPids)))
 	}
 }
 

@@ -153,8 +153,8 @@ func TestNsysExports(t *testing.T) {
 			if len(tr.Steps) == 0 {
 				t.Error("no steps")
 			}
-			t.Logf("%s: %d kernels %d memcpy %d memset, %d API calls, %d annotations, %d threads; warnings %q; skipped %+v",
-				tr.DeviceName(), n[0], n[1], n[2], len(tr.APICalls), len(tr.Annotations), len(tr.Threads), tr.Warnings, tr.Skipped)
+			t.Logf("%s: %d kernels (%d ns) %d memcpy %d memset, %d API calls, %d annotations, %d threads; warnings %q; skipped %+v",
+				tr.DeviceName(), n[0], kernelNs, n[1], n[2], len(tr.APICalls), len(tr.Annotations), len(tr.Threads), tr.Warnings, tr.Skipped)
 		})
 	}
 }
