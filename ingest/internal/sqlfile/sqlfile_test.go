@@ -178,6 +178,13 @@ func FuzzScan(f *testing.F) {
 				}
 				return nil
 			})
+			parts, err := db.Partitions(tb, 3)
+			if err != nil {
+				continue
+			}
+			for _, p := range parts {
+				_ = db.ScanPart(p, func(r *Row) error { return nil })
+			}
 		}
 	})
 }

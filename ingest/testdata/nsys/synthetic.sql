@@ -4,7 +4,8 @@
 -- deeper B-tree; the rows exercise what real exports do rarely: a start
 -- stored as text, a NULL end, an unterminated NVTX range, a mark, text by
 -- StringIds id, a RUNTIME table without correlationId (launches cannot be
--- linked: a warning), and three repeated top-level NVTX ranges (steps).
+-- linked: a warning), three repeated top-level NVTX ranges (steps) and a
+-- kernel of a second process.
 PRAGMA page_size = 512;
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel'), (3, 'gemm'), (4, 'step');
@@ -25,3 +26,6 @@ INSERT INTO NVTX_EVENTS VALUES (200900, 300900, 59, 'step', 281474993487872 + 77
 INSERT INTO NVTX_EVENTS VALUES (1000, 2000, 59, 'inner', 281474993487872 + 77, NULL, 0);
 INSERT INTO NVTX_EVENTS VALUES (5000, NULL, 60, 'never ended', 281474993487872 + 77, NULL, 0);
 INSERT INTO NVTX_EVENTS VALUES (6000, NULL, 34, 'a mark', 281474993487872 + 77, NULL, 0);
+-- A kernel of a second process (pid 2), with no launch call: a warning
+-- says the processes are read as one trace.
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (400000, 400100, 0, 1, 7, 5, 281474993487872 + 16777216, 2, 3, 32, 64, 1, 1, 256, 1, 1, 1024, 0);
