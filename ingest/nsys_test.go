@@ -95,17 +95,7 @@ func TestNsysExports(t *testing.T) {
 			if tr.Meta.Format != "nsys" {
 				t.Errorf("format %q", tr.Meta.Format)
 			}
-			// The PyTorch runs (aten:: NVTX ranges, at::native kernels)
-			// are told from the native CUDA C/C++ programs.
-			fw := trace.FrameworkCUDA
-			for _, py := range []string{"Fuser", "mmagic", "DLProf"} {
-				if strings.Contains(ref.file, py) {
-					fw = "PyTorch"
-				}
-			}
-			if tr.Meta.Framework != fw {
-				t.Errorf("framework %q, want %q", tr.Meta.Framework, fw)
-			}
+			checkFramework(t, ref.file, tr)
 			var n [3]int
 			var kernelNs int64
 			linked := 0
@@ -156,6 +146,21 @@ func TestNsysExports(t *testing.T) {
 			t.Logf("%s: %d kernels (%d ns) %d memcpy %d memset, %d API calls, %d annotations, %d threads; warnings %q; skipped %+v",
 				tr.DeviceName(), n[0], kernelNs, n[1], n[2], len(tr.APICalls), len(tr.Annotations), len(tr.Threads), tr.Warnings, tr.Skipped)
 		})
+	}
+}
+
+// checkFramework: the PyTorch runs (aten:: NVTX ranges, at::native
+// kernels) are told from the native CUDA C/C++ programs.
+func checkFramework(t *testing.T, file string, tr *trace.Trace) {
+	t.Helper()
+	fw := trace.FrameworkCUDA
+	for _, py := range []string{"Fuser", "mmagic", "DLProf"} {
+		if strings.Contains(file, py) {
+			fw = "PyTorch"
+		}
+	}
+	if tr.Meta.Framework != fw {
+		t.Errorf("framework %q, want %q", tr.Meta.Framework, fw)
 	}
 }
 
