@@ -48,14 +48,18 @@ func (nr *nsysReader) runtime() error {
 // apiName returns the API name StringIds id names, cached.
 func (w *nsWorker) apiName(id int64) string {
 	if id < 0 || id >= 1<<20 {
-		return apiName(w.nr.str(id))
+		return apiName(w.name(id, "API call"))
 	}
 	if id >= int64(len(w.apiNames)) {
 		w.apiNames = append(w.apiNames, make([]string, int(id)+1-len(w.apiNames))...)
 		w.apiKnown = append(w.apiKnown, make([]bool, int(id)+1-len(w.apiKnown))...)
 	}
 	if !w.apiKnown[id] {
-		w.apiNames[id], w.apiKnown[id] = apiName(w.nr.str(id)), true
+		s, ok := w.nr.strs[id]
+		if !ok {
+			return w.name(id, "API call") // not cached: counted per row
+		}
+		w.apiNames[id], w.apiKnown[id] = apiName(s), true
 	}
 	return w.apiNames[id]
 }
@@ -97,8 +101,11 @@ func (nr *nsysReader) kernels() error {
 			return out
 		}
 		name := w.nr.str(v[4])
-		if name == "" {
+		if name == "" && c.order[7] >= 0 {
 			name = w.nr.str(v[7])
+		}
+		if name == "" {
+			name = w.name(v[4], "kernel")
 		}
 		g := w.gpu(trace.Kernel, name, v[5], v[6])
 		g.Registers = int32(v[8])

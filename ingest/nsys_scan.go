@@ -32,6 +32,18 @@ type nsWorker struct {
 	// threadNames and torch are what NVTX_EVENTS says besides ranges.
 	threadNames map[int64]string
 	torch       bool
+	// unresolved counts rows whose name's StringIds id StringIds lacks.
+	unresolved int
+}
+
+// name returns the string StringIds id names, or, when StringIds lacks
+// it, a name that says so (counted, and said in a warning).
+func (w *nsWorker) name(id int64, what string) string {
+	if s, ok := w.nr.strs[id]; ok {
+		return s
+	}
+	w.unresolved++
+	return fmt.Sprintf("%s with unknown name (StringIds id %d)", what, id)
 }
 
 func (w *nsWorker) skip(reason string, off int64) {
@@ -99,7 +111,7 @@ func scanEvents[T any](nr *nsysReader, c *cols, each func(w *nsWorker, r *sqlfil
 		}()
 	}
 	wg.Wait()
-	n, rows := 0, 0
+	n, rows, unresolved := 0, 0, 0
 	for i, w := range ws {
 		if errs[i] != nil {
 			return nil, nil, fmt.Errorf("reading table %s: %w", c.tab.Name, errs[i])
@@ -117,6 +129,14 @@ func scanEvents[T any](nr *nsysReader, c *cols, each func(w *nsWorker, r *sqlfil
 		for d := range w.used {
 			nr.used[d] = true
 		}
+		unresolved += w.unresolved
+	}
+	if unresolved > 0 {
+		rows := fmt.Sprintf("%d rows name", unresolved)
+		if unresolved == 1 {
+			rows = "1 row names"
+		}
+		nr.t.Warnings = append(nr.t.Warnings, fmt.Sprintf("%s: %s a StringIds id that StringIds lacks: named by the id", c.tab.Name, rows))
 	}
 	out := outs[0]
 	if len(outs) > 1 {

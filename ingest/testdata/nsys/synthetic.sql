@@ -29,3 +29,5 @@ INSERT INTO NVTX_EVENTS VALUES (6000, NULL, 34, 'a mark', 281474993487872 + 77, 
 -- A kernel of a second process (pid 2), with no launch call: a warning
 -- says the processes are read as one trace.
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (400000, 400100, 0, 1, 7, 5, 281474993487872 + 16777216, 2, 3, 32, 64, 1, 1, 256, 1, 1, 1024, 0);
+-- A kernel whose name ids StringIds lacks: named by its id, with a warning.
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500000, 500050, 0, 1, 7, 6, 281474993487872, 99, 98, 32, 64, 1, 1, 256, 1, 1, 1024, 0);
