@@ -28,7 +28,7 @@ var UnfusedAttention = &Analyzer{
 		"writes the full score matrix to memory and reads it back several times. Reported when the saving is at least %.0f%% of "+
 		"the median step. Saving model: the GPU time and launches (at the median launch API time) of the kernels between the two "+
 		"matmuls (scale, mask, casts, softmax) per step, which a fused attention kernel (FlashAttention via "+
-		"scaled_dot_product_attention) does not run.",
+		"scaled_dot_product_attention) does not run. Softmax inside scaled_dot_product_attention's math backend is attention-backend's.",
 		AttentionWindow, AttentionMinShare*100),
 	Requires: []*Analyzer{KernelCategories, Attribution},
 	Run:      runUnfusedAttention,
@@ -60,7 +60,9 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 	var softmaxKernel string
 	for g := range t.GPU {
 		if t.GPU[g].Kind != trace.Kernel || !ix.opPathHas(ix.op[g], "aten::softmax", "aten::_softmax") ||
-			ix.opPathHas(ix.op[g], "aten::log_softmax", "aten::_log_softmax") {
+			ix.opPathHas(ix.op[g], "aten::log_softmax", "aten::_log_softmax", sdpaMathOp) {
+			// scaled_dot_product_attention's math backend is already SDPA:
+			// attention-backend says which backend to run instead.
 			continue
 		}
 		before, after := -1, -1

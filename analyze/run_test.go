@@ -78,7 +78,7 @@ func TestAnalyzersDeclareWhatTheyRead(t *testing.T) {
 func fixtureNames(t testing.TB) []string {
 	t.Helper()
 	var names []string
-	for _, pat := range []string{"*.json.gz", "recorded/*.json.gz", "recorded/issue22/*.json.gz", "capture/*.json.gz"} {
+	for _, pat := range []string{"*.json.gz", "recorded/*.json.gz", "recorded/issue22/*.json.gz", "recorded/issue26/*.json.gz", "capture/*.json.gz"} {
 		m, err := filepath.Glob(filepath.Join("..", "fixtures", pat))
 		if err != nil {
 			t.Fatal(err)

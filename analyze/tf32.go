@@ -29,7 +29,8 @@ var TF32Disabled = &Analyzer{
 		"gemmk1_kernel<..., float, ...>) on a GPU of compute capability %d.0 or later, whose TF32 tensor cores would run them several "+
 		"times faster, when they take at least %.0f%% of GPU kernel time. Saving model: their time × (1 − 1/%.0f), a conservative TF32 "+
 		"speed-up.", TF32MinComputeMajor, TF32MinShare*100, TF32Speedup),
-	Run: runTF32Disabled,
+	Requires: []*Analyzer{Attribution},
+	Run:      runTF32Disabled,
 }
 
 // ffmaGEMM reports whether a kernel name is an fp32 GEMM on the FFMA path.
@@ -69,8 +70,11 @@ func runTF32Disabled(p *Pass) ([]Finding, error) {
 	var names []string
 	ops := map[string]int{}
 	lines := map[string]int{}
+	outsideMath := p.ix.launchedOutside(sdpaMathOp)
 	for _, k := range r.Kernels {
-		if !ffmaGEMM(k.Name) {
+		if !ffmaGEMM(k.Name) || !outsideMath[k.Name] {
+			// GEMMs of scaled_dot_product_attention's math backend run
+			// in fp32 by design: attention-backend's fix removes them.
 			continue
 		}
 		total += k.TotalUs
@@ -124,4 +128,16 @@ func tf32Fix(t *trace.Trace, where string) string {
 	}
 	return fmt.Sprintf("enable TF32 for the fp32 matmuls (%s): torch.set_float32_matmul_precision(\"high\") or "+
 		"torch.backends.cuda.matmul.allow_tf32 = True at start-up, or run them under torch.autocast(\"cuda\", dtype=torch.bfloat16)", where)
+}
+
+// launchedOutside returns the kernel names with at least one launch not
+// under an op named op.
+func (ix *index) launchedOutside(op string) map[string]bool {
+	out := map[string]bool{}
+	for g := range ix.t.GPU {
+		if name := ix.t.GPU[g].Name; !out[name] && ix.opNamed(ix.op[g], op) == trace.None {
+			out[name] = true
+		}
+	}
+	return out
 }

@@ -47,7 +47,9 @@ func runTUI(e *env, args []string) error {
 	if len(pos) == 2 {
 		opts.BaseName, opts.LoadBase = pos[0], tuiLoader(pos[0])
 	}
-	return tui.Run(opts, e.stdin, e.stdout)
+	// The terminal itself, not the error-recording writer around it:
+	// the UI asks it for its size and colours.
+	return tui.Run(opts, e.stdin, out)
 }
 
 // tuiLoader reads path in the background, feeding the UI's progress bar.
