@@ -271,8 +271,9 @@ func setOf(words ...string) map[string]bool {
 // kernels Triton hides them from custom-gemm, the roofline and fusion.
 func isTritonLaunch(t *trace.Trace, g int, ev *tritonEvidence) bool {
 	a := &t.GPU[g]
-	if strings.ContainsAny(a.Name, "(<: ") || t.Meta.Framework == trace.FrameworkCapture {
-		// A CUDA C program (tracelens capture) has no Python, so no Triton.
+	if strings.ContainsAny(a.Name, "(<: ") || t.Meta.CUDAProgram() {
+		// A CUDA C program (tracelens capture, a native nsys export) has no
+		// Python, so no Triton.
 		return false
 	}
 	return ev.launch(g) && !LibraryKernel(a.Name)

@@ -33,7 +33,7 @@ func profilerOptions(t *trace.Trace) []string {
 func addProfilerCaveat(t *trace.Trace, r *Result) {
 	opts := profilerOptions(t)
 	r.ProfilerOptions = opts
-	if len(opts) == 0 || t.Meta.Framework == trace.FrameworkCapture {
+	if len(opts) == 0 || t.Meta.CUDAProgram() {
 		return
 	}
 	text := fmt.Sprintf("caveat: the trace was recorded with %s, which add host work to every op (Python frames, allocator events, "+

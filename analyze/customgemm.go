@@ -151,9 +151,10 @@ func customGEMMFix(t *trace.Trace, kernel, where string) string {
 		kernel, where)
 }
 
-// cudaC reports whether t comes from a CUDA C program (tracelens capture)
-// rather than a Python framework, so fixes speak its language.
-func cudaC(t *trace.Trace) bool { return t.Meta.Framework == trace.FrameworkCapture }
+// cudaC reports whether t comes from a CUDA C program (tracelens capture,
+// an nsys export of a native program) rather than a Python framework, so
+// fixes speak its language.
+func cudaC(t *trace.Trace) bool { return t.Meta.CUDAProgram() }
 
 // launchEvidence returns a launch of the named kernel whose arguments the
 // trace recorded (a non-zero grid or block), preferring one that used

@@ -517,7 +517,7 @@ func fusionFix(t *trace.Trace, chain, where string, n int, backward bool, compil
 			"(AOTAutograd traces the backward and Inductor fuses it), so the %d launches and their intermediate tensors collapse into a few fused kernels",
 			chain, n)
 	}
-	if t.Meta.Framework == trace.FrameworkCapture {
+	if t.Meta.CUDAProgram() {
 		return fmt.Sprintf("fuse %s in %s into one CUDA kernel that computes the whole chain per element, so the intermediates stay in registers and %d launches become one",
 			chain, where, n)
 	}

@@ -168,7 +168,7 @@ func hostBoundFix(t *trace.Trace, r *Result, top string) string {
 	fix := "each step does too little GPU work for its host cost" + where + ": batch more work per step (a larger batch, " +
 		"several items per call), capture the step in a CUDA graph (torch.cuda.CUDAGraph / torch.compile(mode=\"reduce-overhead\")) " +
 		"so the host replays it in one launch, and move per-step Python work (logging, .item(), data preparation) off the step's path"
-	if t.Meta.Framework == trace.FrameworkCapture {
+	if t.Meta.CUDAProgram() {
 		fix = "each step does too little GPU work for its host cost" + where + ": issue more work per launch, or record the step in a " +
 			"CUDA graph (cuStreamBeginCapture … cuGraphLaunch) and replay it"
 	}

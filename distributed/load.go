@@ -109,7 +109,8 @@ func hasDistributedInfo(path string) bool {
 }
 
 // Files expands a run's arguments into trace files: a directory gives its
-// *.json and *.json.gz files (what tensorboard_trace_handler writes), a
+// *.json and *.json.gz files (what tensorboard_trace_handler writes) and
+// Nsight Systems exports (*.sqlite, *.sqlite.gz: ingest.IsTraceName), a
 // pattern its matches, a file itself. From a directory or a pattern only
 // regular files are taken, directly or through symlinks
 // (ingest.IsTraceEntry): a FIFO, socket or device is skipped. The result is sorted and never
@@ -132,7 +133,7 @@ func Files(args []string) ([]string, error) {
 				}
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in the directory", a)
+				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in the directory", a)
 			}
 		case err == nil:
 			files = append(files, a)

@@ -69,7 +69,7 @@ func Inputs(args []string) ([]Input, error) {
 			return nil, err
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in directory", arg)
+			return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in directory", arg)
 		}
 		markJobs(arg, base, found)
 		ins = append(ins, found...)

@@ -1,5 +1,8 @@
 // Package ingest reads profiler traces into the trace model.
 //
+// Nsight Systems SQLite exports (plain or gzipped) are recognised by the
+// SQLite header and read table by table (see nsys.go).
+//
 // One reader handles every Chrome-trace-JSON dialect tracelens meets:
 // Kineto/torch.profiler (current and 2021-era legacy schema), JAX/XLA and
 // Perfetto exports, and tracelens capture's own output. The dialect is
@@ -141,8 +144,26 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 			}
 			total = st.Size()
 		}
+		if t, ok, err := readFileNsys(f, total, opt.Workers); ok {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			t.Source = path
+			return t, nil
+		}
 		r = f
 		opt.expect = jsonSize(f, total)
+	}
+	if path == "-" {
+		t, rest, err := readStreamNsys(r, opt.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if t != nil {
+			t.Source = path
+			return t, nil
+		}
+		r = rest
 	}
 	t, err := readRetry(r, total, opt)
 	if err != nil {
@@ -161,7 +182,15 @@ func Read(r io.Reader, name string, opt Options) (*trace.Trace, error) {
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		total = sz.Size()
 	}
-	t, err := readRetry(r, total, opt)
+	t, rest, err := readStreamNsys(r, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		t.Source = name
+		return t, nil
+	}
+	t, err = readRetry(rest, total, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,15 @@ import (
 
 // IsTraceName reports whether a file name is one tracelens reads when it
 // lists a directory: *.json or *.json.gz (what tensorboard_trace_handler
-// and the other profilers write).
+// and the other profilers write) or an Nsight Systems export, *.sqlite
+// or *.sqlite.gz.
 func IsTraceName(name string) bool {
-	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+	for _, ext := range []string{".json", ".json.gz", ".sqlite", ".sqlite.gz"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsTraceEntry is the one rule every command applies to the entries of a

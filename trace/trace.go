@@ -307,6 +307,10 @@ type DeviceProperties struct {
 // capture (CUDA C kernels launched through the driver API, no Python).
 const FrameworkCapture = "tracelens capture"
 
+// FrameworkCUDA is Metadata.Framework for a CUDA C/C++ program profiled
+// by another tool (an Nsight Systems export with no sign of Python).
+const FrameworkCUDA = "CUDA C/C++"
+
 // Metadata is what the trace says about itself.
 type Metadata struct {
 	// Format is the dialect the reader recognised ("kineto",
@@ -325,6 +329,13 @@ type Metadata struct {
 	Devices             []DeviceProperties
 	// Other keeps top-level scalar keys the model has no field for.
 	Other map[string]string
+}
+
+// CUDAProgram reports whether the trace comes from a CUDA C/C++ program
+// rather than a Python framework (tracelens capture, or an nsys export
+// of a native program), so fixes speak its language.
+func (m *Metadata) CUDAProgram() bool {
+	return m.Framework == FrameworkCapture || m.Framework == FrameworkCUDA
 }
 
 // Skip counts events the reader did not put into the model, by reason.

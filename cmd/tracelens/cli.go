@@ -26,13 +26,17 @@ func newFlags(name string) *flag.FlagSet {
 // parseFlags parses args, allowing flags after positional arguments
 // ("tracelens top trace.json -n 5" works like "top -n 5 trace.json").
 func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
-	// Every command that reads traces takes the memory budget.
+	// Every command that reads traces takes the memory budget, and all
+	// but export a step range.
 	if fs.Lookup("max-memory") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" {
 		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE`, or one JSON value (a string, an event) more than a quarter of it while it is read (e.g. 8GB; default: half of physical memory)", func(s string) error {
 			n, err := ingest.ParseByteSize(s)
 			e.maxMemory = n
 			return err
 		})
+	}
+	if fs.Lookup("step-range") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" && fs.Name() != "export" {
+		fs.StringVar(&e.stepRange, "step-range", "", "take the host ranges named `NAME` (NVTX or record_function) as the steps")
 	}
 	var pos []string
 	for {

@@ -58,6 +58,12 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	if m.CUPTIVersion > 0 {
 		fmt.Fprintf(w, ", CUPTI %d", m.CUPTIVersion)
 	}
+	if v := m.Other["nsys_version"]; v != "" {
+		fmt.Fprintf(w, ", Nsight Systems %s", san(v))
+		if s := m.Other["nsys_schema_version"]; s != "" {
+			fmt.Fprintf(w, " (export schema %s)", san(s))
+		}
+	}
 	fmt.Fprintln(w)
 	if len(m.Devices) == 0 {
 		fmt.Fprintln(w, "device     not recorded")

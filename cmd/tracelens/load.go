@@ -15,8 +15,18 @@ import (
 // ("embedded:eggroll_hooks.json.gz"), so the demo and docs work anywhere.
 const embeddedPrefix = "embedded:"
 
-// loadTrace reads the trace at path, drawing a progress bar on a terminal.
+// loadTrace reads the trace at path, drawing a progress bar on a terminal,
+// and takes the ranges --step-range names as its steps.
 func loadTrace(e *env, path string) (*trace.Trace, error) {
+	t, err := readTrace(e, path)
+	if err != nil || e.stepRange == "" {
+		return t, err
+	}
+	return t, ingest.StepsFromRange(t, e.stepRange)
+}
+
+// readTrace reads the trace at path, drawing a progress bar on a terminal.
+func readTrace(e *env, path string) (*trace.Trace, error) {
 	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
 		r, err := fixtures.Open(name)
 		if err != nil {

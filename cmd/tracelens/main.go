@@ -30,6 +30,9 @@ type env struct {
 	// maxMemory caps a trace's model in bytes (--max-memory; 0: ingest's
 	// default, a share of physical memory).
 	maxMemory int64
+	// stepRange names the host ranges that are the steps (--step-range;
+	// "": the steps the trace marks, else the analysis derives them).
+	stepRange string
 	// stages, if set ($TRACELENS_STAGES non-empty: stderr), receives
 	// ingest's stage timings and the time the command took after reading,
 	// for profiling; start is when main began.

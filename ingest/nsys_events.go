@@ -1,0 +1,224 @@
+package ingest
+
+// The event tables: CUDA API calls, kernels, copies and memsets, read in
+// parallel parts by scanEvents.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
+	"github.com/tracelens/tracelens/trace"
+)
+
+var runtimeCols = []string{"start", "end", "globalTid", "nameId", "correlationId"}
+
+// runtime reads CUDA runtime and driver API calls.
+func (nr *nsysReader) runtime() error {
+	c, ok := nr.open(tabRuntime, runtimeCols[:4], runtimeCols[4:], "API calls cannot be linked to the GPU work they launched")
+	if !ok {
+		return nil
+	}
+	calls, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.APICall) []trace.APICall {
+		v := w.v
+		if !w.ints(r, 4) {
+			return out
+		}
+		if v[1] < v[0] {
+			w.skip(tabRuntime+" row that ends before it starts", r.Offset)
+			return out
+		}
+		name := w.apiName(v[3])
+		w.gtids = append(w.gtids, v[2])
+		return append(out, trace.APICall{
+			Span:        trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[1])},
+			Correlation: v[4],
+			Driver:      strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda"),
+			Op:          trace.None, Frame: trace.None, FirstGPU: trace.None,
+		})
+	})
+	if err != nil {
+		return err
+	}
+	nr.threadsOf(ws, func(i int, th trace.Index) { calls[i].Thread = th })
+	nr.t.APICalls = appendAll(nr.t.APICalls, calls)
+	return nil
+}
+
+// apiName returns the API name StringIds id names, cached.
+func (w *nsWorker) apiName(id int64) string {
+	if id < 0 || id >= 1<<20 {
+		return apiName(w.name(id, "API call"))
+	}
+	if id >= int64(len(w.apiNames)) {
+		w.apiNames = append(w.apiNames, make([]string, int(id)+1-len(w.apiNames))...)
+		w.apiKnown = append(w.apiKnown, make([]bool, int(id)+1-len(w.apiKnown))...)
+	}
+	if !w.apiKnown[id] {
+		s, ok := w.nr.strs[id]
+		if !ok {
+			return w.name(id, "API call") // not cached: counted per row
+		}
+		w.apiNames[id], w.apiKnown[id] = apiName(s), true
+	}
+	return w.apiNames[id]
+}
+
+// apiName strips nsys's API version suffix ("cudaLaunchKernel_v7000",
+// "cuGetProcAddress_v2") so names match what torch.profiler records.
+func apiName(s string) string {
+	i := strings.LastIndex(s, "_v")
+	if i <= 0 || i+2 == len(s) {
+		return s
+	}
+	for _, c := range s[i+2:] {
+		if c < '0' || c > '9' {
+			return s
+		}
+	}
+	return s[:i]
+}
+
+var kernelCols = []string{"start", "end", "deviceId", "streamId", "demangledName",
+	"correlationId", "globalPid", "shortName", "registersPerThread",
+	"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+	"staticSharedMemory", "dynamicSharedMemory"}
+
+// kernels reads CUPTI_ACTIVITY_KIND_KERNEL; names are StringIds ids
+// (the demangled name, else the short one).
+func (nr *nsysReader) kernels() error {
+	c, ok := nr.open(tabKernel, kernelCols[:5], kernelCols[5:], "the kernels' launch configuration or launch link is unknown")
+	if !ok {
+		return nil
+	}
+	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
+		v := w.v
+		if !w.ints(r, 5) {
+			return out
+		}
+		if v[1] < v[0] {
+			w.skip(tabKernel+" row that ends before it starts", r.Offset)
+			return out
+		}
+		name := w.nr.str(v[4])
+		if name == "" && c.order[7] >= 0 {
+			name = w.nr.str(v[7])
+		}
+		if name == "" {
+			name = w.name(v[4], "kernel")
+		}
+		g := w.gpu(trace.Kernel, name, v[5], v[6])
+		g.Registers = int32(v[8])
+		g.Grid = [3]int32{int32(v[9]), int32(v[10]), int32(v[11])}
+		g.Block = [3]int32{int32(v[12]), int32(v[13]), int32(v[14])}
+		g.SharedMem = int32(v[15] + v[16])
+		return append(out, g)
+	})
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
+	return err
+}
+
+// gpu makes a GPU activity from the row's start, end, deviceId and
+// streamId (w.v[:4]).
+func (w *nsWorker) gpu(kind trace.GPUKind, name string, corr, gpid int64) trace.GPUActivity {
+	v := w.v
+	w.used[int32(v[2])] = true
+	return trace.GPUActivity{
+		Span: trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[1])},
+		Kind: kind, Device: int32(v[2]), Stream: int32(v[3]),
+		// The correlation id counts per process: the pid waits in
+		// ExternalID (which nsys has no use for) until link, which keys
+		// launches by both and clears it.
+		Correlation: corr, ExternalID: gpid >> 24 & 0xFFFFFF, Launch: trace.None, Occupancy: -1,
+	}
+}
+
+// copyKinds maps CUPTI's memcpy kinds (the values nsys stores in copyKind
+// in every schema version) to the model's directions.
+var copyKinds = map[int64]trace.CopyKind{
+	1: trace.HtoD, 2: trace.DtoH, 3: trace.HtoD, 4: trace.DtoH, 5: trace.DtoD, 6: trace.DtoD, 7: trace.DtoD,
+	8: trace.DtoD, 9: trace.HtoH, 10: trace.PtoP, 11: trace.HtoD, 12: trace.DtoH, 13: trace.DtoD,
+}
+
+// memKinds maps nsys's memory kinds (ENUM_CUDA_MEM_KIND: 0 Pageable,
+// 1 Pinned, 2 Device, 3 Array, 4 Managed, 5 Device Static, 6 Managed
+// Static, 7 Unknown; the same values in exports without ENUM tables).
+var memKinds = map[int64]trace.MemKind{
+	0: trace.Pageable, 1: trace.Pinned, 2: trace.Device, 3: trace.Array, 4: trace.Managed, 5: trace.Device, 6: trace.Managed,
+}
+
+// memKind reads the memory kind in column k of w's columns (unknown when
+// absent or NULL).
+func (w *nsWorker) memKind(r *sqlfile.Row, k int) trace.MemKind {
+	if i := w.c.order[k]; i >= 0 && r.Type(i) != sqlfile.Null {
+		return memKinds[w.v[k]]
+	}
+	return trace.MemUnknown
+}
+
+var memcpyCols = []string{"start", "end", "deviceId", "streamId", "bytes", "copyKind",
+	"correlationId", "globalPid", "srcKind", "dstKind"}
+
+// memcpys reads CUPTI_ACTIVITY_KIND_MEMCPY, named as torch.profiler names
+// copies ("Memcpy HtoD (Pageable -> Device)").
+func (nr *nsysReader) memcpys() error {
+	c, ok := nr.open(tabMemcpy, memcpyCols[:6], memcpyCols[6:], "copies cannot be linked to their API call or their memory kinds are unknown")
+	if !ok {
+		return nil
+	}
+	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
+		v := w.v
+		if !w.ints(r, 6) {
+			return out
+		}
+		if v[1] < v[0] {
+			w.skip(tabMemcpy+" row that ends before it starts", r.Offset)
+			return out
+		}
+		kind, src, dst := copyKinds[v[5]], w.memKind(r, 8), w.memKind(r, 9)
+		key := [3]uint8{uint8(kind), uint8(src), uint8(dst)}
+		name, ok := w.copyNames[key]
+		if !ok {
+			name = fmt.Sprintf("Memcpy %s (%s -> %s)", kind, src, dst)
+			w.copyNames[key] = name
+		}
+		g := w.gpu(trace.Memcpy, name, v[6], v[7])
+		g.Copy, g.Src, g.Dst, g.Bytes = kind, src, dst, v[4]
+		return append(out, g)
+	})
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
+	return err
+}
+
+var memsetNames = func() (n [trace.Managed + 1]string) {
+	for k := range n {
+		n[k] = fmt.Sprintf("Memset (%s)", trace.MemKind(k))
+	}
+	return n
+}()
+
+var memsetCols = []string{"start", "end", "deviceId", "streamId", "bytes", "correlationId", "globalPid", "memKind"}
+
+// memsets reads CUPTI_ACTIVITY_KIND_MEMSET.
+func (nr *nsysReader) memsets() error {
+	c, ok := nr.open(tabMemset, memsetCols[:5], memsetCols[5:], "memsets cannot be linked to their API call")
+	if !ok {
+		return nil
+	}
+	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
+		v := w.v
+		if !w.ints(r, 5) {
+			return out
+		}
+		if v[1] < v[0] {
+			w.skip(tabMemset+" row that ends before it starts", r.Offset)
+			return out
+		}
+		dst := w.memKind(r, 7)
+		g := w.gpu(trace.Memset, memsetNames[dst], v[5], v[6])
+		g.Dst, g.Bytes = dst, v[4]
+		return append(out, g)
+	})
+	nr.t.GPU = appendAll(nr.t.GPU, gpu)
+	return err
+}

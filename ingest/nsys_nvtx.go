@@ -1,0 +1,98 @@
+package ingest
+
+import (
+	"strings"
+
+	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE; the same ids in exports
+// without ENUM tables).
+const (
+	nvtxMark       = 34
+	nvtxThreadName = 39
+	nvtxPushPop    = 59
+	nvtxStartEnd   = 60
+	nvtxDomain     = 75
+)
+
+var nvtxCols = []string{"start", "eventType", "end", "globalTid", "textId", "domainId"}
+
+// nvtx reads NVTX_EVENTS: push/pop and start/end ranges become
+// annotations on the thread that opened them (so a repeated top-level
+// range gives the steps, as record_function ranges do), with their text
+// inline or a StringIds id; thread names name threads. Marks and ranges
+// that never ended are counted as skipped.
+func (nr *nsysReader) nvtx() error {
+	c, ok := nr.open(tabNVTX, nvtxCols[:2], nvtxCols[2:], "")
+	if !ok {
+		return nil
+	}
+	if c.idx["globalTid"] < 0 || c.idx["end"] < 0 {
+		nr.t.Warnings = append(nr.t.Warnings, tabNVTX+" lacks the end or globalTid column: its ranges were not read")
+		return nil
+	}
+	ti := c.tab.Column("text")
+	ranges, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.Annotation) []trace.Annotation {
+		return w.nvtxRow(r, ti, out)
+	})
+	if err != nil {
+		return err
+	}
+	nr.threadsOf(ws, func(i int, th trace.Index) { ranges[i].Thread = th })
+	nr.t.Annotations = appendAll(nr.t.Annotations, ranges)
+	for _, w := range ws {
+		for gtid, name := range w.threadNames {
+			if i, ok := nr.threads[gtid]; ok && nr.t.Threads[i].Name == "" {
+				nr.t.Threads[i].Name = name
+			}
+		}
+		nr.torch = nr.torch || w.torch
+	}
+	return nil
+}
+
+// nvtxRow reads one NVTX_EVENTS row (text in column ti): a range is
+// appended to out, a thread name noted.
+func (w *nsWorker) nvtxRow(r *sqlfile.Row, ti int, out []trace.Annotation) []trace.Annotation {
+	v, order := w.v, w.c.order
+	if !w.ints(r, 2) {
+		return out
+	}
+	kind := v[1]
+	if kind != nvtxPushPop && kind != nvtxStartEnd && kind != nvtxThreadName {
+		switch kind {
+		case nvtxMark:
+			w.skip("NVTX marks (instants: not modelled)", r.Offset)
+		case nvtxDomain:
+		default:
+			w.skip("NVTX events of other types", r.Offset)
+		}
+		return out
+	}
+	text := r.Text(ti)
+	if text == nil && r.Type(order[4]) == sqlfile.Integer {
+		text = []byte(w.nr.str(v[4]))
+	}
+	name, ok := w.intern[string(text)]
+	if !ok {
+		name = string(text)
+		w.intern[name] = name
+		w.torch = w.torch || strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
+	}
+	if r.Type(order[3]) != sqlfile.Integer {
+		w.skip("NVTX ranges without a thread", r.Offset)
+		return out
+	}
+	if kind == nvtxThreadName {
+		w.threadNames[v[3]] = name
+		return out
+	}
+	if r.Type(order[2]) != sqlfile.Integer || v[2] < v[0] {
+		w.skip("NVTX ranges that never ended", r.Offset)
+		return out
+	}
+	w.gtids = append(w.gtids, v[3])
+	return append(out, trace.Annotation{Span: trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[2])}})
+}

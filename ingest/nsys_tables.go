@@ -1,0 +1,239 @@
+package ingest
+
+// The mapping of each nsys table into the model.
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
+	"github.com/tracelens/tracelens/trace"
+)
+
+// metadata reads the export's own metadata (EXPORT_META_DATA through
+// nsys 2023.2, META_DATA_EXPORT after; 2021-era exports have neither) and
+// the session's start time.
+func (nr *nsysReader) metadata() error {
+	t := nr.t
+	t.Meta.Other = map[string]string{}
+	name := "META_DATA_EXPORT"
+	if nr.db.Table(name) == nil {
+		name = "EXPORT_META_DATA"
+	}
+	if nr.db.Table(name) == nil {
+		t.Warnings = append(t.Warnings, "no export metadata table (META_DATA_EXPORT or EXPORT_META_DATA): an export from before nsys 2022, version unknown")
+	} else if c, ok := nr.open(name, []string{"name", "value"}, nil, ""); ok {
+		err := nr.scan(c, func(r *sqlfile.Row) error {
+			switch k := string(r.Text(c.idx["name"])); k {
+			case "EXPORT_PRODUCT_VERSION":
+				t.Meta.Other["nsys_version"] = string(r.Text(c.idx["value"]))
+			case "EXPORT_SCHEMA_VERSION":
+				t.Meta.Other["nsys_schema_version"] = string(r.Text(c.idx["value"]))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if nr.db.Table("TARGET_INFO_SESSION_START_TIME") == nil {
+		return nil
+	}
+	c, ok := nr.open("TARGET_INFO_SESSION_START_TIME", []string{"utcEpochNs"}, nil, "")
+	if !ok {
+		return nil
+	}
+	return nr.scan(c, func(r *sqlfile.Row) error {
+		if v, ok := r.Int(c.idx["utcEpochNs"]); ok {
+			t.Meta.BaseTimeNanoseconds = v
+		}
+		return nil
+	})
+}
+
+// link joins GPU activity to the API call that launched it. nsys's
+// correlation ids count per process, so the key is (pid, correlation);
+// gpu parked a GPU activity's pid in ExternalID, cleared here.
+func (nr *nsysReader) link() {
+	t := nr.t
+	pids := make([]int64, len(t.Threads))
+	for gtid, i := range nr.threads {
+		pids[i] = gtid >> 24 & 0xFFFFFF
+	}
+	byPid := map[int64]*corrIndex{}
+	var x *corrIndex
+	lastPid := int64(-1)
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		if a.Correlation == 0 {
+			continue
+		}
+		if pid := pids[a.Thread]; pid != lastPid {
+			if x = byPid[pid]; x == nil {
+				x = &corrIndex{}
+				byPid[pid] = x
+			}
+			lastPid = pid
+		}
+		x.ids = append(x.ids, a.Correlation)
+		x.calls = append(x.calls, trace.Index(i))
+	}
+	for _, x := range byPid {
+		x.build()
+	}
+	lastPid, x = -1, nil
+	gpuPids := map[int64]bool{}
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.ExternalID != lastPid {
+			lastPid, x = g.ExternalID, byPid[g.ExternalID]
+			gpuPids[lastPid] = true
+		}
+		g.ExternalID = 0
+		if g.Correlation == 0 || x == nil {
+			continue
+		}
+		a, ok := x.get(g.Correlation)
+		if !ok {
+			continue
+		}
+		g.Launch = a
+		if first := t.APICalls[a].FirstGPU; first == trace.None || t.GPU[first].Start > g.Start {
+			t.APICalls[a].FirstGPU = trace.Index(i)
+		}
+	}
+	if len(gpuPids) > 1 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace: the processes of one export are not yet told apart as ranks", len(gpuPids)))
+	}
+}
+
+// corrIndex finds one process's API call by correlation id. CUPTI counts
+// the ids up from 1, so they are dense and a slice over their range
+// serves (a map of 750 k ids took a third of reading a 68 MB export);
+// sparse ids fall back to a map. The last call with an id wins.
+type corrIndex struct {
+	ids   []int64
+	calls []trace.Index
+	base  int64
+	dense []trace.Index
+	byID  map[int64]trace.Index
+}
+
+func (x *corrIndex) build() {
+	lo, hi := x.ids[0], x.ids[0]
+	for _, id := range x.ids {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	if span := uint64(hi - lo); span < uint64(4*len(x.ids)+1024) {
+		x.base = lo
+		x.dense = make([]trace.Index, span+1)
+		for i := range x.dense {
+			x.dense[i] = trace.None
+		}
+		for k, id := range x.ids {
+			x.dense[id-lo] = x.calls[k]
+		}
+	} else {
+		x.byID = make(map[int64]trace.Index, len(x.ids))
+		for k, id := range x.ids {
+			x.byID[id] = x.calls[k]
+		}
+	}
+	x.ids, x.calls = nil, nil
+}
+
+func (x *corrIndex) get(id int64) (trace.Index, bool) {
+	if x.dense != nil {
+		if d := uint64(id - x.base); id >= x.base && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
+			return x.dense[d], true
+		}
+		return trace.None, false
+	}
+	a, ok := x.byID[id]
+	return a, ok
+}
+
+// sortGPU puts GPU activity in the model's order (device, stream, start,
+// longest first) by sorting indexes and then moving each record along
+// its permutation cycle, in place: the kernel, copy and memset tables come
+// one after another, a stable sort of the 150-byte records moved each one
+// many times, and a sorted copy would double the slice at its peak.
+func (nr *nsysReader) sortGPU() {
+	g := nr.t.GPU
+	perm := make([]int32, len(g))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		x, y := &g[a], &g[b]
+		if c := cmp.Compare(x.Device, y.Device); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Stream, y.Stream); c != 0 {
+			return c
+		}
+		return bySpan(x.Span, y.Span)
+	})
+	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
+	// itself, which marks it done.
+	for i := range perm {
+		if perm[i] == int32(i) {
+			continue
+		}
+		tmp := g[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = int32(j)
+			if k == i {
+				g[j] = tmp
+				break
+			}
+			g[j] = g[k]
+			j = k
+		}
+	}
+}
+
+var gpuCols = []string{"id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor",
+	"maxWarpsPerSm", "threadsPerWarp", "maxRegistersPerSm", "maxShmemPerSm", "maxThreadsPerBlock",
+	"memoryBandwidth", "clockRate"}
+
+// devices reads TARGET_INFO_GPU: the GPUs the GPU work ran on (it lists
+// every GPU of the host, integrated ones too), or all of them when no
+// work ran. Memory bandwidth and clock go to Meta.Other.
+func (nr *nsysReader) devices() error {
+	t := nr.t
+	c, ok := nr.open("TARGET_INFO_GPU", gpuCols[:2], gpuCols[2:], "")
+	if !ok {
+		t.Warnings = append(t.Warnings, "no GPU description (TARGET_INFO_GPU): device names, SM counts and peaks are unknown")
+		return nil
+	}
+	var all []trace.DeviceProperties
+	v := make([]int64, len(gpuCols))
+	err := nr.scan(c, func(r *sqlfile.Row) error {
+		for k, n := range gpuCols {
+			if k == 1 {
+				continue
+			}
+			v[k], _ = r.Int(c.idx[n])
+		}
+		d := trace.DeviceProperties{ID: int(v[0]), Name: string(r.Text(c.idx["name"])), TotalGlobalMem: v[2],
+			NumSMs: int(v[3]), ComputeMajor: int(v[4]), ComputeMinor: int(v[5]),
+			MaxThreadsPerSM: int(v[6] * v[7]), RegsPerSM: int(v[8]), SharedMemPerSM: v[9], MaxThreadsPerBlock: int(v[10])}
+		if len(nr.used) == 0 || nr.used[int32(d.ID)] {
+			all = append(all, d)
+			if v[11] > 0 {
+				t.Meta.Other[fmt.Sprintf("gpu%d_memory_bandwidth_bytes_per_s", d.ID)] = fmt.Sprint(v[11])
+			}
+			if v[12] > 0 {
+				t.Meta.Other[fmt.Sprintf("gpu%d_clock_hz", d.ID)] = fmt.Sprint(v[12])
+			}
+		}
+		return nil
+	})
+	slices.SortStableFunc(all, func(a, b trace.DeviceProperties) int { return cmp.Compare(a.ID, b.ID) })
+	t.Meta.Devices = all
+	return err
+}
