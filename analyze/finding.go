@@ -119,6 +119,11 @@ const (
 	FromOneOff = "one_off"
 )
 
+// NoTimeCost reports whether a finding's cost is not time (memory that
+// grows every step): it saves nothing per step and nothing once, and
+// faces say so instead of printing a saving of zero.
+func (f *Finding) NoTimeCost() bool { return f.SavingFrom == FromOneOff && f.OneOffUs == 0 }
+
 // Measure is one measured quantity a finding rests on.
 type Measure struct {
 	Name  string `json:"name"`

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -23,6 +24,16 @@ type issue26Expected struct {
 	SDPAMath struct {
 		Us float64 `json:"us_per_step"`
 	} `json:"sdpa_math"`
+	Phases map[string]struct {
+		Calls    float64 `json:"calls"`
+		HostUs   float64 `json:"host_us"`
+		BusyUs   float64 `json:"busy_us"`
+		Launches float64 `json:"launches"`
+	} `json:"phases"`
+	Memory struct {
+		Growth     []float64 `json:"growth"`
+		NeverFreed float64   `json:"never_freed_steady_bytes"`
+	} `json:"memory"`
 }
 
 // TestIssue26Classes: on the recorded traces of each class, its analyzer
@@ -57,6 +68,22 @@ func TestIssue26Classes(t *testing.T) {
 			near(name, "layout conversion time", us(f, "layout conversion GPU time per step"), e.Layout.LayoutUs)
 			near(name, "convolution time", us(f, "convolution GPU time per step"), e.Layout.ConvUs)
 		}
+		if f := findingOf(r, "inference-phases"); (f != nil) != (e.Phases["decode"].Calls > 0) {
+			t.Errorf("%s: inference-phases %v with %v", name, f != nil, e.Phases)
+		} else if f != nil {
+			d, steps := e.Phases["decode"], float64(len(r.Steps)-1)
+			near(name, "decode calls per step", measure(t, *f, "decode calls per step").Num, d.Calls/steps)
+			near(name, "decode host per call", us(f, "decode host time per call"), d.HostUs/d.Calls)
+			near(name, "decode GPU busy per call", us(f, "decode GPU busy per call"), d.BusyUs/d.Calls)
+			near(name, "decode launches per call", measure(t, *f, "decode launches per call").Num, d.Launches/d.Calls)
+		}
+		leak := len(e.Memory.Growth) > 0 && slices.Min(e.Memory.Growth) >= MemoryGrowthMinBytes
+		if f := findingOf(r, "memory-growth"); (f != nil) != leak {
+			t.Errorf("%s: memory-growth %v with growth %v per step", name, f != nil, e.Memory.Growth)
+		} else if f != nil {
+			near(name, "growth per step", measure(t, *f, "growth per step").Num, Median(slices.Clone(e.Memory.Growth)))
+			near(name, "never freed", measure(t, *f, "never freed in the steady steps").Num, e.Memory.NeverFreed)
+		}
 		if f := findingOf(r, "attention-backend"); (f != nil) != (e.SDPAMath.Us > 0) {
 			t.Errorf("%s: attention-backend %v with %.1f µs of math backend per step", name, f != nil, e.SDPAMath.Us)
 		} else if f != nil {
@@ -64,6 +91,21 @@ func TestIssue26Classes(t *testing.T) {
 			if findingOf(r, "unfused-attention") != nil {
 				t.Errorf("%s: unfused-attention fires on SDPA's own math backend", name)
 			}
+		}
+	}
+}
+
+// TestHealthyStepNoFalseAlarm: on a healthy GPU-bound step (compiled
+// bf16 GEMMs, fused optimizer, no syncs) no finding claims more than 5 %
+// of the step and the step reads GPU-bound.
+func TestHealthyStepNoFalseAlarm(t *testing.T) {
+	r := run(t, "recorded/issue26/healthy_big.json.gz")
+	if r.StepStats.SteadyGPUBusyShare < 0.9 {
+		t.Errorf("GPU busy %.1f%% of the step: the recording is not GPU-bound", r.StepStats.SteadyGPUBusyShare*100)
+	}
+	for _, f := range r.Findings {
+		if f.Share > 0.05 {
+			t.Errorf("%s claims %.1f%% of a healthy step: %s", f.ID, f.Share*100, f.Title)
 		}
 	}
 }

@@ -232,6 +232,8 @@ func All() []*Analyzer {
 		AttentionBackend,
 		LayoutConversion,
 		AllocatorChurn,
+		MemoryGrowth,
+		InferencePhases,
 		ColdStart,
 		OptimizerStep,
 		AMPCast,

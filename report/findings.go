@@ -204,6 +204,8 @@ func estimated(f analyze.Finding) bool {
 // one-time cost.
 func savingText(r *analyze.Result, f analyze.Finding) string {
 	switch {
+	case f.NoTimeCost():
+		return "no time: the cost is device memory"
 	case f.SavingFrom == analyze.FromOneOff:
 		return "about " + us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
 	case f.SavingUs == 0 && f.GPUSavingUs > 0:

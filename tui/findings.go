@@ -144,6 +144,9 @@ func (s *findingsScreen) build(w int) {
 		meta = fmt.Sprintf("severity %s · confidence %s · one-time cost %s (paid once per process, not per step) · %s",
 			f.Severity, f.Confidence, us(f.OneOffUs), sanitize(f.ID))
 	}
+	if f.NoTimeCost() {
+		meta = fmt.Sprintf("severity %s · confidence %s · no time saving: the cost is device memory · %s", f.Severity, f.Confidence, sanitize(f.ID))
+	}
 	for _, l := range wrap(meta, w) {
 		add(l, lineMeta, noLink)
 	}

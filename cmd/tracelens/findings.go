@@ -100,6 +100,8 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 		case f.SavingUs == 0 && f.GPUSavingUs > 0:
 			fmt.Fprintf(w, "   severity %s, confidence %s, saves ~0 of the step while the host is the bottleneck (%s of GPU time)\n",
 				f.Severity, f.Confidence, analyze.FormatUs(f.GPUSavingUs))
+		case f.NoTimeCost():
+			fmt.Fprintf(w, "   severity %s, confidence %s, no time saving: the cost is device memory\n", f.Severity, f.Confidence)
 		case f.SavingFrom == analyze.FromOneOff:
 			fmt.Fprintf(w, "   severity %s, confidence %s, one-time cost ~%s (paid once per process: no steady-state step gets shorter)\n",
 				f.Severity, f.Confidence, analyze.FormatUs(f.OneOffUs))

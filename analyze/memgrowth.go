@@ -1,0 +1,209 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// MemoryGrowthMinBytes is the least device memory a steady step must
+// leave allocated beyond the one before, in every step, for memory-growth
+// to call it a leak.
+const MemoryGrowthMinBytes = 1 << 20
+
+// MemoryGrowth finds device memory that grows every step (a leak: tensors
+// kept alive across steps).
+var MemoryGrowth = &Analyzer{
+	Name: "memory-growth",
+	Doc: fmt.Sprintf("Reads the allocator's [memory] events (profile_memory=True): the device memory allocated when each step begins. "+
+		"Reported when it grows by at least %s from every step to the next: tensors kept alive across steps (outputs or losses "+
+		"appended to a list, a graph kept by a tensor that requires grad), which end in an out-of-memory error. The evidence lists the "+
+		"ops and Python lines whose allocations in the steady steps are never freed in the trace (matched by address). Saving model: "+
+		"none per step (the cost is the memory, then the crash); a one-time finding.", FormatBytes(MemoryGrowthMinBytes)),
+	Requires: []*Analyzer{Steps, Attribution},
+	Run:      runMemoryGrowth,
+}
+
+func runMemoryGrowth(p *Pass) ([]Finding, error) {
+	t := p.Trace
+	if len(t.Steps) < 3 || len(t.Memory) == 0 {
+		return nil, nil
+	}
+	start := stepStartAllocated(t)
+	var growth []float64
+	for i := 2; i < len(start); i++ { // steady steps: from the second on
+		if start[i] < 0 || start[i-1] < 0 {
+			return nil, nil
+		}
+		growth = append(growth, float64(start[i]-start[i-1]))
+	}
+	if len(growth) == 0 || slices.Min(growth) < MemoryGrowthMinBytes {
+		return nil, nil
+	}
+	perStep := median(slices.Clone(growth))
+	kept, keptBytes := neverFreed(t, p.ix)
+	tb := NewTable(Col("allocated in", KindName), Col("never freed", KindBytes), Col("blocks", KindCount))
+	for _, k := range kept[:min(len(kept), 5)] {
+		tb.Add(NameCell(k.site), Bytes(float64(k.bytes)), Count(float64(k.blocks)))
+	}
+	steps := len(t.Steps)
+	ev := []Evidence{
+		{Text: fmt.Sprintf("device memory allocated at the start of each step: %s → %s over %d steps, +%s per step (median; every step grows)",
+			FormatBytes(float64(start[1])), FormatBytes(float64(start[steps-1])), steps-1, FormatBytes(perStep))},
+	}
+	if len(kept) > 0 {
+		ev = append(ev, Evidence{Text: fmt.Sprintf("allocations of the steady steps never freed in the trace (%s in all), by where they were made:",
+			FormatBytes(float64(keptBytes))), Table: tb})
+	}
+	ev = append(ev, Evidence{Text: "saving model: none per step; at this rate the device runs out of memory after the number of steps its free memory allows"})
+	return []Finding{{
+		Title:      fmt.Sprintf("device memory grows %s every step: tensors kept alive across steps", FormatBytes(perStep)),
+		Subject:    "memory growth",
+		Severity:   High,
+		SavingFrom: FromOneOff,
+		Measures: []Measure{
+			{"growth per step", Bytes(perStep)},
+			{"allocated at the last step's start", Bytes(float64(start[steps-1]))},
+			{"never freed in the steady steps", Bytes(float64(keptBytes))},
+		},
+		Evidence:   ev,
+		Fix:        memoryFix(kept),
+		Confidence: High,
+	}}, nil
+}
+
+// stepStartAllocated returns, per step, the device memory allocated just
+// before its first device allocator event (-1 when the step has none).
+func stepStartAllocated(t *trace.Trace) []int64 {
+	out := make([]int64, len(t.Steps))
+	for i := range out {
+		out[i] = -1
+	}
+	for _, m := range t.Memory {
+		if m.Device < 0 {
+			continue
+		}
+		if st := t.StepOf(m.At); st >= 0 && out[st] < 0 {
+			out[st] = m.Allocated - m.Bytes
+		}
+	}
+	return out
+}
+
+// keptSite is where allocations that were never freed were made.
+type keptSite struct {
+	site          string
+	bytes, blocks int64
+}
+
+// neverFreed returns the device allocations of the steady steps that no
+// later free at the same address releases, grouped by the user's Python
+// line (else the op) around the allocation, largest first.
+func neverFreed(t *trace.Trace, ix *index) ([]keptSite, int64) {
+	live := map[int64]int{} // address → index into t.Memory of its allocation
+	for i, m := range t.Memory {
+		switch {
+		case m.Device < 0 || m.Addr == 0:
+		case m.Bytes > 0:
+			live[m.Addr] = i
+		case m.Bytes < 0:
+			delete(live, m.Addr)
+		}
+	}
+	by := map[string]*keptSite{}
+	var total int64
+	var ops opFinder
+	for _, i := range live {
+		m := &t.Memory[i]
+		if t.StepOf(m.At) < 1 {
+			continue // before the steady steps: weights, optimizer state
+		}
+		if ops == nil {
+			ops = newOpFinder(t)
+		}
+		site := memorySite(t, ix, ops, m)
+		k := by[site]
+		if k == nil {
+			k = &keptSite{site: site}
+			by[site] = k
+		}
+		k.bytes += m.Bytes
+		k.blocks++
+		total += m.Bytes
+	}
+	out := make([]keptSite, 0, len(by))
+	for _, k := range by {
+		out = append(out, *k)
+	}
+	slices.SortFunc(out, func(a, b keptSite) int {
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.site, b.site)
+	})
+	return out, total
+}
+
+// opFinder finds the innermost op around a time on a thread: per thread
+// the ops by start, searched by binary search, then out through parents.
+type opFinder map[trace.Index][]trace.Index
+
+func newOpFinder(t *trace.Trace) opFinder {
+	f := opFinder{}
+	for i := range t.Ops {
+		f[t.Ops[i].Thread] = append(f[t.Ops[i].Thread], trace.Index(i))
+	}
+	for _, v := range f {
+		slices.SortStableFunc(v, func(a, b trace.Index) int { return cmp.Compare(t.Ops[a].Start, t.Ops[b].Start) })
+	}
+	return f
+}
+
+// at returns the innermost op on thread th around time at, or None.
+func (f opFinder) at(t *trace.Trace, th trace.Index, at trace.Time) trace.Index {
+	v := f[th]
+	i, _ := slices.BinarySearchFunc(v, at, func(op trace.Index, at trace.Time) int {
+		if t.Ops[op].Start <= at {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return trace.None
+	}
+	for op := v[i-1]; op != trace.None; op = t.Ops[op].Parent {
+		if t.Ops[op].Start <= at && at <= t.Ops[op].End {
+			return op
+		}
+	}
+	return trace.None
+}
+
+// memorySite names where an allocation was made: the innermost op on its
+// thread around it, with the user's Python line when the trace has one.
+func memorySite(t *trace.Trace, ix *index, ops opFinder, m *trace.MemoryEvent) string {
+	op := ops.at(t, m.Thread, m.At)
+	if op == trace.None {
+		return "(outside every op)"
+	}
+	name := t.Ops[op].Name
+	if f := t.Ops[op].Frame; f != trace.None {
+		if u := ix.userFrameOf(f); u != trace.None {
+			return name + " at " + t.Frames[u].Name
+		}
+	}
+	return name
+}
+
+// memoryFix is memory-growth's fix, pointing at the largest site.
+func memoryFix(kept []keptSite) string {
+	where := "the step"
+	if len(kept) > 0 {
+		where = kept[0].site
+	}
+	return fmt.Sprintf("find what keeps each step's tensors alive (largest: %s): store losses and metrics as Python numbers "+
+		"(loss.item(), after the step, or every N steps) or detached tensors (.detach()), not the tensors themselves; do not append "+
+		"outputs to a list across steps; clear caches you fill each step", where)
+}
