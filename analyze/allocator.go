@@ -92,7 +92,13 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if calls < AllocatorChurnMinCalls || step <= 0 || idle < AllocatorChurnMinShare*step {
 		return nil, nil
 	}
-	return []Finding{allocatorFinding(calls, host, idle, empty, step, byName, sites)}, nil
+	f := allocatorFinding(calls, host, idle, empty, step, byName, sites)
+	if cudaC(t) {
+		f.Fix = "allocate device buffers once and reuse them across iterations instead of cudaMalloc/cudaFree each time " +
+			"(cudaFree synchronizes the device), or use stream-ordered allocation from a pool (cudaMallocAsync/cudaFreeAsync " +
+			"with cudaMemPoolAttrReleaseThreshold set so the pool keeps its memory)"
+	}
+	return []Finding{f}, nil
 }
 
 // allocatorFinding builds allocator-churn's finding from the steady

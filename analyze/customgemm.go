@@ -31,7 +31,7 @@ var CustomGEMM = &Analyzer{
 	Name: "custom-gemm",
 	Doc: fmt.Sprintf("Reports a hand-written CUDA kernel (not cuBLAS/cuBLASLt/CUTLASS/cuDNN/ATen, not Triton) that does GEMM-like work "+
 		"(its name or launching op says gemm/matmul/linear/dot/mm, or it alone takes over %.0f%% of GPU kernel time at %.0f µs or more a call "+
-		"and its op is not elementwise, RNG or copy) without tiling: "+
+		"under a framework op that is not elementwise, RNG or copy) without tiling: "+
 		"it uses no shared memory, so every thread reads its operands from global memory for each multiply-add. Reported when it "+
 		"takes at least %.0f%% of GPU kernel time. A trace that does not record the kernel's launch arguments (grid and block "+
 		"all zero, as ROCm and some CUDA-graph replays write) is no evidence of missing tiling: such kernels are not reported. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
@@ -67,7 +67,10 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 			opName = t.Ops[op].Name
 		}
 		byName := gemmLikeName(k.Name) || gemmLikeName(opName)
-		if !byName && (k.Share < CustomGEMMDominantShare || k.MeanUs < CustomGEMMMinMeanUs || memoryBound(k.Category)) {
+		// By weight alone only under a framework op that is not
+		// elementwise: a native program's dominant kernel (a hash join, a
+		// saxpy) is no evidence of a matrix multiply.
+		if !byName && (k.Share < CustomGEMMDominantShare || k.MeanUs < CustomGEMMMinMeanUs || memoryBound(k.Category) || opName == "") {
 			continue
 		}
 		a, ok := launchEvidence(t, k.Name)

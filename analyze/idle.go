@@ -151,15 +151,21 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
 				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
 		},
-		Fix:        gpuIdleFix(cause, whereText, shapeOp),
+		Fix:        gpuIdleFix(t, cause, whereText, shapeOp),
 		Confidence: Medium,
 	}}, nil
 }
 
 // gpuIdleFix is the cause's fix; for a per-shape cost, the op's.
-func gpuIdleFix(cause, where, shapeOp string) string {
-	if cause == CauseNewShape {
+func gpuIdleFix(t *trace.Trace, cause, where, shapeOp string) string {
+	switch {
+	case cause == CauseNewShape:
 		return shapeFix(shapeOp)
+	case cudaC(t) && (cause == CauseHostCode || cause == CauseRange || cause == CauseBuiltin):
+		// A native program: no Python loop, no .item().
+		return fmt.Sprintf("the host does other work (%s) while nothing is queued on the GPU: issue the GPU work first and overlap the "+
+			"host work with it (asynchronous launches and copies on streams, cudaMemcpyAsync from pinned memory), or move the host "+
+			"work to another thread", where)
 	}
 	return idleFix(cause, where)
 }

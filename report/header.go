@@ -100,7 +100,11 @@ func typical(r *analyze.Result) (wall, busy, launches, launchAPI float64) {
 func stepSource(r *analyze.Result) string {
 	switch r.Summary.StepSource {
 	case analyze.StepSourceRange:
-		return "steps are the repeated record_function range " + Code(r.Summary.StepLabel)
+		kind := "record_function"
+		if r.Summary.Format == "nsys" {
+			kind = "NVTX"
+		}
+		return "steps are the repeated " + kind + " range " + Code(r.Summary.StepLabel)
 	case analyze.StepSourceCall:
 		return "steps are the repeated calls of " + Code(r.Summary.StepLabel)
 	}
