@@ -53,18 +53,24 @@ func runLayoutConversion(p *Pass) ([]Finding, error) {
 	}
 	var convUs, layoutUs, allUs float64
 	kernels, lines := map[string]int{}, map[string]int{}
+	byName := map[string]bool{} // layoutKernel per distinct name: string work
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if st := ix.gpuStep[g]; st < int32(first) || a.Kind != trace.Kernel {
 			continue
 		}
+		isLayout, seen := byName[a.Name]
+		if !seen {
+			isLayout = layoutKernel(a.Name)
+			byName[a.Name] = isLayout
+		}
 		d := us(a.Dur())
 		allUs += d
-		if ix.cat[g] == CategoryConv && !layoutKernel(a.Name) {
+		if ix.cat[g] == CategoryConv && !isLayout {
 			convUs += d
 		}
 		opName, byOp := layoutOp(t, ix.op[g])
-		if !layoutKernel(a.Name) && !byOp {
+		if !isLayout && !byOp {
 			continue
 		}
 		layoutUs += d

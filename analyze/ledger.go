@@ -139,135 +139,6 @@ const (
 var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LinePeerWait, LineCommunication, LineCopies, LineOtherSteps, LineBeforeProfile,
 	LineHostSync, LineCompile, LineDataLoading, LineProfiler, LineLaunch, LineFramework}
 
-// spanIndex holds host intervals sorted by start and by end, so the part
-// of them inside a window is found by binary search.
-type spanIndex struct {
-	byStart, byEnd [][2]trace.Time
-	// keepEnclosing keeps intervals that enclose the whole window (a sync
-	// call longer than the step); host functions and ranges around the
-	// whole step (main(), the loop) say nothing about it and are left out.
-	keepEnclosing bool
-}
-
-func (x *spanIndex) add(s trace.Span) {
-	if s.End > s.Start {
-		x.byStart = append(x.byStart, [2]trace.Time{s.Start, s.End})
-	}
-}
-
-func (x *spanIndex) seal() {
-	slices.SortFunc(x.byStart, func(a, b [2]trace.Time) int { return cmp.Compare(a[0], b[0]) })
-	x.byEnd = slices.Clone(x.byStart)
-	slices.SortFunc(x.byEnd, func(a, b [2]trace.Time) int { return cmp.Compare(a[1], b[1]) })
-}
-
-// in returns the union of the intervals inside w (clipped to it).
-func (x *spanIndex) in(w trace.Span) []trace.Span {
-	var out []trace.Span
-	lo, _ := slices.BinarySearchFunc(x.byStart, w.Start, func(a [2]trace.Time, at trace.Time) int { return cmp.Compare(a[0], at) })
-	for i := lo; i < len(x.byStart) && x.byStart[i][0] < w.End; i++ {
-		if s := x.byStart[i]; x.keepEnclosing || s[0] > w.Start || s[1] < w.End {
-			out = append(out, trace.Span{Start: s[0], End: min(s[1], w.End)})
-		}
-	}
-	// Intervals that began before the window and end inside it.
-	lo, _ = slices.BinarySearchFunc(x.byEnd, w.Start+1, func(a [2]trace.Time, at trace.Time) int { return cmp.Compare(a[1], at) })
-	for i := lo; i < len(x.byEnd) && x.byEnd[i][1] <= w.End; i++ {
-		if s := x.byEnd[i]; s[0] < w.Start && (x.keepEnclosing || s[1] < w.End) {
-			out = append(out, trace.Span{Start: w.Start, End: s[1]})
-		}
-	}
-	if x.keepEnclosing && len(x.byEnd) > 0 {
-		// Intervals around the whole window: few (long sync calls), found
-		// among those ending after it.
-		hi, _ := slices.BinarySearchFunc(x.byEnd, w.End+1, func(a [2]trace.Time, at trace.Time) int { return cmp.Compare(a[1], at) })
-		for i := hi; i < len(x.byEnd); i++ {
-			if s := x.byEnd[i]; s[0] < w.Start {
-				out = append(out, w)
-				break
-			}
-		}
-	}
-	return unionSpans(out)
-}
-
-// ledgerIndex is what the ledger reads, built once per trace.
-type ledgerIndex struct {
-	host [nSources]*spanIndex
-	// other and before are the GPU busy intervals of work with a launch
-	// (or a step) and of work launched before profiling began.
-	other, before []trace.Span
-	// peerWait is Config.PeerWait, sorted and disjoint.
-	peerWait []trace.Span
-}
-
-func (ix *index) newLedgerIndex() *ledgerIndex {
-	t := ix.t
-	li := &ledgerIndex{}
-	for s := srcSync; s < nSources; s++ {
-		li.host[s] = &spanIndex{keepEnclosing: s == srcSync || s == srcLaunch || s == srcCompile}
-	}
-	for i := range t.APICalls {
-		c := &t.APICalls[i]
-		switch {
-		case isSyncCall(c.Name):
-			li.host[srcSync].add(c.Span)
-		case isLaunchCall(c):
-			li.host[srcLaunch].add(c.Span)
-		}
-	}
-	for _, s := range ix.CompileFacts.spans {
-		li.host[srcCompile].add(s)
-	}
-	for _, s := range copyOpSpans(t) {
-		li.host[srcSync].add(s)
-	}
-	ix.ledgerHostWork(li)
-	for s := srcSync; s < nSources; s++ {
-		li.host[s].seal()
-	}
-	for g := range t.GPU {
-		a := &t.GPU[g]
-		if a.End <= a.Start {
-			continue
-		}
-		if ix.gpuStep[g] < 0 && a.Launch == trace.None {
-			li.before = append(li.before, a.Span)
-		} else {
-			li.other = append(li.other, a.Span)
-		}
-	}
-	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
-	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
-	return li
-}
-
-// ledgerHostWork adds the host's ops, ranges and Python frames to the
-// data-loading, profiler and framework sources.
-func (ix *index) ledgerHostWork(li *ledgerIndex) {
-	t := ix.t
-	for i := range t.Ops {
-		li.host[hostRangeSource(t.Ops[i].Name, false)].add(t.Ops[i].Span)
-	}
-	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
-			li.host[hostRangeSource(a.Name, true)].add(a.Span)
-		}
-	}
-	for i := range t.Frames {
-		f := &t.Frames[i]
-		file, _, fn, ok := f.Source()
-		switch {
-		case ok && strings.Contains(file, "torch/profiler/") || strings.Contains(file, "torch/autograd/profiler"):
-			li.host[srcProfiler].add(f.Span)
-		case ok && (libraryCause(file) == CauseDataLoading || !libraryFile(file) && dataName(fn)):
-			li.host[srcData].add(f.Span)
-		default:
-			li.host[srcFramework].add(f.Span)
-		}
-	}
-}
-
 // transferOps are the framework ops that move a tensor between host and
 // device through a memcpy (and wait for it when the copy is synchronous).
 var transferOps = setOf("aten::copy_", "aten::_to_copy", "aten::to", "aten::item", "aten::_local_scalar_dense", "aten::cpu", "aten::_copy_from",
@@ -316,98 +187,15 @@ func profilerName(name string) bool {
 		strings.HasPrefix(name, "PyTorch Profiler") || strings.HasPrefix(name, "Record Window End")
 }
 
-// stepLedger splits window w of step st into its lines, returning each
-// line's time and its intervals.
-func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, w trace.Span) ([]LedgerEntry, map[string][]trace.Span) {
-	t := ix.t
-	var sets [nSources][]trace.Span
-	for _, g := range own {
-		a := &t.GPU[g]
-		if a.End <= a.Start {
-			continue
-		}
-		src := srcCompute
-		switch {
-		case ix.PhaseFacts != nil && ix.PhaseFacts.autotune != nil && ix.PhaseFacts.autotune[g]:
-			src = srcAutotune
-		case a.Kind != trace.Kernel:
-			src = srcCopy
-		case ix.cat[g] == CategoryCommunication:
-			src = srcComm
-		}
-		sets[src] = append(sets[src], a.Span)
-	}
-	for s := srcAutotune; s <= srcCopy; s++ {
-		sets[s] = clipSpans(unionSpans(sets[s]), w)
-	}
-	// Waiting is the step's own communication kernels' spin: the part of
-	// them inside the peer-wait intervals.
-	sets[srcPeerWait] = intersectSpans(sets[srcComm], clipSpans(slices.Clone(li.peerWait), w))
-	sets[srcOther] = clipSpans(slices.Clone(li.other), w)
-	sets[srcBefore] = clipSpans(slices.Clone(li.before), w)
-	for s := srcSync; s < nSources; s++ {
-		sets[s] = li.host[s].in(w)
-	}
-	return sweepLedger(sets, w)
-}
-
-// sweepLedger puts every instant of w in the first source that covers it
-// (LineIdle when none does).
-func sweepLedger(sets [nSources][]trace.Span, w trace.Span) ([]LedgerEntry, map[string][]trace.Span) {
-	type edge struct {
-		at  trace.Time
-		src ledgerSource
-		d   int8
-	}
-	var edges []edge
-	for s := range sets {
-		for _, sp := range sets[s] {
-			edges = append(edges, edge{sp.Start, ledgerSource(s), 1}, edge{sp.End, ledgerSource(s), -1})
-		}
-	}
-	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
-	var open [nSources]int
-	segs := map[string][]trace.Span{}
-	ns := map[string]trace.Duration{}
-	emit := func(from, to trace.Time) {
-		if to <= from {
-			return
-		}
-		line := LineIdle
-		for s := range open {
-			if open[s] > 0 {
-				line = sourceLine[s]
-				break
-			}
-		}
-		ns[line] += trace.Duration(to - from)
-		v := segs[line]
-		if n := len(v); n > 0 && v[n-1].End == from {
-			v[n-1].End = to
-		} else {
-			v = append(v, trace.Span{Start: from, End: to})
-		}
-		segs[line] = v
-	}
-	at := w.Start
-	for _, e := range edges {
-		emit(at, e.at)
-		at = max(at, e.at)
-		open[e.src] += int(e.d)
-	}
-	emit(at, w.End)
-	out := make([]LedgerEntry, 0, len(LedgerLines()))
-	for _, line := range LedgerLines() {
-		out = append(out, LedgerEntry{Line: line, Us: us(ns[line])})
-	}
-	return out, segs
-}
-
 // ledgers fills each step's Ledger and StepStats.SteadyLedger, and keeps
 // each line's intervals for LedgerSegments.
 func (ix *index) ledgers(r *Result, works []stepWork) {
 	t := ix.t
-	li := ix.newLedgerIndex()
+	windows := make([]trace.Span, len(works))
+	for i := range works {
+		windows[i] = works[i].window
+	}
+	li := ix.newLedgerIndex(windows)
 	own := make([][]trace.Index, len(t.Steps))
 	for g := range t.GPU {
 		if st := ix.gpuStep[g]; st >= 0 {
@@ -416,7 +204,7 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 	}
 	r.ledgerSegs = make([]map[string][]trace.Span, len(t.Steps))
 	for i := range t.Steps {
-		r.Steps[i].Ledger, r.ledgerSegs[i] = ix.stepLedger(li, own[i], works[i].window)
+		r.Steps[i].Ledger, r.ledgerSegs[i] = ix.stepLedger(li, own[i], i)
 	}
 	r.StepStats.SteadyLedger = steadyLedger(r)
 }

@@ -1,0 +1,268 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// ledgerIndex is what the ledger reads, built once per trace: the host
+// intervals of each source already cut into the step windows they touch
+// (one pass over the host events, no global sort), and the GPU intervals
+// that are not a step's own.
+type ledgerIndex struct {
+	win []trace.Span
+	// order lists the windows by start; reach[i] is the latest end of
+	// the windows order[0..i], so the windows an interval touches are
+	// found by binary search and a short walk back.
+	order []int
+	reach []trace.Time
+	// host holds, per window and host source, the parts of the source's
+	// intervals inside the window (not yet merged).
+	host [][nSources][]trace.Span
+	// other and before are the GPU busy intervals of work with a launch
+	// (or a step) and of work launched before profiling began; peerWait
+	// is Config.PeerWait. Each is sorted and disjoint.
+	other, before, peerWait []trace.Span
+}
+
+// keepsEnclosing says which host sources keep an interval that encloses a
+// whole window: a sync call, a launch or a compilation longer than the
+// step is the step's time; a function or range around the whole step
+// (main(), the loop) says nothing about it.
+func keepsEnclosing(src ledgerSource) bool {
+	return src == srcSync || src == srcLaunch || src == srcCompile
+}
+
+func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
+	t := ix.t
+	li := &ledgerIndex{win: windows, host: make([][nSources][]trace.Span, len(windows))}
+	li.order = make([]int, len(windows))
+	for i := range li.order {
+		li.order[i] = i
+	}
+	slices.SortStableFunc(li.order, func(a, b int) int { return cmp.Compare(windows[a].Start, windows[b].Start) })
+	li.reach = make([]trace.Time, len(windows))
+	for i, w := range li.order {
+		li.reach[i] = windows[w].End
+		if i > 0 {
+			li.reach[i] = max(li.reach[i], li.reach[i-1])
+		}
+	}
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		switch {
+		case isSyncCall(c.Name):
+			li.add(srcSync, c.Span)
+		case isLaunchCall(c):
+			li.add(srcLaunch, c.Span)
+		}
+	}
+	for _, s := range ix.CompileFacts.spans {
+		li.add(srcCompile, s)
+	}
+	for _, s := range copyOpSpans(t) {
+		li.add(srcSync, s)
+	}
+	ix.ledgerHostWork(li)
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if a.End <= a.Start {
+			continue
+		}
+		if ix.gpuStep[g] < 0 && a.Launch == trace.None {
+			li.before = append(li.before, a.Span)
+		} else {
+			li.other = append(li.other, a.Span)
+		}
+	}
+	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
+	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
+	return li
+}
+
+// add files host interval s of source src under every window it touches:
+// the part inside the window, or, for an interval enclosing the whole
+// window, the window itself when the source keeps enclosing intervals.
+func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
+	if s.End <= s.Start {
+		return
+	}
+	// Windows starting before s ends, walked back while one of them can
+	// still reach past s's start.
+	hi, _ := slices.BinarySearchFunc(li.order, s.End, func(w int, at trace.Time) int {
+		if li.win[w].Start < at {
+			return -1
+		}
+		return 1
+	})
+	for i := hi - 1; i >= 0 && li.reach[i] > s.Start; i-- {
+		wi := li.order[i]
+		w := li.win[wi]
+		if s.Start >= w.End || s.End <= w.Start {
+			continue
+		}
+		part := trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
+		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
+			continue
+		}
+		li.host[wi][src] = append(li.host[wi][src], part)
+	}
+}
+
+// ledgerHostWork adds the host's ops, ranges and Python frames to the
+// data-loading, profiler and framework sources.
+func (ix *index) ledgerHostWork(li *ledgerIndex) {
+	t := ix.t
+	// Names repeat (every call of one op or function): classify each
+	// distinct name once.
+	opSrc := map[string]ledgerSource{}
+	for i := range t.Ops {
+		n := t.Ops[i].Name
+		src, ok := opSrc[n]
+		if !ok {
+			src = hostRangeSource(n, false)
+			opSrc[n] = src
+		}
+		li.add(src, t.Ops[i].Span)
+	}
+	for i := range t.Annotations {
+		if a := &t.Annotations[i]; !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
+			li.add(hostRangeSource(a.Name, true), a.Span)
+		}
+	}
+	frameSrc := map[string]ledgerSource{}
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		src, ok := frameSrc[f.Name]
+		if !ok {
+			src = frameSource(f.Name)
+			frameSrc[f.Name] = src
+		}
+		li.add(src, f.Span)
+	}
+}
+
+// frameSource is the ledger source a Python frame counts towards: the
+// profiler's own code, data loading (DataLoader, the user's data-named
+// functions) or framework host work.
+func frameSource(name string) ledgerSource {
+	file, _, fn, ok := trace.ParseFrameName(name)
+	switch {
+	case ok && strings.Contains(file, "torch/profiler/") || strings.Contains(file, "torch/autograd/profiler"):
+		return srcProfiler
+	case ok && (libraryCause(file) == CauseDataLoading || !libraryFile(file) && dataName(fn)):
+		return srcData
+	}
+	return srcFramework
+}
+
+// stepLedger splits window i (step i's) into its lines, returning each
+// line's time and its intervals.
+func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]LedgerEntry, map[string][]trace.Span) {
+	t := ix.t
+	w := li.win[i]
+	var sets [nSources][]trace.Span
+	for _, g := range own {
+		a := &t.GPU[g]
+		if a.End <= a.Start {
+			continue
+		}
+		src := srcCompute
+		switch {
+		case ix.PhaseFacts != nil && ix.PhaseFacts.autotune != nil && ix.PhaseFacts.autotune[g]:
+			src = srcAutotune
+		case a.Kind != trace.Kernel:
+			src = srcCopy
+		case ix.cat[g] == CategoryCommunication:
+			src = srcComm
+		}
+		sets[src] = append(sets[src], a.Span)
+	}
+	for s := srcAutotune; s <= srcCopy; s++ {
+		sets[s] = clipSpans(unionSpans(sets[s]), w)
+	}
+	// Waiting is the step's own communication kernels' spin: the part of
+	// them inside the peer-wait intervals.
+	sets[srcPeerWait] = intersectSpans(sets[srcComm], inWindow(li.peerWait, w))
+	sets[srcOther] = inWindow(li.other, w)
+	sets[srcBefore] = inWindow(li.before, w)
+	for s := srcSync; s < nSources; s++ {
+		sets[s] = unionSpans(li.host[i][s])
+	}
+	return splitLedger(sets, w)
+}
+
+// inWindow returns the parts of sorted, disjoint spans inside w, found by
+// binary search (a fresh slice: spans is shared between steps).
+func inWindow(spans []trace.Span, w trace.Span) []trace.Span {
+	lo, _ := slices.BinarySearchFunc(spans, w.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at+1) })
+	var out []trace.Span
+	for _, s := range spans[lo:] {
+		if s.Start >= w.End {
+			break
+		}
+		if p := (trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}); p.End > p.Start {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// splitLedger puts every instant of w in the first source, in priority
+// order, whose sorted disjoint intervals cover it (LineIdle when none
+// does): what is left of the window loses each source's intervals in
+// turn, one linear merge per source.
+func splitLedger(sets [nSources][]trace.Span, w trace.Span) ([]LedgerEntry, map[string][]trace.Span) {
+	left := []trace.Span{w}
+	segs := map[string][]trace.Span{}
+	for s := range sets {
+		if len(sets[s]) == 0 || len(left) == 0 {
+			continue
+		}
+		if mine := intersectSpans(left, sets[s]); len(mine) > 0 {
+			line := sourceLine[s]
+			segs[line] = append(segs[line], mine...)
+			left = subtractSpans(left, sets[s])
+		}
+	}
+	if len(left) > 0 {
+		segs[LineIdle] = left
+	}
+	out := make([]LedgerEntry, 0, len(LedgerLines()))
+	for _, line := range LedgerLines() {
+		v := segs[line]
+		if len(v) > 1 {
+			// Two sources of one line (compilation on the host and its
+			// autotuning on the GPU) or adjacent parts: one sorted union.
+			v = unionSpans(v)
+			segs[line] = v
+		}
+		out = append(out, LedgerEntry{Line: line, Us: us(spansDuration(v))})
+	}
+	return out, segs
+}
+
+// subtractSpans returns a less b, both sorted and disjoint.
+func subtractSpans(a, b []trace.Span) []trace.Span {
+	var out []trace.Span
+	j := 0
+	for _, s := range a {
+		for j < len(b) && b[j].End <= s.Start {
+			j++
+		}
+		cur := s.Start
+		for k := j; k < len(b) && b[k].Start < s.End; k++ {
+			if b[k].Start > cur {
+				out = append(out, trace.Span{Start: cur, End: b[k].Start})
+			}
+			cur = max(cur, b[k].End)
+		}
+		if cur < s.End {
+			out = append(out, trace.Span{Start: cur, End: s.End})
+		}
+	}
+	return out
+}
