@@ -166,6 +166,14 @@ func kernelLabel(k *Row) string {
 	return analyze.ShortKernelName(k.Name)
 }
 
+// fullKernelLabel is a kernel row's whole name.
+func fullKernelLabel(k *Row) string {
+	if k.Match == ByNormalized {
+		return k.Name + " (≈)"
+	}
+	return k.Name
+}
+
 func statusLabel(k *Row) string {
 	s := string(k.Status)
 	if k.Match == ByNormalized {
@@ -186,6 +194,9 @@ type table struct {
 	// code marks tables whose first column holds identifiers (kernel, op
 	// names), set in code font in Markdown.
 	code bool
+	// full, when set, is each row's whole name: what tells two rows apart
+	// when their first cells are cut, and what --wide prints.
+	full []string
 }
 
 // tables lays the result out once for Markdown and text.
@@ -217,6 +228,7 @@ func (r *Result) tables(bold bool) []table {
 			k := &rows[i]
 			row := []string{label(k)}
 			if withCategory {
+				t.full = append(t.full, fullKernelLabel(k))
 				row = append(row, k.Category)
 			}
 			row = append(row, cell(k.Base, true, k.Status == Added), cell(k.New, true, k.Status == Removed), vsBase(k.Delta, fn, bold), statusLabel(k))

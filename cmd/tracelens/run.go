@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -153,15 +154,24 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
-	fmt.Fprintf(w, "%-*s %7s %7s %7s %7s %7s %15s %15s %5s\n", topNameWidth-6, "KERNEL", "COUNT", "TOTAL", "MEAN", "MIN", "MAX", "RANK MIN", "RANK MAX", "SHARE")
-	for _, k := range shown {
+	names := make([]string, len(shown))
+	for i, k := range shown {
+		names[i] = k.Name
+	}
+	nameW := topNameWidth - 6
+	names = termtext.DistinctNames(shortNames(names, e.wide), names, e.nameWidth(nameW))
+	for _, n := range names {
+		nameW = max(nameW, utf8.RuneCountInString(n))
+	}
+	fmt.Fprintf(w, "%-*s %7s %7s %7s %7s %7s %15s %15s %5s\n", nameW, "KERNEL", "COUNT", "TOTAL", "MEAN", "MIN", "MAX", "RANK MIN", "RANK MAX", "SHARE")
+	for i, k := range shown {
 		at := func(d trace.Duration, r int) string {
 			if r < 0 {
 				return "0 (some)"
 			}
 			return fmt.Sprintf("%s @%d", d, r)
 		}
-		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", topNameWidth-6, ShortenName(analyze.ShortKernelName(k.Name), topNameWidth-6),
+		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", nameW, names[i],
 			k.Count, k.Total, k.Mean, k.Min, k.Max, at(k.RankMin, k.RankMinAt), at(k.RankMax, k.RankMaxAt), 100*k.Share)
 	}
 	if len(shown) < len(rows) {

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// traceFixtures lists every single-trace fixture (run directories apart).
+func traceFixtures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join("..", "..", "fixtures")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "runs" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".sqlite.gz")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		t.Fatalf("fixtures: %v (%d found)", err, len(out))
+	}
+	return out
+}
+
+// topRows runs `top -n 0` on path as text and as JSON and returns the
+// printed name of each row with the row's kernel (name and autotune mark).
+func topRows(t *testing.T, path string, extra ...string) (printed, kernels []string) {
+	t.Helper()
+	args := append([]string{"top", "-n", "0"}, extra...)
+	js, stderr, code := runCLI(t, nil, append(args, "--format", "json", path)...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", path, code, stderr)
+	}
+	var got topJSON
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	text, stderr, code := runCLI(t, nil, append(args, path)...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", path, code, stderr)
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "KERNEL ") {
+			continue
+		}
+		for k, row := range lines[i+1 : i+1+len(got.Kernels)] {
+			kn := got.Kernels[k]
+			// The numeric columns are the last 8 fields.
+			f := strings.Fields(row)
+			if len(f) < 9 {
+				t.Fatalf("%s: row %q has no name", path, row)
+			}
+			name := strings.TrimSpace(strings.TrimSuffix(row, strings.Join(f[len(f)-8:], "")))
+			idx := strings.Index(row, " "+f[len(f)-8]+" ")
+			if idx >= 0 {
+				name = strings.TrimSpace(row[:idx])
+			}
+			printed = append(printed, name)
+			id := kn.Name
+			if kn.Autotune {
+				id = "[autotune] " + id
+			}
+			kernels = append(kernels, id)
+		}
+		break
+	}
+	if len(printed) != len(got.Kernels) {
+		t.Fatalf("%s: %d printed rows for %d kernels:\n%s", path, len(printed), len(got.Kernels), text)
+	}
+	return printed, kernels
+}
+
+// TestTopNamesDistinct checks, on every fixture, that `top` never prints
+// two different kernels with the same name (issue 29: the cut made
+// sm80_xmma_gemm_f32f…cublas twice), and that --wide prints full names.
+func TestTopNamesDistinct(t *testing.T) {
+	for _, p := range traceFixtures(t) {
+		printed, kernels := topRows(t, p)
+		seen := map[string]string{}
+		for i, s := range printed {
+			if k, ok := seen[s]; ok && k != kernels[i] {
+				t.Errorf("%s: two kernels print as %q:\n  %s\n  %s", p, s, k, kernels[i])
+			}
+			seen[s] = kernels[i]
+			if n := utf8.RuneCountInString(s); n > topNameWidth {
+				t.Errorf("%s: %q is %d columns, wider than %d", p, s, n, topNameWidth)
+			}
+		}
+	}
+	for _, flag := range []string{"--wide", "-w"} {
+		printed, kernels := topRows(t, fixture("eggroll_direct.json.gz"), flag)
+		for i := range printed {
+			if printed[i] != kernels[i] {
+				t.Errorf("top %s: row %d prints %q, want the full name %q", flag, i, printed[i], kernels[i])
+			}
+		}
+	}
+}
+
+// diffKernelNames returns the first cells of the text diff's kernel table.
+func diffKernelNames(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, stderr, code := runCLI(t, nil, append([]string{"diff"}, args...)...)
+	if code != 0 {
+		t.Fatalf("diff %v: exit %d: %s", args, code, stderr)
+	}
+	var names []string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "Kernels (GPU time per step)") {
+			continue
+		}
+		for _, row := range lines[i+2:] {
+			if row == "" || strings.HasPrefix(row, "…") {
+				break
+			}
+			names = append(names, strings.TrimSpace(strings.SplitN(row, "  ", 2)[0]))
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no kernel table in:\n%s", out)
+	}
+	return names
+}
+
+// TestDiffNamesDistinct: the text diff printed two cuBLAS GEMMs as
+// sm80_xmma_gemm_f32f…cublas (issue 29); --wide prints whole names.
+func TestDiffNamesDistinct(t *testing.T) {
+	a, b := fixture("eggroll_direct.json.gz"), fixture("eggroll_hooks.json.gz")
+	names := diffKernelNames(t, a, b)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("two kernel rows print as %q", n)
+		}
+		seen[n] = true
+	}
+	wide := diffKernelNames(t, "--wide", a, b)
+	if !slices.Contains(wide, "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas") {
+		t.Errorf("diff --wide does not print the whole GEMM name: %q", wide)
+	}
+}
