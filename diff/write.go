@@ -368,6 +368,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 		StepChange:     toJSONStepChange(r.StepChange),
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // kernel names keep their < > &
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

@@ -152,3 +152,30 @@ func TestDiffNamesDistinct(t *testing.T) {
 		t.Errorf("diff --wide does not print the whole GEMM name: %q", wide)
 	}
 }
+
+// TestJSONNotHTMLEscaped: JSON for users reads gemm<float> as written, not
+// gemm\u003cfloat\u003e (issue 29), in every command that writes JSON.
+func TestJSONNotHTMLEscaped(t *testing.T) {
+	a, b := fixture("eggroll_direct.json.gz"), fixture("eggroll_hooks.json.gz")
+	run := filepath.Join("..", "..", "fixtures", "runs", "multirank_ddp")
+	for _, args := range [][]string{
+		{"top", "-n", "0", a}, {"findings", a}, {"report", a}, {"diff", a, b},
+		{"top", run}, {"findings", run}, {"report", run},
+	} {
+		out, stderr, code := runCLI(t, nil, append([]string{args[0], "--format", "json"}, args[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !json.Valid([]byte(out)) {
+			t.Errorf("%v: invalid JSON", args)
+		}
+		for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+			if strings.Contains(out, esc) {
+				t.Errorf("%v: JSON escapes HTML (%s)", args, esc)
+			}
+		}
+		if args[0] != "findings" && !strings.Contains(out, "<") {
+			t.Errorf("%v: no kernel name with template arguments", args)
+		}
+	}
+}

@@ -66,6 +66,7 @@ func runFindings(e *env, args []string) error {
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}

@@ -149,6 +149,7 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, run.CommKernel)})
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
@@ -191,6 +192,7 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg anal
 	}
 	if format == "json" {
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(ra.res)
 	}

@@ -130,6 +130,7 @@ func runDiffRun(e *env, pos []string, rf *runFlags, format string, write func(io
 			return err
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			BaseRank int             `json:"base_rank"`

@@ -83,6 +83,7 @@ func runTop(e *env, args []string) error {
 			out.Kernels = append(out.Kernels, shown[i].Timing())
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
