@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"html"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -177,5 +182,73 @@ func TestJSONNotHTMLEscaped(t *testing.T) {
 		if args[0] != "findings" && !strings.Contains(out, "<") {
 			t.Errorf("%v: no kernel name with template arguments", args)
 		}
+	}
+}
+
+// layoutProbe, added to a report page, lists in body's data-layout what
+// lies outside a 1400 px window: tables that scroll sideways and cells
+// past the right edge.
+const layoutProbe = `<script>
+window.addEventListener('load', () => {
+  const W = document.documentElement.clientWidth, bad = [];
+  document.querySelectorAll('table').forEach((t, i) => {
+    if (t.scrollWidth > t.clientWidth + 1) bad.push('table ' + i + ' scrolls ' + (t.scrollWidth - t.clientWidth) + 'px');
+    t.querySelectorAll('td, th').forEach(c => {
+      if (c.getBoundingClientRect().right > W + 1) bad.push('cell past the window: ' + c.innerText.slice(0, 40));
+    });
+  });
+  document.body.setAttribute('data-layout', JSON.stringify(bad));
+});
+</script>`
+
+// TestHTMLLongNamesKeepNumbersVisible: in the HTML report at 1400 px, one
+// long Triton name (nanobragg_compile's 148-character pointwise kernel)
+// pushed the op table's numeric columns off-screen (issue 29); long names
+// now wrap inside a bounded column. Runs the report in headless Chromium.
+func TestHTMLLongNamesKeepNumbersVisible(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no chromium on PATH (apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if _, stderr, code := runCLI(t, nil, "report", "--format", "html", "-o", page, fixture("nanobragg_compile.json.gz")); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "triton_poi_fused__to_copy_abs_add_arange_bitwise_and_bitwise_not") {
+		t.Fatal("the report lost the long Triton name this test is about")
+	}
+	probe := filepath.Join(dir, "probe.html")
+	if err := os.WriteFile(probe, []byte(strings.Replace(string(b), "</body>", layoutProbe+"</body>", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--window-size=1400,900", "--dump-dom", "file://"+probe).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	m := regexp.MustCompile(`data-layout="([^"]*)"`).FindSubmatch(out)
+	if m == nil {
+		t.Fatal("the layout probe did not run")
+	}
+	var bad []string
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &bad); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range bad {
+		t.Error(s)
 	}
 }
