@@ -252,3 +252,118 @@ func TestHTMLLongNamesKeepNumbersVisible(t *testing.T) {
 		t.Error(s)
 	}
 }
+
+// tuiInTmux runs `sh -c script` (a tracelens tui command line, $TL the
+// binary) in a 120×40 tmux terminal until its screen shows every string
+// in want, quits with q and returns the screen and the exit status.
+func tuiInTmux(t *testing.T, script string, want ...string) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (apt-get install tmux); the terminal UI test needs it")
+	}
+	bin := cliBinary(t)
+	dir := t.TempDir()
+	status := filepath.Join(dir, "status")
+	socket := "tracelens-adopt-" + filepath.Base(filepath.Dir(dir)) + filepath.Base(dir)
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	cmd := "unset CI; TL='" + bin + "'; " + script + "; echo $? > '" + status + "'; sleep 60"
+	tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "tui", "sh", "-c", cmd)
+	t.Cleanup(func() { exec.Command("tmux", "-L", socket, "kill-server").Run() })
+	screen := ""
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		screen = tmux("capture-pane", "-p", "-t", "tui")
+		missing := slices.IndexFunc(want, func(w string) bool { return !strings.Contains(screen, w) })
+		if missing < 0 {
+			break
+		}
+		if b, err := os.ReadFile(status); err == nil || time.Now().After(deadline) {
+			t.Fatalf("%s: screen never showed %q (exit %s):\n%s", script, want[missing], b, screen)
+		}
+	}
+	tmux("send-keys", "-t", "tui", "q")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(status); err == nil && strings.HasSuffix(string(b), "\n") {
+			return screen, strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: did not quit:\n%s", script, tmux("capture-pane", "-p", "-t", "tui"))
+		}
+	}
+}
+
+// TestTUIInputForms: `tui -` reads the trace from standard input and the
+// keys from the terminal (it failed with "invalid JSON at byte 5": the
+// UI read keys from the pipe); `tui DIR DIR` compares two runs as `diff
+// DIR DIR` does (issue 29).
+func TestTUIInputForms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end terminal test")
+	}
+	trace, err := filepath.Abs(fixture("eggroll_hooks.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code := tuiInTmux(t, `"$TL" tui - < '`+trace+`'`, "[1 Overview]", "NVIDIA H100")
+	if code != "0" {
+		t.Errorf("tui -: exit %s", code)
+	}
+	a, _ := filepath.Abs(fixture("runs/ddp_host_straggler"))
+	b, _ := filepath.Abs(fixture("runs/ddp_compute_straggler"))
+	_, code = tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step time", "+37.3%")
+	if code != "0" {
+		t.Errorf("tui DIR DIR: exit %s", code)
+	}
+}
+
+// TestExportStdinAndEmbedded: export takes - and embedded:NAME like every
+// other command (it failed with "stat -"), and says so by those names.
+func TestExportStdinAndEmbedded(t *testing.T) {
+	raw, err := os.ReadFile(fixture("eggroll_hooks.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, stderr, code := runCLI(t, raw, "export", "-o", dir, "-")
+	if code != 0 || !strings.Contains(out, "stdin: 175 kernels") || !strings.Contains(out, "(-)") {
+		t.Errorf("export -: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runCLI(t, nil, "export", "-o", dir, "embedded:eggroll_direct.json.gz")
+	if code != 0 || !strings.Contains(out, "eggroll_direct: 175 kernels") {
+		t.Errorf("export embedded: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, table := range []string{"runs/stdin.parquet", "kernels/eggroll_direct.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, table)); err != nil {
+			t.Error(err)
+		}
+	}
+	out, _, _ = runCLI(t, raw, "export", "-o", dir, "-")
+	if !strings.Contains(out, "stdin: up to date (-)") {
+		t.Errorf("export - again is not up to date:\n%s", out)
+	}
+	_, stderr, code = runCLI(t, []byte(`{"traceEvents": [`), "export", "-o", t.TempDir(), "-")
+	if code != 2 || !strings.Contains(stderr, "-: invalid JSON") || strings.Contains(stderr, os.TempDir()) {
+		t.Errorf("export of broken stdin: exit %d, %q", code, stderr)
+	}
+}
+
+// TestStdinOnlyOnce: `diff - -` said "empty file" about the second read of
+// standard input; every command that takes two traces says it can be read
+// only once.
+func TestStdinOnlyOnce(t *testing.T) {
+	raw, err := os.ReadFile(fixture("eggroll_hooks.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"diff", "-", "-"}, {"report", "-", "-"}, {"export", "-o", t.TempDir(), "-", "-"}} {
+		_, stderr, code := runCLI(t, raw, args...)
+		if code != 2 || !strings.Contains(stderr, "standard input (-) can be read only once") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}

@@ -39,6 +39,6 @@ func runDemo(e *env, args []string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintln(e.stdout)
-	writeFindings(e.stdout, r)
+	writeFindings(e.stdout, r, e.nameWidth(evidenceCellWidth))
 	return nil
 }

@@ -199,7 +199,7 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg anal
 	w := e.stdout
 	fmt.Fprintf(w, "run %s: %s\n", termtext.Sanitize(ra.name), termtext.Sanitize(ra.run.Describe()))
 	fmt.Fprintf(w, "findings of the run and of rank %d, ranked together (the other ranks: tracelens findings FILE)\n", ra.rank.Rank)
-	writeFindings(w, ra.r)
+	writeFindings(w, ra.r, e.nameWidth(evidenceCellWidth))
 	fmt.Fprintln(w)
 	writeRunNotes(w, ra.res)
 	return nil

@@ -14,7 +14,7 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] TRACE"
+const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] [--wide] TRACE"
 
 func topCommand() command {
 	return command{name: "top", args: topArgs, summary: "rank kernels by GPU time (count, total, mean, median, p95, min, max, share)", run: runTop}
