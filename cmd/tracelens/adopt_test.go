@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"os/exec"
@@ -364,6 +365,34 @@ func TestStdinOnlyOnce(t *testing.T) {
 		_, stderr, code := runCLI(t, raw, args...)
 		if code != 2 || !strings.Contains(stderr, "standard input (-) can be read only once") {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
+
+// TestInfoStepsAsFindings: on traces without ProfilerStep#N marks, info
+// said "the whole trace counts as one step" while findings derived 4–6
+// steps from repeated calls (issue 29); info now counts the same steps.
+func TestInfoStepsAsFindings(t *testing.T) {
+	for _, name := range []string{"nanobragg_compile.json.gz", "recorded/eager_nbody_nomark.json.gz", "recorded/jax_two_fns.perfetto.json.gz", "eggroll_hooks.json.gz"} {
+		js, stderr, code := runCLI(t, nil, "findings", "--format", "json", fixture(name))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		var r struct {
+			Summary struct {
+				Steps int `json:"steps"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(js), &r); err != nil {
+			t.Fatal(err)
+		}
+		info, stderr, code := runCLI(t, nil, "info", fixture(name))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		want := fmt.Sprintf("steps      %d", r.Summary.Steps)
+		if !strings.Contains(info, want) {
+			t.Errorf("%s: findings has %d steps, info says:\n%s", name, r.Summary.Steps, info)
 		}
 	}
 }
