@@ -396,3 +396,44 @@ func TestInfoStepsAsFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffNumbersOneFormat: `diff` printed "−31% (p=0.029" and the
+// terminal UI "-30.7%  0.03" for the same step time (issue 29); both now
+// format with diff's functions, so every figure of the CLI's step-time row
+// appears on the UI's.
+func TestDiffNumbersOneFormat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end terminal test")
+	}
+	a, _ := filepath.Abs(fixture("eggroll_hooks.json.gz"))
+	b, _ := filepath.Abs(fixture("eggroll_direct.json.gz"))
+	out, stderr, code := runCLI(t, nil, "diff", a, b)
+	if code != 0 {
+		t.Fatalf("diff: exit %d: %s", code, stderr)
+	}
+	var cli []string
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "step time "); ok && strings.Contains(l, "(p=") {
+			// "2.03 ms ± 7%   1.39 ms ± 3%  −31% (p=0.029 n=4+4)"
+			cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(rest), -1)
+			pct, stat, _ := strings.Cut(cells[2], " (p=")
+			cli = []string{cells[0], cells[1], pct, strings.Fields(stat)[0]}
+		}
+	}
+	if len(cli) != 4 {
+		t.Fatalf("no step time row in diff's output:\n%s", out)
+	}
+	screen, _ := tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step time")
+	for _, l := range strings.Split(screen, "\n") {
+		if !strings.Contains(l, "step time") {
+			continue
+		}
+		for _, want := range cli {
+			if !strings.Contains(l, want) {
+				t.Errorf("the UI's step time row lacks %q of diff's %q:\n%s", want, cli, l)
+			}
+		}
+		return
+	}
+	t.Errorf("no step time row on the UI's diff screen:\n%s", screen)
+}
