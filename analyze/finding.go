@@ -136,12 +136,25 @@ func (m Measure) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
+	return marshalPlain(struct {
 		Name  string          `json:"name"`
 		Kind  Kind            `json:"kind"`
 		Unit  string          `json:"unit,omitempty"`
 		Value json.RawMessage `json:"value"`
 	}{m.Name, m.Value.Kind, m.Value.Unit(), v})
+}
+
+// marshalPlain is json.Marshal without HTML escaping: names such as
+// gemm<float> read as written. A writer that needs HTML safety (the HTML
+// report) escapes again when it encodes with its own Encoder.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -358,7 +371,7 @@ func (v Value) String() string {
 func (v Value) MarshalJSON() ([]byte, error) {
 	switch {
 	case v.Kind == KindName || v.Kind == KindSource:
-		return json.Marshal(v.Text)
+		return marshalPlain(v.Text)
 	case v.Kind.Numeric() && !math.IsNaN(v.Num) && !math.IsInf(v.Num, 0):
 		return json.Marshal(v.Num)
 	}

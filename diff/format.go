@@ -55,6 +55,14 @@ func formatValue(v float64, time bool) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
+// FormatP prints a p-value as every face does, three decimals: "0.029".
+func FormatP(p float64) string { return fmt.Sprintf("%.3f", p) }
+
+// FormatSummary prints one side of a metric as every face does: its median
+// and spread ("2.03 ms ± 7%"), the median alone when nothing spreads, "—"
+// when the side has no samples.
+func FormatSummary(s Summary, time bool) string { return cell(s, time, false) }
+
 // cell is "median ± spread" for one side, "—" when it has nothing.
 func cell(s Summary, time bool, missing bool) string {
 	if missing || len(s.Values) == 0 {
@@ -103,7 +111,7 @@ func (f *footnotes) lines() []string {
 // vsBase is benchstat's last column: the change when significant, "~" when
 // it could be noise, with the p-value and sample counts.
 func vsBase(d Delta, fn *footnotes, bold bool) string {
-	stat := fmt.Sprintf("(p=%.3f n=%d+%d)", d.P, len(d.Base.Values), len(d.New.Values))
+	stat := fmt.Sprintf("(p=%s n=%d+%d)", FormatP(d.P), len(d.Base.Values), len(d.New.Values))
 	if !d.Significant {
 		return "~ " + stat + fn.mark(d.Note)
 	}
@@ -130,8 +138,8 @@ func (r *Result) SummaryLine() string {
 		} else if m.Note != "" {
 			verdict = "~ " + FormatPct(m.Pct) + ", untested"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s (%s, p=%.3f)", m.Name,
-			formatValue(m.Base.Median, m.Time), formatValue(m.New.Median, m.Time), verdict, m.P))
+		parts = append(parts, fmt.Sprintf("%s %s → %s (%s, p=%s)", m.Name,
+			formatValue(m.Base.Median, m.Time), formatValue(m.New.Median, m.Time), verdict, FormatP(m.P)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -166,6 +174,14 @@ func kernelLabel(k *Row) string {
 	return analyze.ShortKernelName(k.Name)
 }
 
+// fullKernelLabel is a kernel row's whole name.
+func fullKernelLabel(k *Row) string {
+	if k.Match == ByNormalized {
+		return k.Name + " (≈)"
+	}
+	return k.Name
+}
+
 func statusLabel(k *Row) string {
 	s := string(k.Status)
 	if k.Match == ByNormalized {
@@ -186,6 +202,9 @@ type table struct {
 	// code marks tables whose first column holds identifiers (kernel, op
 	// names), set in code font in Markdown.
 	code bool
+	// full, when set, is each row's whole name: what tells two rows apart
+	// when their first cells are cut, and what --wide prints.
+	full []string
 }
 
 // tables lays the result out once for Markdown and text.
@@ -217,6 +236,7 @@ func (r *Result) tables(bold bool) []table {
 			k := &rows[i]
 			row := []string{label(k)}
 			if withCategory {
+				t.full = append(t.full, fullKernelLabel(k))
 				row = append(row, k.Category)
 			}
 			row = append(row, cell(k.Base, true, k.Status == Added), cell(k.New, true, k.Status == Removed), vsBase(k.Delta, fn, bold), statusLabel(k))

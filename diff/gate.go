@@ -17,8 +17,8 @@ func (r *Result) Gate(thresholdPct float64) (failures, untested []string) {
 		if m == nil || !(m.Pct > thresholdPct) { // NaN (from zero) is not a gated change
 			continue
 		}
-		what := fmt.Sprintf("%s %s → %s (%s, p=%.3f n=%d+%d)", m.Name, formatValue(m.Base.Median, m.Time),
-			formatValue(m.New.Median, m.Time), FormatPct(m.Pct), m.P, len(m.Base.Values), len(m.New.Values))
+		what := fmt.Sprintf("%s %s → %s (%s, p=%s n=%d+%d)", m.Name, formatValue(m.Base.Median, m.Time),
+			formatValue(m.New.Median, m.Time), FormatPct(m.Pct), FormatP(m.P), len(m.Base.Values), len(m.New.Values))
 		switch {
 		case m.Significant:
 			failures = append(failures, fmt.Sprintf("%s regressed more than %g%%: %s", m.Name, thresholdPct, what))

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tracelens/tracelens/termtext"
 )
 
 // WriteMarkdown writes the comparison for a pull-request comment: the
@@ -70,9 +72,16 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(clean(s))
 }
 
+// TextNameWidth is the width WriteText cuts names to.
+const TextNameWidth = 48
+
 // WriteText writes the comparison for a terminal: aligned columns, no
 // markup.
-func WriteText(w io.Writer, r *Result) error {
+func WriteText(w io.Writer, r *Result) error { return WriteTextWidth(w, r, TextNameWidth) }
+
+// WriteTextWidth is WriteText with names cut to nameWidth runes (0: whole
+// names). Rows of different kernels never print the same name.
+func WriteTextWidth(w io.Writer, r *Result, nameWidth int) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n\n", r.SummaryLine())
 	fmt.Fprintf(bw, "base  %s (%s)\nnew   %s (%s)\nMann–Whitney U test at α=%g; ~ = no significant difference\n",
@@ -83,9 +92,8 @@ func WriteText(w io.Writer, r *Result) error {
 		for i, h := range t.header {
 			widths[i] = utf8.RuneCountInString(h)
 		}
-		const nameWidth = 48
+		fitNames(&t, nameWidth)
 		for _, row := range t.rows {
-			row[0] = fit(row[0], nameWidth)
 			for i, c := range row {
 				widths[i] = max(widths[i], utf8.RuneCountInString(c))
 			}
@@ -127,12 +135,33 @@ func WriteText(w io.Writer, r *Result) error {
 	return bw.Flush()
 }
 
+// fitNames cuts the first cells of t's rows to width runes (0: whole,
+// t.full where it has them), keeping rows of different things distinct.
+func fitNames(t *table, width int) {
+	if len(t.full) != len(t.rows) {
+		for _, row := range t.rows {
+			row[0] = fit(row[0], width)
+		}
+		return
+	}
+	labels := make([]string, len(t.rows))
+	for i, row := range t.rows {
+		labels[i] = row[0]
+		if width <= 0 {
+			labels[i] = t.full[i]
+		}
+	}
+	for i, s := range termtext.DistinctNames(labels, t.full, width) {
+		t.rows[i][0] = clean(s)
+	}
+}
+
 // fit shortens s to width runes by cutting its middle, where long kernel
 // names carry the least (namespace at the front, instance at the end), and
 // replaces control characters so a hostile name cannot drive the terminal.
 func fit(s string, width int) string {
 	r := []rune(clean(s))
-	if len(r) <= width {
+	if width <= 0 || len(r) <= width {
 		return string(r)
 	}
 	head := (width - 1) / 2
@@ -339,6 +368,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 		StepChange:     toJSONStepChange(r.StepChange),
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // kernel names keep their < > &
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

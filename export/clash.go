@@ -41,10 +41,10 @@ func clash(dir string, in Input, hash string) error {
 		return nil
 	}
 	prev := rows[0]
-	if prev.ContentHash == hash || sameSource(prev.Source, in.Path) {
+	if prev.ContentHash == hash || sameSource(prev.Source, in.source()) {
 		return nil
 	}
-	return &ClashError{Input: in.Path, Run: in.Run, Source: prev.Source, ContentHash: prev.ContentHash, Dir: dir}
+	return &ClashError{Input: in.source(), Run: in.Run, Source: prev.Source, ContentHash: prev.ContentHash, Dir: dir}
 }
 
 // sameSource reports whether two input paths name the same file.

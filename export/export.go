@@ -263,7 +263,7 @@ func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Out
 	if rank != nil {
 		m.setJobRank(rank)
 	}
-	row := m.runRow(in.Path, id.ContentHash, o.InputBytes)
+	row := m.runRow(in.source(), id.ContentHash, o.InputBytes)
 	rows, err := writeRun(opt.Dir, in, id, m, &row, Tables())
 	if err != nil {
 		return fail(err)

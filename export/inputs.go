@@ -22,11 +22,23 @@ type Input struct {
 	// named itself: such a file that is valid JSON but not a trace (a
 	// metadata file beside the traces) is passed over, not an error.
 	InDir bool
+	// Source, when set, is what the user named the trace when Path is a
+	// copy of it ("-" for standard input, "embedded:NAME"): the runs
+	// table's source and the messages show it.
+	Source string
 	// Job, when set, names the multi-rank run the file is one rank of:
 	// Run exports the inputs of one job together, matching their
 	// collectives across ranks (package distributed) for the collectives
 	// table and the rank columns.
 	Job string
+}
+
+// source is the trace's name for the runs table and messages.
+func (in Input) source() string {
+	if in.Source != "" {
+		return in.Source
+	}
+	return in.Path
 }
 
 // Inputs expands command-line arguments into inputs. A file is one input

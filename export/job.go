@@ -137,7 +137,7 @@ func (ex *exporter) job(idx []int) {
 		}
 		st := rankState{info: rankInfo{job: name, rank: int32(r.Rank), world: int32(r.WorldSize), from: r.RankFrom}}
 		m.setRank(st.info)
-		st.row = m.runRow(inputs[i].Path, ids[k].ContentHash, ex.out[i].InputBytes)
+		st.row = m.runRow(inputs[i].source(), ids[k].ContentHash, ex.out[i].InputBytes)
 		if st.rows, err = writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, firstPass); err != nil {
 			return err
 		}

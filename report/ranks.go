@@ -165,6 +165,7 @@ func writeRunJSON(w io.Writer, x Input) error {
 	}
 	run.Ranks, run.Findings = nil, nil
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // kernel names keep their < > &
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

@@ -64,6 +64,7 @@ func JSON(w io.Writer, in []Input) error {
 		return err
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // kernel names keep their < > &
 	enc.SetIndent("", "  ")
 	if len(in) == 1 && in[0].Run != nil {
 		return writeRunJSON(w, in[0])

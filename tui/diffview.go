@@ -13,7 +13,6 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
-	"github.com/tracelens/tracelens/trace"
 )
 
 // diffScreen is screen 6: BASE against NEW, per-step summary metrics and
@@ -69,12 +68,12 @@ func mark(st diff.Status, d *diff.Delta) string {
 	}
 }
 
-func pct(v float64) string {
-	if math.IsNaN(v) {
-		return "new"
-	}
-	return fmt.Sprintf("%+.1f%%", v)
-}
+// pct and pval print a change and its p-value with diff's formatters, so
+// the terminal UI reads "−31%  0.029" where `tracelens diff` prints
+// "−31% (p=0.029 …)".
+func pct(v float64) string { return diff.FormatPct(v) }
+
+func pval(p float64) string { return diff.FormatP(p) }
 
 func diffTable(rows []diff.Row, what string, short bool) *table {
 	n := len(rows)
@@ -112,19 +111,23 @@ func diffTable(rows []diff.Row, what string, short bool) *table {
 		case 2:
 			return string(r.Status)
 		case 3:
-			return us(r.Base.Median).String()
+			return diff.FormatTime(r.Base.Median)
 		case 4:
-			return us(r.New.Median).String()
+			return diff.FormatTime(r.New.Median)
 		case 5:
-			d := us(r.New.Median) - us(r.Base.Median)
+			// Signed as diff.FormatPct signs: "+225 ns", "−64 ns".
+			d := r.New.Median - r.Base.Median
 			if d > 0 {
-				return "+" + d.String()
+				return "+" + diff.FormatTime(d)
 			}
-			return d.String()
+			if d < 0 {
+				return "−" + diff.FormatTime(-d)
+			}
+			return diff.FormatTime(0)
 		case 6:
 			return pct(r.Pct)
 		case 7:
-			return fmt.Sprintf("%.2f", r.P)
+			return pval(r.P)
 		}
 		return ""
 	}
@@ -219,8 +222,8 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 	for i := range r.Summary {
 		m := &r.Summary[i]
 		mk := mark(diff.Changed, &m.Delta)
-		line := cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5.2f", mk, m.Name,
-			metricValue(m, &m.Base), metricValue(m, &m.New), pct(m.Pct), m.P), w)
+		line := cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5s", mk, m.Name,
+			diff.FormatSummary(m.Base, m.Time), diff.FormatSummary(m.New, m.Time), pct(m.Pct), pval(m.P)), w)
 		if mk != markNoise {
 			line = st.change(mk).Render(line)
 		}
@@ -264,15 +267,6 @@ func findingChanges(label string, fs []diff.FindingChange) string {
 		parts[i] = fmt.Sprintf("%s (%s/step)", sanitize(f.ID), us(max(f.BaseSavingUs, f.NewSavingUs)))
 	}
 	return label + ": " + strings.Join(parts, ", ")
-}
-
-// metricValue prints a summary median with its spread.
-func metricValue(m *diff.Metric, sm *diff.Summary) string {
-	v := fmt.Sprintf("%.0f", sm.Median)
-	if m.Time {
-		v = trace.Duration(sm.Median * 1e3).String()
-	}
-	return fmt.Sprintf("%s ±%.0f%%", v, sm.Spread*100)
 }
 
 func (s *diffScreen) hint() string {

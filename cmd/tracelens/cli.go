@@ -38,6 +38,10 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 	if fs.Lookup("step-range") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" && fs.Name() != "export" {
 		fs.StringVar(&e.stepRange, "step-range", "", "take the host ranges named `NAME` (NVTX or record_function) as the steps")
 	}
+	if wideFlagCommands[fs.Name()] && fs.Lookup("wide") == nil {
+		fs.BoolVar(&e.wide, "wide", false, "print whole kernel and op names instead of cutting them to the column")
+		fs.BoolVar(&e.wide, "w", false, "short for --wide")
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -57,5 +61,9 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 		args = args[1:]
 	}
 }
+
+// wideFlagCommands are the commands that print text tables of names and so
+// take --wide.
+var wideFlagCommands = map[string]bool{"top": true, "diff": true, "findings": true, "demo": true}
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

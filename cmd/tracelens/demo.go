@@ -33,12 +33,12 @@ func runDemo(e *env, args []string) error {
 	for _, r := range rows {
 		launches += r.Count
 	}
-	writeTopText(e.stdout, t, rows, rows[:min(len(rows), 8)], all, launches)
+	writeTopText(e.stdout, t, rows, rows[:min(len(rows), 8)], all, launches, e.nameWidth(topNameWidth))
 	r, err := analyze.Run(t, analyze.Config{})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintln(e.stdout)
-	writeFindings(e.stdout, r)
+	writeFindings(e.stdout, r, e.nameWidth(evidenceCellWidth))
 	return nil
 }

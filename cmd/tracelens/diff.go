@@ -55,8 +55,13 @@ func runDiff(e *env, args []string) error {
 	if len(pos) != 2 {
 		return usageError{fmt.Sprintf("expected BASE and NEW traces, got %d arguments", len(pos))}
 	}
+	if err := stdinOnce(pos); err != nil {
+		return err
+	}
 	write, ok := map[string]func(io.Writer, *diff.Result) error{
-		"text": diff.WriteText,
+		"text": func(w io.Writer, r *diff.Result) error {
+			return diff.WriteTextWidth(w, r, e.nameWidth(diff.TextNameWidth))
+		},
 		"md":   diff.WriteMarkdown,
 		"json": diff.WriteJSON,
 	}[*format]

@@ -3,11 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tracelens/tracelens/export"
+	"github.com/tracelens/tracelens/fixtures"
 	"github.com/tracelens/tracelens/ingest"
 )
 
@@ -39,9 +43,20 @@ func runExport(e *env, args []string) error {
 	if err := refuseOutputOverInput(*dir, pos); err != nil {
 		return err
 	}
-	inputs, err := export.Inputs(pos)
+	if err := stdinOnce(pos); err != nil {
+		return err
+	}
+	files, given, cleanup, err := materialize(e, pos)
+	defer cleanup()
 	if err != nil {
 		return err
+	}
+	inputs, err := export.Inputs(files)
+	if err != nil {
+		return err
+	}
+	for i := range inputs {
+		inputs[i].Source = given[inputs[i].Path]
 	}
 	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force, MaxMemory: e.maxMemory}
 	var bar *exportBar
@@ -56,7 +71,70 @@ func runExport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for i := range outs {
+		if src := outs[i].Source; src != "" {
+			// Say "-", not the copy's temporary path.
+			if outs[i].Err != nil {
+				outs[i].Err = errors.New(strings.ReplaceAll(outs[i].Err.Error(), outs[i].Path, src))
+			}
+			outs[i].Path = src
+		}
+	}
 	return reportExport(e, *dir, outs)
+}
+
+// materialize copies the traces export cannot read as files, standard
+// input (-) and traces compiled into the binary (embedded:NAME), into a
+// temporary directory: export hashes a file to know whether its tables are
+// up to date, then reads it. It returns the arguments with the copies'
+// paths and, per copy, the name the user gave. The copy of standard input
+// is named stdin, so its run is "stdin"; an embedded trace keeps its name.
+func materialize(e *env, pos []string) (files []string, given map[string]string, cleanup func(), err error) {
+	given = map[string]string{}
+	cleanup = func() {}
+	files = slices.Clone(pos)
+	tmp := ""
+	for i, p := range pos {
+		name, embedded := strings.CutPrefix(p, embeddedPrefix)
+		if p != "-" && !embedded {
+			continue
+		}
+		if tmp == "" {
+			if tmp, err = os.MkdirTemp("", "tracelens-export"); err != nil {
+				return nil, nil, cleanup, err
+			}
+			cleanup = func() { os.RemoveAll(tmp) }
+		}
+		var r io.Reader = e.stdin
+		if embedded {
+			f, oerr := fixtures.Open(name)
+			if oerr != nil {
+				return nil, nil, cleanup, fmt.Errorf("%s: no such embedded trace (have %s)", p, strings.Join(fixtures.Names(), ", "))
+			}
+			r = f
+		} else {
+			name = "stdin"
+		}
+		files[i] = filepath.Join(tmp, filepath.Base(name))
+		if err := copyToFile(files[i], r); err != nil {
+			return nil, nil, cleanup, fmt.Errorf("%s: %w", p, err)
+		}
+		given[files[i]] = p
+	}
+	return files, given, cleanup, nil
+}
+
+// copyToFile writes what r holds to a new file at path.
+func copyToFile(path string, r io.Reader) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // reportExport prints one line per input and a total, and turns failures

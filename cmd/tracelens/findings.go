@@ -66,17 +66,18 @@ func runFindings(e *env, args []string) error {
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	writeFindings(e.stdout, r)
+	writeFindings(e.stdout, r, e.nameWidth(evidenceCellWidth))
 	return nil
 }
 
 // writeFindings prints the headline and every finding as text. Every
 // figure comes formatted from analyze's typed values, as in the other
 // faces.
-func writeFindings(w io.Writer, r *analyze.Result) {
+func writeFindings(w io.Writer, r *analyze.Result, width int) {
 	fmt.Fprintln(w, headline(r))
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "\nno findings (analyzers run: %s)\n", strings.Join(r.Analyzers, ", "))
@@ -114,7 +115,7 @@ func writeFindings(w io.Writer, r *analyze.Result) {
 				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
 			}
 			if ev.Table != nil {
-				writeEvidenceTable(w, ev.Table)
+				writeEvidenceTable(w, ev.Table, width)
 			}
 		}
 		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
@@ -175,7 +176,9 @@ func combinedText(r *analyze.Result) string {
 // evidenceCellWidth bounds a table cell so kernel names do not wrap.
 const evidenceCellWidth = 48
 
-func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
+// writeEvidenceTable writes a finding's evidence table, names cut to
+// width runes (0: whole, --wide) and distinct within their column.
+func writeEvidenceTable(w io.Writer, tb *analyze.Table, width int) {
 	header := make([]string, len(tb.Columns))
 	for i, c := range tb.Columns {
 		header[i] = c.Name
@@ -187,16 +190,24 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table) {
 			rows[i][j] = v.String()
 		}
 	}
-	widths := make([]int, len(header))
-	// Long kernel names are cut in the middle; the last column (a Python
-	// line or a description) is left whole since nothing follows it.
-	cell := func(s string, i int) string {
-		s = termtext.Sanitize(s)
-		if i == len(widths)-1 {
-			return ShortenName(s, len(s))
+	// Long kernel names are cut in the middle, never so that two rows
+	// read alike; the last column (a Python line or a description) is
+	// left whole since nothing follows it.
+	for j := range max(len(header)-1, 0) {
+		col := make([]string, len(rows))
+		for i, row := range rows {
+			if j < len(row) {
+				col[i] = row[j]
+			}
 		}
-		return ShortenName(s, evidenceCellWidth)
+		for i, c := range termtext.DistinctNames(col, col, width) {
+			if j < len(rows[i]) {
+				rows[i][j] = c
+			}
+		}
 	}
+	widths := make([]int, len(header))
+	cell := func(s string, i int) string { return termtext.Sanitize(s) }
 	for i, h := range header {
 		widths[i] = len([]rune(h))
 	}

@@ -94,7 +94,7 @@ func FuzzPipeline(f *testing.F) {
 				t.Errorf("correction: %s", c)
 			}
 		}
-		writeFindings(io.Discard, r)
+		writeFindings(io.Discard, r, evidenceCellWidth)
 		if err := json.NewEncoder(io.Discard).Encode(r); err != nil {
 			t.Fatalf("JSON: %v", err)
 		}

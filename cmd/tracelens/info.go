@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
@@ -77,19 +78,7 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	for _, c := range t.Categories {
 		fmt.Fprintf(w, "  %-22s %8d\n", san(c.Category), c.Count)
 	}
-	if len(t.Steps) == 1 && t.Steps[0].Synthetic {
-		fmt.Fprintf(w, "steps      none marked (ProfilerStep#N): the whole trace counts as one step\n")
-	} else {
-		fmt.Fprintf(w, "steps      %d:", len(t.Steps))
-		for i, s := range t.Steps {
-			if i == 12 {
-				fmt.Fprintf(w, " ...")
-				break
-			}
-			fmt.Fprintf(w, " #%d %s", s.Number, s.Dur())
-		}
-		fmt.Fprintln(w)
-	}
+	writeInfoSteps(w, t)
 	type lane struct{ dev, stream int32 }
 	count := map[lane][3]int{}
 	var busy = map[lane]trace.Duration{}
@@ -144,4 +133,29 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 
 func cudaVersion(v int) string {
 	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
+// writeInfoSteps writes the steps as the analysis takes them
+// (analyze.WithSteps): the ProfilerStep#N marks, else the repeated
+// top-level ranges or calls it derives, so info counts the steps that
+// findings and report count.
+func writeInfoSteps(w io.Writer, t *trace.Trace) {
+	st, source, label := analyze.WithSteps(t)
+	if len(st.Steps) == 0 || len(st.Steps) == 1 && st.Steps[0].Synthetic {
+		fmt.Fprintf(w, "steps      none marked (ProfilerStep#N) or repeated: the whole trace counts as one step\n")
+		return
+	}
+	fmt.Fprintf(w, "steps      %d", len(st.Steps))
+	if st != t && label != "" {
+		fmt.Fprintf(w, " (no ProfilerStep#N: each %s %s is one)", source, termtext.Sanitize(label))
+	}
+	fmt.Fprint(w, ":")
+	for i, s := range st.Steps {
+		if i == 12 {
+			fmt.Fprintf(w, " ...")
+			break
+		}
+		fmt.Fprintf(w, " #%d %s", s.Number, s.Dur())
+	}
+	fmt.Fprintln(w)
 }

@@ -106,3 +106,18 @@ func oneTrace(args []string) (string, error) {
 		return "", usageError{fmt.Sprintf("expected one TRACE, got %d arguments", len(args))}
 	}
 }
+
+// stdinOnce rejects arguments that name standard input (-) more than
+// once: it can be read only once.
+func stdinOnce(pos []string) error {
+	n := 0
+	for _, p := range pos {
+		if p == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return usageError{"standard input (-) can be read only once: give - for at most one trace and a file for the others"}
+	}
+	return nil
+}

@@ -33,6 +33,8 @@ type env struct {
 	// stepRange names the host ranges that are the steps (--step-range;
 	// "": the steps the trace marks, else the analysis derives them).
 	stepRange string
+	// wide prints whole names in text tables (--wide, -w).
+	wide bool
 	// stages, if set ($TRACELENS_STAGES non-empty: stderr), receives
 	// ingest's stage timings and the time the command took after reading,
 	// for profiling; start is when main began.

@@ -36,6 +36,9 @@ func runReport(e *env, args []string) error {
 	if len(paths) == 0 {
 		return usageError{"missing TRACE argument"}
 	}
+	if err := stdinOnce(paths); err != nil {
+		return err
+	}
 	if *n < 1 {
 		return usageError{"-n must be at least 1"}
 	}

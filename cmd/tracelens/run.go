@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -148,20 +149,30 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, run.CommKernel)})
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
-	fmt.Fprintf(w, "%-*s %7s %7s %7s %7s %7s %15s %15s %5s\n", topNameWidth-6, "KERNEL", "COUNT", "TOTAL", "MEAN", "MIN", "MAX", "RANK MIN", "RANK MAX", "SHARE")
-	for _, k := range shown {
+	names := make([]string, len(shown))
+	for i, k := range shown {
+		names[i] = k.Name
+	}
+	nameW := topNameWidth - 6
+	names = termtext.DistinctNames(shortNames(names, e.wide), names, e.nameWidth(nameW))
+	for _, n := range names {
+		nameW = max(nameW, utf8.RuneCountInString(n))
+	}
+	fmt.Fprintf(w, "%-*s %7s %7s %7s %7s %7s %15s %15s %5s\n", nameW, "KERNEL", "COUNT", "TOTAL", "MEAN", "MIN", "MAX", "RANK MIN", "RANK MAX", "SHARE")
+	for i, k := range shown {
 		at := func(d trace.Duration, r int) string {
 			if r < 0 {
 				return "0 (some)"
 			}
 			return fmt.Sprintf("%s @%d", d, r)
 		}
-		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", topNameWidth-6, ShortenName(analyze.ShortKernelName(k.Name), topNameWidth-6),
+		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", nameW, names[i],
 			k.Count, k.Total, k.Mean, k.Min, k.Max, at(k.RankMin, k.RankMinAt), at(k.RankMax, k.RankMaxAt), 100*k.Share)
 	}
 	if len(shown) < len(rows) {
@@ -181,13 +192,14 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg anal
 	}
 	if format == "json" {
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(ra.res)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "run %s: %s\n", termtext.Sanitize(ra.name), termtext.Sanitize(ra.run.Describe()))
 	fmt.Fprintf(w, "findings of the run and of rank %d, ranked together (the other ranks: tracelens findings FILE)\n", ra.rank.Rank)
-	writeFindings(w, ra.r)
+	writeFindings(w, ra.r, e.nameWidth(evidenceCellWidth))
 	fmt.Fprintln(w)
 	writeRunNotes(w, ra.res)
 	return nil

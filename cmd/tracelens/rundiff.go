@@ -130,6 +130,7 @@ func runDiffRun(e *env, pos []string, rf *runFlags, format string, write func(io
 			return err
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			BaseRank int             `json:"base_rank"`
@@ -170,7 +171,7 @@ func writeRunDiff(w io.Writer, md bool, rows []runDiffRow) {
 		if r.Significant {
 			delta += " *"
 		}
-		cells := []string{r.Metric, r.Rank, diff.FormatTime(r.BaseUs), diff.FormatTime(r.NewUs), delta, fmt.Sprintf("%.3f", r.P)}
+		cells := []string{r.Metric, r.Rank, diff.FormatTime(r.BaseUs), diff.FormatTime(r.NewUs), delta, diff.FormatP(r.P)}
 		if md {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, sep))
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -13,7 +14,7 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] TRACE"
+const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] [--wide] TRACE"
 
 func topCommand() command {
 	return command{name: "top", args: topArgs, summary: "rank kernels by GPU time (count, total, mean, median, p95, min, max, share)", run: runTop}
@@ -82,10 +83,11 @@ func runTop(e *env, args []string) error {
 			out.Kernels = append(out.Kernels, shown[i].Timing())
 		}
 		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // kernel names keep their < > &
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	writeTopText(e.stdout, t, rows, shown, all, launches)
+	writeTopText(e.stdout, t, rows, shown, all, launches, e.nameWidth(topNameWidth))
 	return nil
 }
 
@@ -103,7 +105,9 @@ const topAutotuneMark = "[autotune] "
 // topNameWidth makes a row exactly 100 columns: the numeric columns take 61.
 const topNameWidth = 39
 
-func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat, all trace.Duration, launches int) {
+// writeTopText writes the kernel table, its names cut to width runes
+// (0: whole, --wide) and distinct.
+func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat, all trace.Duration, launches, width int) {
 	dev := t.DeviceName()
 	if dev == "" {
 		dev = "unknown device"
@@ -114,20 +118,53 @@ func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat,
 		fmt.Fprintln(w, "no GPU kernels in this trace")
 		return
 	}
-	fmt.Fprintf(w, "%-*s %6s %7s %7s %7s %7s %7s %7s %5s\n", topNameWidth, "KERNEL", "COUNT", "TOTAL", "MEAN", "MEDIAN", "P95", "MIN", "MAX", "SHARE")
-	for _, r := range shown {
-		name := ShortenName(analyze.ShortKernelName(r.Name), topNameWidth)
-		if r.Autotune {
-			// torch.compile's autotuner launched it: compile cost, not
-			// the workload's; the marker keeps the row 100 columns wide.
-			name = topAutotuneMark + ShortenName(analyze.ShortKernelName(r.Name), topNameWidth-len(topAutotuneMark))
-		}
-		fmt.Fprintf(w, "%-*s %6d %7s %7s %7s %7s %7s %7s %4.1f%%\n", topNameWidth, name,
+	names := topNames(shown, width)
+	nameW := topNameWidth
+	for _, n := range names {
+		nameW = max(nameW, utf8.RuneCountInString(n))
+	}
+	fmt.Fprintf(w, "%-*s %6s %7s %7s %7s %7s %7s %7s %5s\n", nameW, "KERNEL", "COUNT", "TOTAL", "MEAN", "MEDIAN", "P95", "MIN", "MAX", "SHARE")
+	for i, r := range shown {
+		fmt.Fprintf(w, "%-*s %6d %7s %7s %7s %7s %7s %7s %4.1f%%\n", nameW, names[i],
 			r.Count, r.Total, r.Mean, r.Median, r.P95, r.Min, r.Max, r.Share*100)
 	}
 	if len(shown) < len(rows) {
 		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(rows)-len(shown))
 	}
+}
+
+// topNames are the printed names of the rows: short kernel names fitted
+// into width runes (0: full names), distinct for different kernels.
+// torch.compile's autotuner launches carry topAutotuneMark: compile cost,
+// not the workload's.
+func topNames(rows []analyze.KernelStat, width int) []string {
+	labels := make([]string, len(rows))
+	fulls := make([]string, len(rows))
+	for i, r := range rows {
+		mark := ""
+		if r.Autotune {
+			mark = topAutotuneMark
+		}
+		labels[i] = mark + analyze.ShortKernelName(r.Name)
+		fulls[i] = mark + r.Name
+		if width <= 0 {
+			labels[i] = fulls[i]
+		}
+	}
+	return termtext.DistinctNames(labels, fulls, width)
+}
+
+// shortNames are the short forms of kernel names for a table, or the
+// names themselves when wide.
+func shortNames(names []string, wide bool) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if !wide {
+			out[i] = analyze.ShortKernelName(n)
+		}
+	}
+	return out
 }
 
 // ShortenName fits a kernel name into width runes, cutting the middle so
@@ -141,4 +178,13 @@ func ShortenName(name string, width int) string {
 	head := (width - 1) / 2
 	tail := width - 1 - head
 	return string(clean[:head]) + "…" + string(clean[len(clean)-tail:])
+}
+
+// nameWidth is the width of a table's name column: width, or 0 (whole
+// names) with --wide.
+func (e *env) nameWidth(width int) int {
+	if e.wide {
+		return 0
+	}
+	return width
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
@@ -26,27 +28,77 @@ func runTUI(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Two arguments are BASE NEW; a directory, a pattern or three or
-	// more rank files are a run.
+	if err := stdinOnce(pos); err != nil {
+		return err
+	}
+	// Two arguments are BASE NEW (traces or runs); a directory, a pattern
+	// or three or more rank files are a run.
 	isRun := len(pos) != 2 && len(pos) > 0 && distributed.IsRun(pos)
 	if len(pos) == 0 || len(pos) > 2 && !isRun {
 		return usageError{fmt.Sprintf("expected TRACE, BASE NEW or a run's DIR, GLOB or rank files, got %d arguments", len(pos))}
+	}
+	runs := len(pos) == 2 && (distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]))
+	if runs && !(distributed.IsRun(pos[:1]) && distributed.IsRun(pos[1:])) {
+		return usageError{"tui compares two runs or two traces, not a run with a trace"}
 	}
 	out, ok := stdoutFile(e)
 	if !ok || !term.IsTerminal(int(out.Fd())) {
 		return usageError{"the terminal UI needs a terminal on standard output (use top or info for text output)"}
 	}
-	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1], e.maxMemory)}
+	keys, loader, closeKeys, err := tuiInput(e, pos, rf, runs)
+	if err != nil {
+		return err
+	}
+	defer closeKeys()
+	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1])}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		runTUIOptions(&opts, pos, rf, e.maxMemory)
 	}
 	if len(pos) == 2 {
-		opts.BaseName, opts.LoadBase = pos[0], tuiLoader(pos[0], e.maxMemory)
+		opts.BaseName, opts.LoadBase = pos[0], loader(pos[0])
 	}
 	// The terminal itself, not the error-recording writer around it:
 	// the UI asks it for its size and colours.
-	return tui.Run(opts, e.stdin, out)
+	return tui.Run(opts, keys, out)
+}
+
+// tuiInput returns where the UI reads keys and how it loads each
+// argument. A trace on standard input (-) is read whole before the UI
+// starts, and the keys then come from the terminal (/dev/tty); two runs
+// (tui DIR DIR) load the rank that `diff DIR DIR` compares, as it does.
+func tuiInput(e *env, pos []string, rf *runFlags, runs bool) (io.Reader, func(string) tui.Loader, func(), error) {
+	loader := func(p string) tui.Loader { return tuiLoader(p, e.maxMemory) }
+	if runs {
+		loader = func(p string) tui.Loader {
+			return func(func(read, total int64)) (*trace.Trace, error) {
+				side, err := loadRunSide(&env{stderr: io.Discard, maxMemory: e.maxMemory, stepRange: e.stepRange}, p, rf)
+				if err != nil {
+					return nil, err
+				}
+				return side.trace, nil
+			}
+		}
+	}
+	if !slices.Contains(pos, "-") {
+		return e.stdin, loader, func() {}, nil
+	}
+	t, err := loadTrace(e, "-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return nil, nil, nil, usageError{"the trace came on standard input, and there is no terminal (/dev/tty) to read keys from"}
+	}
+	fileLoader := loader
+	loader = func(p string) tui.Loader {
+		if p == "-" {
+			return func(func(read, total int64)) (*trace.Trace, error) { return t, nil }
+		}
+		return fileLoader(p)
+	}
+	return tty, loader, func() { tty.Close() }, nil
 }
 
 // runTUIOptions sets the options of `tui RUN`: the run as one analysis
