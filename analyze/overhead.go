@@ -72,7 +72,9 @@ func countIn(v []trace.Time, a, b trace.Time) int {
 // estimateProfilerCost fills r.ProfilerCost from the events recorded in
 // each step's host interval. It runs after the steps' periods are known.
 func estimateProfilerCost(t *trace.Trace, r *Result) {
-	if len(r.Steps) == 0 || len(r.Steps) != len(t.Steps) || t.Meta.CUDAProgram() {
+	// The costs were fitted on torch.profiler traces: another profiler's
+	// (JAX's, Nsight's) cost per event is unknown.
+	if len(r.Steps) == 0 || len(r.Steps) != len(t.Steps) || t.Meta.Framework != "PyTorch" {
 		return
 	}
 	ops := sortedStarts(len(t.Ops), func(i int) trace.Time { return t.Ops[i].Start })
