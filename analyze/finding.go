@@ -58,6 +58,11 @@ type Finding struct {
 	// while the host is the bottleneck only lengthens the GPU's idle
 	// time. 0 for savings out of idle time.
 	GPUSavingUs float64 `json:"gpu_saving_us"`
+	// UntracedSavingUs is, for a saving out of host time (GPU idle while
+	// the host works), SavingUs for the program run without the profiler:
+	// scaled by ProfilerCost.HostFactor, since the profiler's per-event
+	// cost inflates exactly that host time. 0 when not estimated.
+	UntracedSavingUs float64 `json:"untraced_saving_us,omitempty"`
 	// OneOffUs is, for a one-time cost (FromOneOff: a cold start, a
 	// compilation, paid once per process or input shape), what the fix
 	// saves once; such a finding saves nothing per steady-state step

@@ -48,6 +48,9 @@ type Result struct {
 	// were on and that inflate host times (with_stack, profile_memory,
 	// record_shapes); findings resting on host time carry a caveat.
 	ProfilerOptions []string `json:"profiler_options"`
+	// ProfilerCost estimates the profiler's own host work per step and
+	// the step without it (estimateProfilerCost); nil without steps.
+	ProfilerCost *ProfilerCost `json:"profiler_cost,omitempty"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
 	// ledgerSegs holds, per step, each ledger line's intervals

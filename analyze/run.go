@@ -131,8 +131,10 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 		return cmp.Compare(a.ID, b.ID)
 	})
 	addProfilerCaveat(t, r)
+	estimateProfilerCost(t, r)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
+	untracedSavings(r)
 	return r, nil
 }
 

@@ -222,7 +222,17 @@ func savingText(r *analyze.Result, f analyze.Finding) string {
 	if f.Share > 0 {
 		s += " (" + pct(f.Share) + " of the step)"
 	}
-	return s + gpuSavingText(f)
+	return s + gpuSavingText(f) + untracedSavingText(f)
+}
+
+// untracedSavingText adds a host-side saving for the program run without
+// the profiler (Finding.UntracedSavingUs), where it differs from the
+// traced one: the profiler's per-event cost inflates host time.
+func untracedSavingText(f analyze.Finding) string {
+	if f.UntracedSavingUs > 0 && analyze.FormatUs(f.UntracedSavingUs) != analyze.FormatUs(f.SavingUs) {
+		return "; ~" + us(f.UntracedSavingUs) + " untraced (the profiler's own cost taken out)"
+	}
+	return ""
 }
 
 // gpuSavingText adds the GPU time a fix saves where it differs from the

@@ -11,7 +11,7 @@ import (
 	"github.com/tracelens/tracelens/distributed"
 )
 
-const diffArgs = "[--format text|md|json] [--fail-on-regression PCT] [--alpha A] [--keep-warmup] BASE NEW"
+const diffArgs = "[--format text|md|json] [--fail-on-regression PCT [--gate LIST]] [--alpha A] [--keep-warmup] BASE NEW"
 
 func diffCommand() command {
 	return command{name: "diff", args: diffArgs, summary: "compare two runs step by step with significance tests (benchstat style); a CI regression gate", run: runDiff}
@@ -46,6 +46,7 @@ func runDiff(e *env, args []string) error {
 	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
 	var gate percentFlag
 	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
+	gateList := fs.String("gate", "", "with --fail-on-regression, what to gate: a comma-separated `LIST` of step, gpu_busy, ledger:LINE, category:NAME, kernel:NAME (default step,gpu_busy)")
 	alpha := fs.Float64("alpha", diff.DefaultAlpha, "significance level `A` of the Mann–Whitney U test")
 	keepWarmup := fs.Bool("keep-warmup", false, "compare the first step too (dropped by default: it carries one-time costs)")
 	pos, err := parseFlags(e, fs, diffArgs, args)
@@ -95,6 +96,13 @@ func runDiff(e *env, args []string) error {
 	// Failures judged on medians alone (too few steps for the U test) say
 	// so in their own text.
 	failures, _ := r.Gate(gate.pct)
+	if *gateList != "" {
+		targets, err := diff.ParseGate(*gateList)
+		if err != nil {
+			return usageError{"--gate: " + err.Error()}
+		}
+		failures, _ = r.GateOn(targets, gate.pct)
+	}
 	if len(failures) > 0 {
 		return exitError{code: exitGate, err: errors.New("regression gate tripped: " + strings.Join(failures, "; "))}
 	}
