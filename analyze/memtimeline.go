@@ -41,8 +41,8 @@ type MemoryDevice struct {
 	// time bucket.
 	Points []MemoryPoint `json:"points"`
 	// PeakAllocatedBytes is the largest allocated total, reached at
-	// PeakUs (relative to the trace's first event) in step PeakStep
-	// (-1 outside every step).
+	// PeakUs (relative to the trace's first event) in the step numbered
+	// PeakStep (as Steps[].Number; -1 outside every step).
 	PeakAllocatedBytes int64   `json:"peak_allocated_bytes"`
 	PeakUs             float64 `json:"peak_us"`
 	PeakStep           int     `json:"peak_step"`
@@ -137,7 +137,10 @@ func (ix *index) memoryDevice(dev int, evs []int, ops opFinder) MemoryDevice {
 		}
 	}
 	pm := &t.Memory[evs[peak]]
-	md.PeakAllocatedBytes, md.PeakStep = pm.Allocated, t.StepOf(pm.At)
+	md.PeakAllocatedBytes = pm.Allocated
+	if st := t.StepOf(pm.At); st >= 0 {
+		md.PeakStep = t.Steps[st].Number
+	}
 	md.PeakUs = us(trace.Duration(pm.At - origin))
 	md.ReservedAtPeakBytes = pm.Reserved
 	if md.HasReserved {
