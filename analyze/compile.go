@@ -93,6 +93,9 @@ func runCompileOverhead(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	ids, recompiles := compileIDs(t)
+	if sc := compilesPerStep(t, spans); sc.everyStep() {
+		return []Finding{recompileFinding(p, sc, ids)}, nil
+	}
 
 	// CUDA graphs: recording vs replay.
 	var record trace.Duration

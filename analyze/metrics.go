@@ -32,6 +32,7 @@ func (ix *index) metrics() *Result {
 	r.Ops = ix.ops()
 	r.Annotations = ix.annotations()
 	r.Roofline = ix.roofline()
+	ix.memoryTimeline(r)
 	deriveFigures(r)
 	return r
 }

@@ -53,6 +53,9 @@ type Result struct {
 	ProfilerCost *ProfilerCost `json:"profiler_cost,omitempty"`
 	// Analyzers names the analyzers that ran, in run order.
 	Analyzers []string `json:"analyzers"`
+	// Memory is the device memory timeline from the allocator's [memory]
+	// events (profile_memory=True); absent when the trace has none.
+	Memory *Memory `json:"memory,omitempty"`
 	// ledgerSegs holds, per step, each ledger line's intervals
 	// (LedgerSegments).
 	ledgerSegs []map[string][]trace.Span

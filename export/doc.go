@@ -4,9 +4,9 @@
 // traces.
 //
 // Each input trace is read, analyzed and written as one Parquet file per
-// table (kernels, ops, steps, ledger, ledger_segments, collectives,
+// table (kernels, ops, steps, ledger, ledger_segments, memory, collectives,
 // findings, runs) under the output directory's table subdirectories; the
-// schema (row types in schema.go, ledger.go and collectives.go,
+// schema (row types in schema.go, ledger.go, memory.go and collectives.go,
 // documented in docs/parquet-schema.md) is versioned by SchemaVersion. Run exports many inputs in parallel,
 // holding one trace at a time per worker, and skips inputs whose tables
 // already exist for the same content hash, so an interrupted export

@@ -342,6 +342,7 @@ func writeRun(dir string, in Input, id identity, m *model, run *RunRow, names []
 		{TableLedgerSegments, func(tmp string) error {
 			return writeTable(tmp, TableLedgerSegments, id, counting(rows, TableLedgerSegments, m.ledgerSegments))
 		}},
+		{TableMemory, func(tmp string) error { return writeTable(tmp, TableMemory, id, counting(rows, TableMemory, m.memory)) }},
 		{TableCollectives, func(tmp string) error {
 			return writeTable(tmp, TableCollectives, id, counting(rows, TableCollectives, m.collectives))
 		}},

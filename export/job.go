@@ -58,7 +58,7 @@ type rankState struct {
 // Tables written while the job's ranks are read, and after they were
 // matched.
 var (
-	firstPass = []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments}
+	firstPass = []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableMemory}
 	afterJob  = []string{TableCollectives, TableFindings, TableRuns}
 )
 

@@ -133,6 +133,8 @@ func tableColumns(table string) string {
 		return columnsOf[LedgerRow]()
 	case TableLedgerSegments:
 		return columnsOf[LedgerSegmentRow]()
+	case TableMemory:
+		return columnsOf[MemoryRow]()
 	}
 	return ""
 }

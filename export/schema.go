@@ -41,12 +41,14 @@ const (
 	// and their intervals (ledger.go).
 	TableLedger         = "ledger"
 	TableLedgerSegments = "ledger_segments"
+	// TableMemory is the device memory timeline (memory.go).
+	TableMemory = "memory"
 )
 
 // Tables lists the tables in the order they are written; TableRuns comes
 // last because its file marks a run as completely exported.
 func Tables() []string {
-	return []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableCollectives, TableFindings, TableRuns}
+	return []string{TableKernels, TableOps, TableSteps, TableLedger, TableLedgerSegments, TableMemory, TableCollectives, TableFindings, TableRuns}
 }
 
 // The row types below are the tables' schema. Conventions: every table

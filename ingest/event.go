@@ -654,6 +654,8 @@ func (w *worker) instant(r *chunkResult, f *fields, off int64) {
 			m.Bytes = v.res().Int()
 		case "Total Allocated":
 			m.Allocated = v.res().Int()
+		case "Total Reserved":
+			m.Reserved = v.res().Int()
 		case "Addr":
 			m.Addr = v.res().Int()
 		}

@@ -189,6 +189,7 @@ func (d *doc) single(x Input) {
 	d.kernels(r)
 	d.findings(r)
 	d.roofline(r)
+	d.memory(r)
 	d.nextSteps(r)
 	d.appendix(t, r)
 }

@@ -280,6 +280,9 @@ type MemoryEvent struct {
 	Device    int32 // -1 for CPU
 	Bytes     int64 // positive for allocation, negative for free
 	Allocated int64 // total allocated after the event, when known
+	// Reserved is the allocator's total reserved (cached) memory after
+	// the event ("Total Reserved"; 0 when not recorded).
+	Reserved int64
 	// Addr is the block's address (0 when not recorded): a free matches
 	// the allocation at the same address before it.
 	Addr int64

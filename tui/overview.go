@@ -196,6 +196,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		analyze.FormatCount(ss.SteadyLaunches), analyze.FormatUs(ss.SteadyGPUBusyUs))
 	addf("%-*s %d launches, %d distinct, %s; %d memcpy (%s), %d memset", labelW-1, "Kernels", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)
+	out = append(out, memoryLines(r, st, w, labelW)...)
 	if len(r.Categories) > 0 {
 		parts := make([]part, 0, len(r.Categories))
 		var names []string
