@@ -103,9 +103,12 @@ func (ix *index) phaseSteps(r *Result) {
 			continue
 		}
 		s := &r.Steps[st]
-		// A rank's communication kernel spinning for a peer is waiting,
-		// not work of its phase.
-		d := us(t.GPU[g].Dur() - ix.peerWaitIn(t.GPU[g].Span))
+		d := us(t.GPU[g].Dur())
+		if ix.cat[g] == CategoryCommunication {
+			// A rank's communication kernel spinning for a peer is
+			// waiting, not work of its phase.
+			d = us(t.GPU[g].Dur() - ix.peerWaitIn(t.GPU[g].Span))
+		}
 		switch ix.phase[g] {
 		case backward:
 			s.BackwardUs += d
