@@ -18,10 +18,6 @@ import (
 // IDPipelineBubble is the id of the pipeline-bubble finding.
 const IDPipelineBubble = "pipeline-bubble"
 
-// FromPipelineBubble is what a pipeline-bubble finding's saving comes out
-// of: the stages' idle waiting for their neighbours.
-const FromPipelineBubble = "pipeline bubble"
-
 // Thresholds of the pipeline-bubble finding: the stages' mean bubble per
 // step over the median step, and at least this much per step.
 const (
@@ -112,7 +108,10 @@ func (run *Run) findBubble(stages []StageRow, step trace.Duration) []Finding {
 	if mean < bubbleMin || step > 0 && float64(mean) < bubbleShare*float64(step) {
 		return nil
 	}
-	f.ID, f.Subject, f.SavingFrom = IDPipelineBubble, fmt.Sprintf("%d stages", len(stages)), FromPipelineBubble
+	// The bubble is the stages' waiting in collectives: the same part
+	// a straggler's saving comes out of (a late stage is both), so the
+	// two overlap in the combined saving instead of adding up.
+	f.ID, f.Subject, f.SavingFrom = IDPipelineBubble, fmt.Sprintf("%d stages", len(stages)), FromCollectiveWait
 	saving := capAt(mean, step)
 	f.SavingUs, f.SavingNs = saving.Micros(), int64(saving)
 	if step > 0 {
