@@ -104,6 +104,11 @@ func (ix *index) phaseSteps(r *Result) {
 		}
 		s := &r.Steps[st]
 		d := us(t.GPU[g].Dur())
+		if ix.cat[g] == CategoryCommunication {
+			// A rank's communication kernel spinning for a peer is
+			// waiting, not work of its phase.
+			d = us(t.GPU[g].Dur() - ix.peerWaitIn(t.GPU[g].Span))
+		}
 		switch ix.phase[g] {
 		case backward:
 			s.BackwardUs += d

@@ -90,7 +90,7 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 		results[f] = v
 	}
 	all := newIndex(t, results)
-	all.peerWait = peerWait
+	all.peerWait = unionSpans(slices.Clone(peerWait))
 	all.kernelRow = map[string]int{}
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label

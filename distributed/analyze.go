@@ -26,6 +26,10 @@ type Result struct {
 	// Straggler explains the straggler finding; nil without one (or when
 	// the two ranks' traces could not be read again).
 	Straggler *StragglerRow `json:"straggler,omitempty"`
+	// Pipeline has a row per pipeline stage (ranks in matched send/recv)
+	// and AllToAll one per rank in matched all-to-alls; empty without.
+	Pipeline []StageRow    `json:"pipeline,omitempty"`
+	AllToAll []AllToAllRow `json:"all_to_all,omitempty"`
 	// Findings are the run's cross-rank findings; once Combine made the
 	// run one analysis, ranked together with the described rank's own
 	// (Rank), each with the ranks it concerns.
@@ -132,6 +136,13 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	}
 	if opt.Selected(IDExposedComm) {
 		res.Findings = append(res.Findings, run.findExposed(step, steps)...)
+	}
+	res.Pipeline, res.AllToAll = run.Pipeline(), run.AllToAll()
+	if opt.Selected(IDPipelineBubble) {
+		res.Findings = append(res.Findings, run.findBubble(res.Pipeline, step)...)
+	}
+	if opt.Selected(IDAllToAllImbalance) {
+		res.Findings = append(res.Findings, run.findAllToAll(res.AllToAll, step)...)
 	}
 	if opt.Selected(IDCommBandwidth) {
 		res.Findings = append(res.Findings, run.findBandwidth(step, steps)...)

@@ -18,6 +18,8 @@ func Checks() []Check {
 			"It is a straggler when that is ≥ 10% of the median step and ≥ 500 µs per step, and ≥ 50% of all ranks' lateness. The saving is that lateness bounded by what the waiting ranks can gain: " +
 			"their wait for it less their own compute meanwhile, per step (the median over them). Judged step by step as steady, transient or shifting; explained by comparing the straggler's windows before the collectives with a reference rank's (host ranges, syncs, ops, kernels)."},
 		{IDExposedComm, "Per parallelism dimension (process group description), communication no compute kernel hides and that is not waiting for a late rank: reported when ≥ 5% of the step and ≥ 100 µs per rank per step; the saving is that time (better overlap: bucket sizes, prefetch)."},
+		{IDPipelineBubble, "Pipeline parallelism: per stage (rank taking part in matched send/recv), its compute per step and its bubble: the wait in send/recv for the neighbouring stage that no compute of its own hid. Reported when the stages' mean bubble is ≥ 10% of the median step and ≥ 500 µs; the saving is that mean bubble (more micro-batches, an interleaved schedule, balanced stages)."},
+		{IDAllToAllImbalance, "Mixture-of-experts all-to-all: per rank, the matched all-to-alls' bytes and kernel time per step. Reported when the busiest rank's time is ≥ 5% of the step and ≥ 200 µs above the median rank's and its bytes ≥ 1.2× the mean (uneven routing); the saving is that excess time."},
 		{IDCommBandwidth, "Per dimension and collective kind, transfers slower than 2× the time the message (× NCCL's bus factor) takes at 80% of the device's link plus 20 µs, losing ≥ 5% of the step; the saving is the time over that."},
 	}
 }

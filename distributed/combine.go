@@ -38,7 +38,7 @@ func (res *Result) CrossRankFindings() []analyze.Finding {
 // rank's, merged in by an earlier Combine).
 func (f *Finding) crossRank() bool {
 	switch f.ID {
-	case IDStraggler, IDExposedComm, IDCommBandwidth:
+	case IDStraggler, IDExposedComm, IDCommBandwidth, IDPipelineBubble, IDAllToAllImbalance:
 		return true
 	}
 	return false

@@ -185,6 +185,10 @@ func (c *Collective) add(ri, ci int, rc *RankCollective) {
 // signature is what must agree between ranks for two kernels at the same
 // position to be the same collective.
 func signature(rc *RankCollective) string {
+	if rc.Kind == AllToAll {
+		// Uneven splits: each rank sends and receives its own amount.
+		return fmt.Sprintf("%s/%s", rc.Kind, strings.ToLower(rc.Args.DType))
+	}
 	return fmt.Sprintf("%s/%d/%d/%s", rc.Kind, rc.Args.InNelems, rc.Args.OutNelems, strings.ToLower(rc.Args.DType))
 }
 

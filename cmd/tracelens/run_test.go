@@ -119,25 +119,38 @@ func TestRunBalancedMissingRankAndBadRank(t *testing.T) {
 func TestRunDiff(t *testing.T) {
 	a, b := genRun(t, -1), genRun(t, 1)
 	out, errOut, code := runCLI(t, nil, "diff", a, b)
-	if code != 0 || !strings.Contains(out, "Communication per step, per rank") {
+	if code != 0 || !strings.Contains(out, "Every rank per step") || !strings.Contains(out, "new straggler rank 1") {
 		t.Fatalf("exit %d %s\n%s", code, errOut, out)
+	}
+	if _, _, code := runCLI(t, nil, "diff", "--fail-on-regression", "5", a, b); code != exitGate {
+		t.Errorf("a new straggler passes the gate: exit %d", code)
 	}
 	js, _, code := runCLI(t, nil, "diff", "--format", "json", a, b)
 	var doc struct {
-		Ranks []struct {
-			Metric string  `json:"metric"`
-			Rank   string  `json:"rank"`
-			Base   float64 `json:"base_median_us"`
-			New    float64 `json:"new_median_us"`
-		} `json:"ranks"`
+		Run struct {
+			Rows []struct {
+				Metric string  `json:"metric"`
+				Rank   string  `json:"rank"`
+				Base   float64 `json:"base_median_us"`
+				New    float64 `json:"new_median_us"`
+			} `json:"rows"`
+		} `json:"run_diff"`
 	}
 	if err := json.Unmarshal([]byte(js), &doc); code != 0 || err != nil {
 		t.Fatalf("json diff: exit %d, %v", code, err)
 	}
-	// The delayed run's ranks 0 and 2 wait for rank 1 about 6 ms a step.
-	for _, r := range doc.Ranks {
-		if r.Metric == "wait_us" && r.Rank == "0" && (r.New-r.Base < 5000 || r.New-r.Base > 7000) {
-			t.Errorf("rank 0 wait per step %.0f → %.0f µs, want about +6000", r.Base, r.New)
+	// The delayed run's ranks 0 and 2 wait for rank 1 about 6 ms a step,
+	// spinning with nothing else to run; rank 1 is that late.
+	seen := 0
+	for _, r := range doc.Run.Rows {
+		if r.Metric == "peer_wait_us" && r.Rank == "0" || r.Metric == "late_us" && r.Rank == "1" {
+			seen++
+			if r.New-r.Base < 5000 || r.New-r.Base > 7000 {
+				t.Errorf("rank %s %s %.0f → %.0f µs, want about +6000", r.Rank, r.Metric, r.Base, r.New)
+			}
 		}
+	}
+	if seen != 2 {
+		t.Errorf("rows missing: %s", js)
 	}
 }

@@ -76,7 +76,7 @@ func tuiInput(e *env, pos []string, rf *runFlags, runs bool) (io.Reader, func(st
 				if err != nil {
 					return nil, err
 				}
-				return side.trace, nil
+				return side.t, nil
 			}
 		}
 	}
