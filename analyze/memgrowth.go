@@ -46,7 +46,7 @@ func runMemoryGrowth(p *Pass) ([]Finding, error) {
 	kept, keptBytes := neverFreed(t, p.ix)
 	tb := NewTable(Col("allocated in", KindName), Col("never freed", KindBytes), Col("blocks", KindCount))
 	for _, k := range kept[:min(len(kept), 5)] {
-		tb.Add(NameCell(k.site), Bytes(float64(k.bytes)), Count(float64(k.blocks)))
+		tb.Add(NameCell(k.Site), Bytes(float64(k.Bytes)), Count(float64(k.Blocks)))
 	}
 	steps := len(t.Steps)
 	ev := []Evidence{
@@ -92,16 +92,10 @@ func stepStartAllocated(t *trace.Trace) []int64 {
 	return out
 }
 
-// keptSite is where allocations that were never freed were made.
-type keptSite struct {
-	site          string
-	bytes, blocks int64
-}
-
 // neverFreed returns the device allocations of the steady steps that no
 // later free at the same address releases, grouped by the user's Python
 // line (else the op) around the allocation, largest first.
-func neverFreed(t *trace.Trace, ix *index) ([]keptSite, int64) {
+func neverFreed(t *trace.Trace, ix *index) ([]MemorySite, int64) {
 	live := map[int64]int{} // address → index into t.Memory of its allocation
 	for i, m := range t.Memory {
 		switch {
@@ -112,38 +106,16 @@ func neverFreed(t *trace.Trace, ix *index) ([]keptSite, int64) {
 			delete(live, m.Addr)
 		}
 	}
-	by := map[string]*keptSite{}
-	var total int64
-	var ops opFinder
+	var idx []int
 	for _, i := range live {
-		m := &t.Memory[i]
-		if t.StepOf(m.At) < 1 {
-			continue // before the steady steps: weights, optimizer state
+		if t.StepOf(t.Memory[i].At) >= 1 { // not weights or optimizer state
+			idx = append(idx, i)
 		}
-		if ops == nil {
-			ops = newOpFinder(t)
-		}
-		site := memorySite(t, ix, ops, m)
-		k := by[site]
-		if k == nil {
-			k = &keptSite{site: site}
-			by[site] = k
-		}
-		k.bytes += m.Bytes
-		k.blocks++
-		total += m.Bytes
 	}
-	out := make([]keptSite, 0, len(by))
-	for _, k := range by {
-		out = append(out, *k)
+	if len(idx) == 0 {
+		return nil, 0
 	}
-	slices.SortFunc(out, func(a, b keptSite) int {
-		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.site, b.site)
-	})
-	return out, total
+	return ix.groupSites(idx, newOpFinder(t))
 }
 
 // opFinder finds the innermost op around a time on a thread: per thread
@@ -198,10 +170,10 @@ func memorySite(t *trace.Trace, ix *index, ops opFinder, m *trace.MemoryEvent) s
 }
 
 // memoryFix is memory-growth's fix, pointing at the largest site.
-func memoryFix(kept []keptSite) string {
+func memoryFix(kept []MemorySite) string {
 	where := "the step"
 	if len(kept) > 0 {
-		where = kept[0].site
+		where = kept[0].Site
 	}
 	return fmt.Sprintf("find what keeps each step's tensors alive (largest: %s): store losses and metrics as Python numbers "+
 		"(loss.item(), after the step, or every N steps) or detached tensors (.detach()), not the tensors themselves; do not append "+

@@ -207,9 +207,21 @@ func (ix *index) liveAt(evs []int, ops opFinder) ([]MemorySite, int64) {
 			delete(live, m.Addr)
 		}
 	}
+	idx := make([]int, 0, len(live))
+	for _, i := range live {
+		idx = append(idx, i)
+	}
+	return ix.groupSites(idx, ops)
+}
+
+// groupSites groups the allocations idx (Trace.Memory indexes) by where
+// they were made (the innermost op and the user's line), largest first,
+// with their total.
+func (ix *index) groupSites(idx []int, ops opFinder) ([]MemorySite, int64) {
+	t := ix.t
 	by := map[string]*MemorySite{}
 	var total int64
-	for _, i := range live {
+	for _, i := range idx {
 		m := &t.Memory[i]
 		site := memorySite(t, ix, ops, m)
 		s := by[site]
