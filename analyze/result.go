@@ -53,6 +53,8 @@ type Result struct {
 	// ledgerSegs holds, per step, each ledger line's intervals
 	// (LedgerSegments).
 	ledgerSegs []map[string][]trace.Span
+	// view is the read-only view of the facts Run computed (View).
+	view *View
 	// rankCombined is, once AddRunFindings made this a run's analysis,
 	// the combined saving of the rank's own findings.
 	rankCombined *float64
