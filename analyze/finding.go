@@ -188,6 +188,10 @@ type Evidence struct {
 	Text    string   `json:"text,omitempty"`
 	Table   *Table   `json:"table,omitempty"`
 	Kernels []string `json:"kernels,omitempty"`
+	// place and rowPlaces are where on the trace's timeline the evidence
+	// points (Place, RowPlace); not part of the JSON.
+	place     *Place
+	rowPlaces []Place
 }
 
 // Table is a small table of evidence whose columns have kinds: a face

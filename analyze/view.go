@@ -79,3 +79,33 @@ func (v *View) BusyIn(from, to trace.Time) trace.Duration { return v.busy.BusyIn
 func (v *View) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
 	return v.busy.IdleGaps(dev, from, to)
 }
+
+// Place is a span of the trace's timeline that a finding's evidence
+// points at: an idle gap, a chain of kernels. Device and Stream name the
+// GPU stream it is on, -1 when it is on none (a gap of every stream).
+type Place struct {
+	Span           trace.Span
+	Device, Stream int32
+	// What says in a few words what the place is ("the gap").
+	What string
+}
+
+// Place returns the place on the timeline the evidence as a whole points
+// at (the first occurrence of a fusion chain's kernels, back to back), and
+// whether it points at one. It is known only for evidence Run made (not
+// for a Result decoded from JSON).
+func (e *Evidence) Place() (Place, bool) {
+	if e.place == nil {
+		return Place{}, false
+	}
+	return *e.place, true
+}
+
+// RowPlace returns the place row i of the evidence's table points at (a
+// gpu-idle gap), and whether it points at one.
+func (e *Evidence) RowPlace(i int) (Place, bool) {
+	if i < 0 || i >= len(e.rowPlaces) || e.rowPlaces[i].Span.End <= e.rowPlaces[i].Span.Start {
+		return Place{}, false
+	}
+	return e.rowPlaces[i], true
+}

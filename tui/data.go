@@ -84,7 +84,6 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data
 			launches[g.Name] = append(launches[g.Name], trace.Index(i))
 		}
 	}
-	tree := buildOpTree(t)
 	a := <-cur
 	var b analysis
 	if baseCh != nil {
@@ -97,7 +96,10 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data
 		return nil, b.err
 	}
 	res := a.res
-	d := &data{name: sanitize(filepath.Base(t.Source)), t: t, res: res, tree: tree, kernelIndex: make(map[string]int, len(res.Kernels))}
+	// The screens read the trace analyze read (its steps derived where
+	// the trace marks none) and its facts through the view.
+	v := res.View()
+	d := &data{name: sanitize(filepath.Base(t.Source)), t: v.Trace(), res: res, tree: buildOpTree(v.Trace(), v.Op), kernelIndex: make(map[string]int, len(res.Kernels))}
 	d.kernels = make([]kernelRow, len(res.Kernels))
 	for i, k := range res.Kernels {
 		short := k.ShortName
