@@ -36,7 +36,7 @@ func runTUI(e *env, args []string) error {
 	if !ok || !term.IsTerminal(int(out.Fd())) {
 		return usageError{"the terminal UI needs a terminal on standard output (use top or info for text output)"}
 	}
-	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1], e.maxMemory)}
+	opts := tui.Options{Name: pos[len(pos)-1], Load: tuiLoader(pos[len(pos)-1], e.maxMemory), Analyze: analyzeTrace}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		runTUIOptions(&opts, pos, rf, e.maxMemory)
