@@ -14,14 +14,19 @@ type View struct {
 	steps *StepFacts
 	cats  *CategoryFacts
 	attr  *AttributionFacts
-	phase *PhaseFacts
 	busy  *BusyFacts
+	// autotune is PhaseFacts' autotune marks (nil when none).
+	autotune []bool
 }
 
 // newView returns the view of the facts in ix over t (the trace Run
 // analyzed, with its steps).
 func newView(t *trace.Trace, ix *index) *View {
-	return &View{t: t, steps: ix.StepFacts, cats: ix.CategoryFacts, attr: ix.AttributionFacts, phase: ix.PhaseFacts, busy: ix.BusyFacts}
+	v := &View{t: t, steps: ix.StepFacts, cats: ix.CategoryFacts, attr: ix.AttributionFacts, busy: ix.BusyFacts}
+	if ix.PhaseFacts != nil {
+		v.autotune = ix.PhaseFacts.autotune
+	}
+	return v
 }
 
 // View returns the view of the facts behind r, or nil when r was not
@@ -64,7 +69,7 @@ func (v *View) UserLine(g int) string { return v.attr.UserLine(g) }
 // Autotune reports whether torch.compile's autotuner or compiler
 // launched GPU activity g (AutotuneLaunches) rather than the workload.
 func (v *View) Autotune(g int) bool {
-	return v.phase != nil && v.phase.autotune != nil && v.phase.autotune[g]
+	return v.autotune != nil && v.autotune[g]
 }
 
 // Devices returns the ids of the devices with GPU activity, ascending.
