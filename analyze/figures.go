@@ -80,6 +80,37 @@ func deriveFigures(r *Result) {
 	}
 	r.TopRange = topRange(r.Annotations)
 	r.SameWork = sameWork(r.Roofline)
+	r.StepStats.Bottleneck = bottleneck(r)
+}
+
+// What limits the steady step (StepStats.Bottleneck).
+const (
+	// BottleneckHost: the GPU is busy less than LaunchBoundMaxBusy of
+	// the step, waiting for the host (launches, Python, framework work,
+	// syncs) the rest of it.
+	BottleneckHost = "host"
+	// BottleneckCommunication: the GPU is busy, but communication
+	// kernels (alone, or waiting for other ranks) fill what compute
+	// leaves of the step (compute under ComputeBoundShare).
+	BottleneckCommunication = "communication"
+	// BottleneckGPU: the GPU's own work fills the step.
+	BottleneckGPU = "gpu"
+)
+
+// bottleneck judges what limits the steady step, with the analyzers'
+// thresholds (LaunchBoundMaxBusy, ComputeBoundShare): "" without steps
+// or GPU activity.
+func bottleneck(r *Result) string {
+	ss := &r.StepStats
+	switch {
+	case !(ss.SteadyWallUs > 0) || r.Summary.KernelLaunches+r.Summary.Memcpys+r.Summary.Memsets == 0:
+		return ""
+	case ss.SteadyGPUBusyShare < LaunchBoundMaxBusy:
+		return BottleneckHost
+	case r.Summary.CommunicationUs > 0 && !ss.ComputeBound:
+		return BottleneckCommunication
+	}
+	return BottleneckGPU
 }
 
 // stepFigures fills StepStats' table medians, extremes, spread, first-step

@@ -15,6 +15,27 @@ import (
 // findings had typed evidence; it had no schema_version key.
 const SchemaVersion = 2
 
+// The severity thresholds: an analyzer rates a finding High when its fix
+// saves SeverityHighShare of the step or more, Medium from
+// SeverityMediumShare, Low below (lower where the saving is uncertain or
+// comes with a trade-off). Tier is the one impact grouping the faces show.
+const (
+	SeverityHighShare   = 0.10
+	SeverityMediumShare = 0.03
+)
+
+// Tier is f's impact tier, 1 (High severity) to 3 (Low): the grouping
+// the report shows, which never disagrees with the finding's severity.
+func (f *Finding) Tier() int {
+	switch f.Severity {
+	case High:
+		return 1
+	case Medium:
+		return 2
+	}
+	return 3
+}
+
 // Severity and confidence levels of a finding.
 const (
 	High   = "high"
@@ -190,6 +211,10 @@ type Evidence struct {
 	Text    string   `json:"text,omitempty"`
 	Table   *Table   `json:"table,omitempty"`
 	Kernels []string `json:"kernels,omitempty"`
+	// place and rowPlaces are where on the trace's timeline the evidence
+	// points (Place, RowPlace); not part of the JSON.
+	place     *Place
+	rowPlaces []Place
 }
 
 // Table is a small table of evidence whose columns have kinds: a face

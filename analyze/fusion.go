@@ -474,7 +474,9 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 			{Text: fmt.Sprintf("the chain %s: the same %d kernels run back to back on device %d stream %d, each launched by its own op, %d times in the trace",
 				chain, n, a.Device, a.Stream, len(gr.occ)),
 				Table:   tb,
-				Kernels: names},
+				Kernels: names,
+				place: &Place{Span: trace.Span{Start: a.Start, End: t.GPU[rep[len(rep)-1]].End}, Device: a.Device, Stream: a.Stream,
+					What: fmt.Sprintf("%d kernels back to back", n)}},
 			{Text: fmt.Sprintf("saving model, per step: %s of GPU time saved (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest kernel), "+
 				"of which %s shortens the step (the GPU is the bottleneck for %.0f%% of these kernels' time; for the rest the host queues the next kernel after they end and the GPU would only idle longer), "+
 				"plus %s of launch gaps removed (launches saved per occurrence: %d, each at most %s median launch API time and at most the GPU idle time before its kernel: %s per step in all); "+

@@ -116,7 +116,9 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
 		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
 	}
+	var rows []Place
 	for i, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
+		rows = append(rows, Place{Span: trace.Span{Start: g.span.Start, End: g.span.End}, Device: -1, Stream: -1, What: "the gap"})
 		parts := make([]string, 0, len(picked[i]))
 		for _, c := range picked[i] {
 			parts = append(parts, fmt.Sprintf("%s (%s, %s)", c.name, c.cause, c.overlap))
@@ -147,7 +149,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		Evidence: []Evidence{
 			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(whole))},
 			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
-			{Text: "longest gaps and what the host was doing:", Table: tb},
+			{Text: "longest gaps and what the host was doing:", Table: tb, rowPlaces: rows},
 			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
 				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
 		},

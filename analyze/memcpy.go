@@ -370,9 +370,9 @@ func runSmallMemcpy(p *Pass) ([]Finding, error) {
 // severityByShare maps a saving's share of the step to a severity.
 func severityByShare(share float64) string {
 	switch {
-	case share >= 0.1:
+	case share >= SeverityHighShare:
 		return High
-	case share >= 0.03:
+	case share >= SeverityMediumShare:
 		return Medium
 	}
 	return Low

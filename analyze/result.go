@@ -59,6 +59,8 @@ type Result struct {
 	// ledgerSegs holds, per step, each ledger line's intervals
 	// (LedgerSegments).
 	ledgerSegs []map[string][]trace.Span
+	// view is the read-only view of the facts Run computed (View).
+	view *View
 	// rankCombined is, once AddRunFindings made this a run's analysis,
 	// the combined saving of the rank's own findings.
 	rankCombined *float64
@@ -374,6 +376,10 @@ type StepStats struct {
 	// ComputeBoundShare: compute alone fills the step, so the GPU, not its
 	// collectives, limits it.
 	ComputeBound bool `json:"compute_bound"`
+	// Bottleneck is what limits the steady step: BottleneckHost,
+	// BottleneckGPU or BottleneckCommunication ("" without steps or GPU
+	// activity). The faces say it; they do not judge it again.
+	Bottleneck string `json:"bottleneck"`
 	// SteadyLaunchAPIIdleShare is SteadyLaunchAPIUs over SteadyGPUIdleUs,
 	// at most 1: how much of the idle time launch calls could explain.
 	SteadyLaunchAPIIdleShare float64 `json:"steady_launch_api_idle_share"`

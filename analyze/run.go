@@ -94,6 +94,7 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 	all.kernelRow = map[string]int{}
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
+	r.view = newView(t, all)
 	r.Findings = []Finding{}
 	r.Analyzers = []string{}
 	critical := newCriticalShares(all, r)

@@ -280,12 +280,11 @@ func build(in Input, t *trace.Trace, cfg analyze.Config) (*model, error) {
 		return nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	// Run derives steps for traces without ProfilerStep marks; the rows
-	// place activities in steps by the trace Run saw.
-	t, _, _ = analyze.WithSteps(t)
-	if len(t.Steps) != len(r.Steps) {
-		return nil, fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), len(t.Steps))
+	// read the trace Run analyzed, and its facts, from its view.
+	if n := len(r.View().Trace().Steps); n != len(r.Steps) {
+		return nil, fmt.Errorf("%s: analysis has %d steps, its trace %d", in.Path, len(r.Steps), n)
 	}
-	return newModel(in.Run, t, r), nil
+	return newModel(in.Run, r), nil
 }
 
 // removeRun deletes run's table files, the runs file (its completion

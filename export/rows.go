@@ -14,16 +14,10 @@ type model struct {
 	t     *trace.Trace
 	r     *analyze.Result
 	epoch int64 // added to trace times to make timestamps
-	// users names the user's Python frame above a launch, as analyze does.
-	users *analyze.UserFrames
-	// categories memoises analyze.CategoryOf (see category); cats
-	// classifies on a miss and remembers the trace's Triton evidence.
-	categories map[categoryKey]string
-	cats       *analyze.Categorizer
-	// autotune marks, per GPU activity, the launches torch.compile's
-	// autotuner or compiler made (analyze.AutotuneLaunches; nil when
-	// none did).
-	autotune []bool
+	// v is analyze's view of its facts about t: each GPU activity's
+	// step, category, launching op, user source line and autotune flag
+	// are read from it, never derived again (nil in a light model).
+	v *analyze.View
 	// ranked is the rank columns' values, nil for a lone trace (NULL);
 	// rankCol and worldCol point into it.
 	ranked            *rankInfo
@@ -68,45 +62,12 @@ func (m *model) light() *model {
 	return &model{run: m.run, t: &trace.Trace{Steps: m.t.Steps}, epoch: m.epoch, r: r}
 }
 
-// categoryKey is everything analyze.CategoryOf reads about a GPU
-// activity: its kind and name, the launch call's name and API, the
-// launching op's name, and whether the trace shows Triton launched it
-// (Python stack, ops and ranges around the launch: analyze remembers that
-// per frame, op and thread, so asking is cheap). Classifying a name is string work that took a third
-// of an export's CPU time when repeated for each of millions of launches of
-// a few hundred names; TestCategoryMemoAgreesWithAnalyze checks on every
-// fixture that the memo returns what CategoryOf does.
-type categoryKey struct {
-	kind         trace.GPUKind
-	name, launch string
-	driver       bool
-	op           string
-	triton       bool
-}
-
-// category returns analyze.CategoryOf(t, g), computed once per key.
-func (m *model) category(g int) string {
-	t := m.t
-	a := &t.GPU[g]
-	k := categoryKey{kind: a.Kind, name: a.Name, triton: m.cats.TritonEvidence(g)}
-	if a.Launch != trace.None {
-		k.launch, k.driver = t.APICalls[a.Launch].Name, t.APICalls[a.Launch].Driver
-	}
-	if op := t.LaunchOp(trace.Index(g)); op != trace.None {
-		k.op = t.Ops[op].Name
-	}
-	c, ok := m.categories[k]
-	if !ok {
-		c = m.cats.Of(g)
-		m.categories[k] = c
-	}
-	return c
-}
-
-func newModel(run string, t *trace.Trace, r *analyze.Result) *model {
-	m := &model{run: run, t: t, r: r, epoch: t.Meta.BaseTimeNanoseconds, categories: map[categoryKey]string{}, cats: analyze.NewCategorizer(t),
-		autotune: analyze.AutotuneLaunches(t), users: analyze.NewUserFrames(t)}
-	return m
+// newModel returns the model of run: r's analysis of the trace it
+// analyzed (r.View().Trace(), whose steps are analyze's).
+func newModel(run string, r *analyze.Result) *model {
+	v := r.View()
+	t := v.Trace()
+	return &model{run: run, t: t, r: r, v: v, epoch: t.Meta.BaseTimeNanoseconds}
 }
 
 // at turns a trace time into a timestamp column's value.
@@ -116,7 +77,8 @@ func (m *model) at(t trace.Time) int64 { return int64(t) + m.epoch }
 // They were computed from integer nanoseconds, so rounding restores them.
 func ns(us float64) int64 { return int64(math.Round(us * 1e3)) }
 
-// stepNumber returns the number of the step containing at, or nil.
+// stepNumber returns the number of the step containing at, or nil (an
+// op's step: the one it started in, as analyze counts CPU op time).
 func (m *model) stepNumber(at trace.Time) *int32 {
 	i := m.t.StepOf(at)
 	if i < 0 {
@@ -179,9 +141,9 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 		g := &t.GPU[i]
 		row := KernelRow{
 			Run: m.run, Rank: m.rankCol, WorldSize: m.worldCol, Kind: g.Kind.String(), Device: g.Device, Stream: g.Stream, Name: g.Name,
-			Category: m.category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
+			Category: m.v.Category(i), Start: m.at(g.Start), DurationNs: int64(g.Dur()), Correlation: g.Correlation,
 			GridX: g.Grid[0], GridY: g.Grid[1], GridZ: g.Grid[2], BlockX: g.Block[0], BlockY: g.Block[1], BlockZ: g.Block[2],
-			Registers: g.Registers, SharedMem: g.SharedMem, Autotune: m.autotune != nil && m.autotune[i],
+			Registers: g.Registers, SharedMem: g.SharedMem, Autotune: m.v.Autotune(i),
 		}
 		s, ok := short[g.Name]
 		if !ok {
@@ -189,18 +151,14 @@ func (m *model) kernels(emit func(KernelRow) error) error {
 			short[g.Name] = s
 		}
 		row.ShortName = s
-		launched := g.Start
-		if g.Launch != trace.None {
-			launched = t.APICalls[g.Launch].Start
+		if n, ok := m.v.StepNumber(i); ok {
+			row.Step = ptr(int32(n))
 		}
-		row.Step = m.stepNumber(launched)
-		if op := t.LaunchOp(trace.Index(i)); op != trace.None {
+		if op := m.v.Op(i); op != trace.None {
 			row.Op = &t.Ops[op].Name
 			row.DType = nonEmpty(analyze.OpDType(t.Ops[op].InputTypes))
 		}
-		if f := m.users.Of(t.LaunchFrame(trace.Index(i))); f != trace.None {
-			row.Python = &t.Frames[f].Name
-		}
+		row.Python = nonEmpty(m.v.UserLine(i))
 		if g.Kind != trace.Kernel {
 			row.Bytes = ptr(g.Bytes)
 			if g.Kind == trace.Memcpy {

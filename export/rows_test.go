@@ -1,41 +1,10 @@
 package export
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/ingest"
 )
-
-// The category memo must give what analyze.CategoryOf gives for every GPU
-// activity of every fixture; if CategoryOf starts reading something the
-// memo's key lacks, this fails on the trace where it matters.
-func TestCategoryMemoAgreesWithAnalyze(t *testing.T) {
-	var files []string
-	for _, d := range []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"} {
-		m, _ := filepath.Glob(filepath.Join(d, "*.json.gz"))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("%d fixtures", len(files))
-	}
-	checked := 0
-	for _, f := range files {
-		tr, err := ingest.ReadFile(f, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := newModel("x", tr, &analyze.Result{})
-		for i := range tr.GPU {
-			if got, want := m.category(i), analyze.CategoryOf(tr, i); got != want {
-				t.Errorf("%s: activity %d (%s): memo says %s, CategoryOf %s", f, i, tr.GPU[i].Name, got, want)
-			}
-			checked++
-		}
-	}
-	t.Logf("%d activities checked", checked)
-}
 
 // The kernels table's dtype is analyze's name for the launching op's
 // first tensor input (the roofline's), not a vocabulary of export's own.

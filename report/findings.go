@@ -9,29 +9,11 @@ import (
 )
 
 // tier groups a finding like the hand-written investigations' "Tier 1/2/3":
-// by its saving as a share of the step, or by severity when the analyzer
-// could not estimate a saving (a GPU-time saving that shortens the step
-// by nothing is an estimate: none).
-func tier(f analyze.Finding) int {
-	if f.SavingUs > 0 && f.Share > 0 || f.GPUSavingUs > 0 {
-		switch {
-		case f.Share >= 0.2:
-			return 1
-		case f.Share >= 0.05:
-			return 2
-		}
-		return 3
-	}
-	switch f.Severity {
-	case analyze.High:
-		return 1
-	case analyze.Medium:
-		return 2
-	}
-	return 3
-}
+// analyze's Finding.Tier, by the finding's severity, so a tier never
+// disagrees with the severity printed beside it.
+func tier(f analyze.Finding) int { return f.Tier() }
 
-var tierNames = [...]string{1: "Tier 1: high impact (20% of the step or more)", 2: "Tier 2: medium impact (5–20% of the step)", 3: "Tier 3: lower impact"}
+var tierNames = [...]string{1: "Tier 1: high impact", 2: "Tier 2: medium impact", 3: "Tier 3: lower impact"}
 
 func (d *doc) findings(r *analyze.Result) {
 	d.heading(2, "Findings")
@@ -39,7 +21,9 @@ func (d *doc) findings(r *analyze.Result) {
 		d.para("No finding: the %s that ran (%s) found nothing worth fixing.", plural(len(r.Analyzers), "analyzer"), codeJoin(r.Analyzers))
 		return
 	}
-	d.para("%s, ranked by estimated saving per step and grouped by expected impact. Each saving is an estimate whose model is stated in its evidence.", plural(len(r.Findings), "finding"))
+	d.para("%s, ranked by estimated saving per step and grouped by severity: the analyzers rate a fix high when it saves %.0f%% of the step or more, medium from %.0f%%, "+
+		"lower where the saving is uncertain or the fix has a cost. Each saving is an estimate whose model is stated in its evidence.",
+		plural(len(r.Findings), "finding"), analyze.SeverityHighShare*100, analyze.SeverityMediumShare*100)
 	nums := findingNumbers(r)
 	for t := 1; t <= 3; t++ {
 		n := 0

@@ -39,7 +39,7 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			o := r.Ops[0]
 			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
 		}
-	case wall > 0 && r.StepStats.SteadyGPUBusyShare < 0.5:
+	case r.StepStats.Bottleneck == analyze.BottleneckHost:
 		// One statistic throughout: the steady step's medians and their
 		// ratios, so the launches times each one's cost is the total.
 		ss := r.StepStats
@@ -167,7 +167,7 @@ func heaviestRoofline(rows []analyze.RooflineRow) (analyze.RooflineRow, bool) {
 func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) string {
 	share := r.StepStats.SteadyComputeShare
 	head := fmt.Sprintf("**GPU computes %s of %s** (wall %s, GPU busy %s including communication kernels)", pct(share), per, us(wall), us(busy))
-	if r.StepStats.ComputeBound {
+	if r.StepStats.Bottleneck == analyze.BottleneckGPU {
 		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
 	}
 	if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && wall > 0 {

@@ -50,13 +50,16 @@ type analysis struct {
 	err error
 }
 
-// analyzeAsync runs analyze.Run on its own goroutine: it is most of the
+// analyzeFunc is the analysis the UI is given (Options.Analyze).
+type analyzeFunc func(*trace.Trace, analyze.Config) (*analyze.Result, error)
+
+// analyzeAsync runs the analysis on its own goroutine: it is most of the
 // time between the end of ingest and the first frame, and the UI's own
 // tables do not need it.
-func analyzeAsync(t *trace.Trace, cfg analyze.Config) <-chan analysis {
+func analyzeAsync(t *trace.Trace, cfg analyze.Config, run analyzeFunc) <-chan analysis {
 	ch := make(chan analysis, 1)
 	go func() {
-		res, err := analyze.Run(t, cfg)
+		res, err := run(t, cfg)
 		if err != nil {
 			err = fmt.Errorf("analysing %s: %w", t.Source, err)
 		}
@@ -65,18 +68,20 @@ func analyzeAsync(t *trace.Trace, cfg analyze.Config) <-chan analysis {
 	return ch
 }
 
-// buildData analyses t and precomputes every table. base, when not nil, is
-// the BASE side of a diff.
+// buildData analyses t with analyze.Run and precomputes every table (the
+// tests' and benchmarks' way in). base, when not nil, is the BASE side of
+// a diff.
 func buildData(t *trace.Trace, base *trace.Trace) (*data, error) {
-	return buildDataWith(t, base, analyze.Config{})
+	return buildDataWith(t, base, analyze.Config{}, analyze.Run)
 }
 
-// buildDataWith is buildData analyzing t with cfg (a rank's peer waits).
-func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data, error) {
-	cur := analyzeAsync(t, cfg)
+// buildDataWith is buildData analyzing t with run and cfg (a rank's peer
+// waits), and base with run.
+func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run analyzeFunc) (*data, error) {
+	cur := analyzeAsync(t, cfg, run)
 	var baseCh <-chan analysis
 	if base != nil {
-		baseCh = analyzeAsync(base, analyze.Config{})
+		baseCh = analyzeAsync(base, analyze.Config{}, run)
 	}
 	launches := map[string][]trace.Index{}
 	for i := range t.GPU {
@@ -84,7 +89,6 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data
 			launches[g.Name] = append(launches[g.Name], trace.Index(i))
 		}
 	}
-	tree := buildOpTree(t)
 	a := <-cur
 	var b analysis
 	if baseCh != nil {
@@ -97,7 +101,10 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config) (*data
 		return nil, b.err
 	}
 	res := a.res
-	d := &data{name: sanitize(filepath.Base(t.Source)), t: t, res: res, tree: tree, kernelIndex: make(map[string]int, len(res.Kernels))}
+	// The screens read the trace analyze read (its steps derived where
+	// the trace marks none) and its facts through the view.
+	v := res.View()
+	d := &data{name: sanitize(filepath.Base(t.Source)), t: v.Trace(), res: res, tree: buildOpTree(v.Trace(), v.Op), kernelIndex: make(map[string]int, len(res.Kernels))}
 	d.kernels = make([]kernelRow, len(res.Kernels))
 	for i, k := range res.Kernels {
 		short := k.ShortName

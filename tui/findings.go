@@ -128,7 +128,6 @@ const (
 // kernel's detail, or to the timeline at that place).
 func (s *findingsScreen) build(w int) {
 	f := &s.d.res.Findings[s.open]
-	t := s.d.t
 	s.lines, s.links, s.kinds = s.lines[:0], s.links[:0], s.kinds[:0]
 	add := func(l string, kind lineKind, to link) {
 		s.lines = append(s.lines, l)
@@ -159,18 +158,18 @@ func (s *findingsScreen) build(w int) {
 			}
 		}
 		if e.Table != nil {
-			places := gapPlaces(t, e.Table)
 			for i, l := range evidenceTable(e.Table, w-4) {
-				// Line 0 is the header; row i-1 may be a gap.
-				if i > 0 && i-1 < len(places) && places[i-1].ok() {
-					add("  → "+l, lineLink, places[i-1])
+				// Line 0 is the header; row i-1 may point at a place
+				// (a gap): analyze says where.
+				if p, ok := e.RowPlace(i - 1); i > 0 && ok {
+					add("  → "+l, lineLink, placeLink(p))
 					continue
 				}
 				add("    "+l, lineText, noLink)
 			}
 		}
-		if c, ok := chainPlace(t, e.Kernels); ok {
-			add(fmt.Sprintf("  → timeline: the first time these %d kernels run back to back", len(e.Kernels)), lineLink, c)
+		if p, ok := e.Place(); ok {
+			add(fmt.Sprintf("  → timeline: the first time these %d kernels run back to back", len(e.Kernels)), lineLink, placeLink(p))
 		}
 		for _, k := range e.Kernels {
 			row, ok := s.d.kernelIndex[k]

@@ -221,8 +221,9 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 	add("Launched by (op path, innermost last)")
 	paths := map[string]int{}
 	noOp := 0
+	v := d.res.View()
 	for _, g := range k.launches {
-		op := t.LaunchOp(g)
+		op := v.Op(int(g))
 		if op == trace.None {
 			noOp++
 			continue

@@ -1,10 +1,6 @@
 package tui
 
 import (
-	"fmt"
-	"math"
-	"strings"
-
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -71,68 +67,10 @@ func (l link) follow(m *Model) {
 	}
 }
 
-// chainPlace finds the first time the kernels named run back to back on
-// one stream (a fusion chain's evidence lists them in order) and returns
-// their span. ok is false when they never do, as for evidence that lists
-// kernels that are not a sequence.
-func chainPlace(t *trace.Trace, names []string) (l link, ok bool) {
-	n := len(names)
-	if n < 2 {
-		return noLink, false
-	}
-	g := t.GPU
-outer:
-	for i := 0; i+n <= len(g); i++ {
-		if g[i].Name != names[0] {
-			continue
-		}
-		for k := 1; k < n; k++ {
-			if a := &g[i+k]; a.Name != names[k] || a.Device != g[i].Device || a.Stream != g[i].Stream {
-				continue outer
-			}
-		}
-		return link{kernel: -1, at: trace.Span{Start: g[i].Start, End: g[i+n-1].End}, device: g[i].Device, stream: g[i].Stream,
-			what: fmt.Sprintf("%d kernels back to back", n)}, true
-	}
-	return noLink, false
-}
-
-// gapPlaces reads an evidence table that lists idle gaps (duration
-// columns "at", the gap's start from the first step, and "gap", its
-// length, as gpu-idle writes them) into timeline places, one per row;
-// nil when the table is not such a list.
-func gapPlaces(t *trace.Trace, tb *analyze.Table) []link {
-	at, gap := -1, -1
-	for i, c := range tb.Columns {
-		if c.Kind != analyze.KindDuration {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(c.Name)) {
-		case "at":
-			at = i
-		case "gap":
-			gap = i
-		}
-	}
-	if at < 0 || gap < 0 || len(t.Steps) == 0 {
-		return nil
-	}
-	out := make([]link, len(tb.Rows))
-	for r, row := range tb.Rows {
-		out[r] = noLink
-		if at >= len(row) || gap >= len(row) || row[at].Empty() || row[gap].Empty() {
-			continue
-		}
-		// Durations are whole nanoseconds; a value beyond the trace's
-		// clock is not a place on it.
-		a, g := row[at].Num, row[gap].Num
-		if !(a >= 0 && g > 0 && a+g < math.MaxInt64/2) {
-			continue
-		}
-		start := t.Steps[0].Start + trace.Time(a)
-		out[r] = link{kernel: -1, at: trace.Span{Start: start, End: start + trace.Time(g)}, device: -1, stream: -1, what: "the gap"}
-	}
-	return out
+// placeLink leads to a place analyze's evidence points at (a gap, a
+// chain of kernels).
+func placeLink(p analyze.Place) link {
+	return link{kernel: -1, at: p.Span, device: p.Device, stream: p.Stream, what: p.What}
 }
 
 // showFinding opens finding row's detail on the Findings screen.

@@ -45,6 +45,10 @@ type Options struct {
 	// read from source (its peer waits, so that its ledger tells its
 	// spinning in collectives apart); nil analyzes ranks as lone traces.
 	RankConfig func(source string) analyze.Config
+	// Analyze is the analysis of each trace read (the command's one
+	// load-and-analyze path); nil means analyze.Run. The screens only
+	// render its Result and View.
+	Analyze func(*trace.Trace, analyze.Config) (*analyze.Result, error)
 	// Renderer draws styles for the terminal the UI writes to; nil means
 	// lipgloss's default (stdout, honouring NO_COLOR).
 	Renderer *lipgloss.Renderer
@@ -145,6 +149,9 @@ func New(opts Options) *Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
+	if opts.Analyze == nil {
+		opts.Analyze = analyze.Run
+	}
 	st := newStyles(r)
 	m := &Model{opts: opts, st: st, width: 80, height: 24, prog: &loadProgress{}, started: time.Now(),
 		keys: newKeyMap(), input: newFilterInput(st), helpView: newHelp(st), bar: newProgressBar(r, st)}
@@ -206,7 +213,7 @@ func (m *Model) loadRun() tea.Msg {
 // loadRank returns the command that reads rank row of run and builds
 // every screen for it.
 func (m *Model) loadRank(run *distributed.Result, row int) tea.Cmd {
-	name, src, loadRank, prog, rankCfg := rankName(run, row), run.Ranks[row].Source, m.opts.LoadRank, m.prog, m.opts.RankConfig
+	name, src, loadRank, prog, rankCfg, analyzeFn := rankName(run, row), run.Ranks[row].Source, m.opts.LoadRank, m.prog, m.opts.RankConfig, m.opts.Analyze
 	return func() tea.Msg {
 		prog.phase.Store("reading " + name)
 		if loadRank == nil {
@@ -224,7 +231,7 @@ func (m *Model) loadRank(run *distributed.Result, row int) tea.Cmd {
 		if rankCfg != nil {
 			cfg = rankCfg(src)
 		}
-		d, err := buildDataWith(t, nil, cfg)
+		d, err := buildDataWith(t, nil, cfg, analyzeFn)
 		if err != nil {
 			return loadedMsg{err: err}
 		}
@@ -264,7 +271,7 @@ func (m *Model) load() tea.Msg {
 		return loadedMsg{err: err}
 	}
 	m.prog.phase.Store("analysing " + sanitize(m.opts.Name))
-	d, err := buildData(t, base)
+	d, err := buildDataWith(t, base, analyze.Config{}, m.opts.Analyze)
 	if err != nil {
 		return loadedMsg{err: err}
 	}

@@ -35,7 +35,10 @@ type nodeKey struct {
 	kernel bool
 }
 
-func buildOpTree(t *trace.Trace) opTree {
+// buildOpTree aggregates t's ops by name path, each GPU activity a leaf
+// under the op opOf says launched it (analyze's Attribution, through
+// View.Op).
+func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 	var tr opTree
 	index := map[nodeKey]int32{}
 	child := func(parent int32, name string, kernel bool) int32 {
@@ -75,7 +78,7 @@ func buildOpTree(t *trace.Trace) opTree {
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		parent := int32(-1)
-		if op := t.LaunchOp(trace.Index(g)); op != trace.None {
+		if op := opOf(g); op != trace.None {
 			parent = opNode[op]
 		} else {
 			if noOp < 0 {

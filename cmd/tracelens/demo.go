@@ -34,7 +34,7 @@ func runDemo(e *env, args []string) error {
 		launches += r.Count
 	}
 	writeTopText(e.stdout, t, rows, rows[:min(len(rows), 8)], all, launches, e.nameWidth(topNameWidth))
-	r, err := analyze.Run(t, analyze.Config{})
+	r, err := analyzeTrace(t, analyze.Config{})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

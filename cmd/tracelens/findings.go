@@ -60,7 +60,7 @@ func runFindings(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := analyze.Run(t, cfg)
+	r, err := analyzeTrace(t, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/report"
 )
@@ -66,7 +65,7 @@ func runReport(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		r, err := analyze.Run(t, cfg)
+		r, err := analyzeTrace(t, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}

@@ -50,7 +50,7 @@ func runTUI(e *env, args []string) error {
 		return err
 	}
 	defer closeKeys()
-	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1])}
+	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1]), Analyze: analyzeTrace}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		runTUIOptions(&opts, pos, rf, e.maxMemory)
