@@ -83,7 +83,10 @@ func TestFindingsPerFixture(t *testing.T) {
 		{"fusedlinear_naive.json.gz", []string{"custom-gemm"}},
 		{"fusedlinear_cublas.json.gz", []string{"tf32-disabled"}},
 		{"nanobragg_compile.json.gz", []string{"compile-overhead", "gpu-idle"}},
-		{"triton_fused_matmul.json.gz", nil},
+		// The 64×64×32 Triton variant runs the 8192² fp16 GEMM at 27.9 %
+		// of peak where aten::mm reaches 76.7 %: the summary said "2.7×
+		// slower" beside "no finding" until same-work-slower said it.
+		{"triton_fused_matmul.json.gz", []string{"same-work-slower"}},
 		{"jax_eggroll.perfetto.json.gz", []string{"cold-start", "host-bound"}},
 		{"recorded/train_sync_pageable.json.gz", []string{"gpu-idle", "host-sync", "pageable-memcpy", "small-memcpy", "tf32-disabled"}},
 		// Traces from tracelens capture (CUDA C kernels launched through the

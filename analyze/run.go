@@ -226,6 +226,7 @@ func All() []*Analyzer {
 		GPUIdle,
 		CompileOverhead,
 		CustomGEMM,
+		SameWorkSlower,
 		HostSync,
 		PageableMemcpy,
 		SmallMemcpy,
