@@ -99,7 +99,7 @@ func (d *doc) combined(r *analyze.Result, nums []string) {
 func (d *doc) finding(num string, f analyze.Finding) {
 	d.heading(4, num+" "+upperFirst(Text(f.Title)))
 	saving := "not estimated"
-	if estimated(f) {
+	if estimated(f) || f.NoTimeCost() {
 		saving = savingText(d.result, f)
 	}
 	ranks := ""

@@ -73,6 +73,9 @@ func findingText(fs []analyze.Finding, titles []string, row int, field findingFi
 	case fieldSeverity:
 		return f.Severity
 	case fieldSaving:
+		if f.NoTimeCost() {
+			return "memory"
+		}
 		if f.SavingFrom == analyze.FromOneOff {
 			return "once " + us(f.OneOffUs).String()
 		}
