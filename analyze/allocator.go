@@ -56,7 +56,7 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if len(r.Steps) == 0 {
 		return nil, nil
 	}
-	first := min(1, len(t.Steps)-1)
+	first := FirstSteady(len(t.Steps))
 	per := make([]churnStep, len(t.Steps))
 	sites := map[string]int{}
 	byName := map[string]int{}

@@ -81,7 +81,7 @@ func runCustomGEMM(p *Pass) ([]Finding, error) {
 			// is not zero.
 			continue
 		}
-		perStep, calls := steadyKernelUs(r, &k, steps)
+		perStep, calls := steadyKernelUs(&k, steps)
 		saving := perStep * (1 - 1/CustomGEMMSpeedup)
 		model := fmt.Sprintf("saving model: its %s per steady step × (1 − 1/%.0f) for a library GEMM", fmtUs(perStep), CustomGEMMSpeedup)
 		if lib, n := sameShapeLibrary(t, ix, g); n > 0 && lib < k.MeanUs {
@@ -177,23 +177,29 @@ func launchEvidence(t *trace.Trace, name string) (*trace.GPUActivity, bool) {
 }
 
 // steadyKernelUs returns kernel k's GPU time and calls per steady-state
-// step (the steps after the first, or the only one); over the whole trace
-// divided by steps when it has no per-step figures.
-func steadyKernelUs(r *Result, k *Kernel, steps float64) (float64, float64) {
-	first := 0
-	if len(k.PerStep) > 1 {
-		first = 1
-	}
+// step; over the whole trace divided by steps when it has no per-step
+// figures.
+func steadyKernelUs(k *Kernel, steps float64) (float64, float64) {
 	if len(k.PerStep) == 0 {
 		return k.TotalUs / steps, float64(k.Count) / steps
 	}
-	var v, n float64
-	for _, ps := range k.PerStep[first:] {
-		v += ps.Us
-		n += float64(ps.Count)
+	return k.SteadyPerStep()
+}
+
+// SteadyPerStep returns the kernel's mean GPU time and launches per
+// steady-state step (the steps after the first, or the only one; zero
+// without per-step figures): the per-step figure faces quote.
+func (k *Kernel) SteadyPerStep() (us, launches float64) {
+	first := FirstSteady(len(k.PerStep))
+	steady := k.PerStep[first:]
+	if len(steady) == 0 {
+		return 0, 0
 	}
-	d := float64(len(k.PerStep) - first)
-	return v / d, n / d
+	for _, ps := range steady {
+		us += ps.Us
+		launches += float64(ps.Count)
+	}
+	return us / float64(len(steady)), launches / float64(len(steady))
 }
 
 // sameShapeLibrary returns the median time of library GEMM kernels

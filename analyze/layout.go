@@ -32,21 +32,9 @@ func layoutKernel(name string) bool {
 		strings.Contains(n, "nhwc2nchw") || strings.Contains(n, "transpose_nchw") || strings.Contains(n, "transpose_nhwc")
 }
 
-// layoutOp reports whether a launch inside op (or an op around it) makes
-// a permuted tensor dense again: aten::contiguous, which .contiguous()
-// and .contiguous(memory_format=...) record.
-func layoutOp(t *trace.Trace, op trace.Index) (string, bool) {
-	for ; op != trace.None; op = t.Ops[op].Parent {
-		if n := t.Ops[op].Name; n == "aten::contiguous" {
-			return n, true
-		}
-	}
-	return "", false
-}
-
 func runLayoutConversion(p *Pass) ([]Finding, error) {
 	t, ix, r := p.Trace, p.ix, p.Result
-	first := min(1, len(t.Steps)-1)
+	first := FirstSteady(len(t.Steps))
 	steps := float64(len(t.Steps) - first)
 	if len(t.Steps) == 0 || steps <= 0 {
 		return nil, nil
@@ -69,7 +57,10 @@ func runLayoutConversion(p *Pass) ([]Finding, error) {
 		if ix.cat[g] == CategoryConv && !isLayout {
 			convUs += d
 		}
-		opName, byOp := layoutOp(t, ix.op[g])
+		// aten::contiguous (what .contiguous() and
+		// .contiguous(memory_format=...) record) makes a permuted tensor
+		// dense again.
+		opName, byOp := "aten::contiguous", ix.opNamed(ix.op[g], "aten::contiguous") != trace.None
 		if !isLayout && !byOp {
 			continue
 		}

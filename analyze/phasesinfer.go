@@ -50,7 +50,7 @@ func phaseOf(name string) string {
 
 func runInferencePhases(p *Pass) ([]Finding, error) {
 	t, r := p.Trace, p.Result
-	first := min(1, len(t.Steps)-1)
+	first := FirstSteady(len(t.Steps))
 	steps := float64(len(t.Steps) - first)
 	if len(t.Steps) == 0 || steps <= 0 {
 		return nil, nil

@@ -45,7 +45,7 @@ type sdpaCall struct {
 
 func runAttentionBackend(p *Pass) ([]Finding, error) {
 	t, ix, r := p.Trace, p.ix, p.Result
-	first := min(1, len(t.Steps)-1)
+	first := FirstSteady(len(t.Steps))
 	steps := float64(len(t.Steps) - first)
 	if len(t.Steps) == 0 || steps <= 0 {
 		return nil, nil

@@ -22,10 +22,7 @@ type SteadyCategory struct {
 // descending.
 func (ix *index) steadyCategories(r *Result) {
 	t := ix.t
-	first := 0
-	if len(t.Steps) > 1 {
-		first = 1 // as steadySteps: the steps after the first
-	}
+	first := FirstSteady(len(t.Steps))
 	n := len(t.Steps) - first
 	r.StepStats.SteadyCategories = []SteadyCategory{}
 	if n <= 0 {

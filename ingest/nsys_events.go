@@ -21,11 +21,7 @@ func (nr *nsysReader) runtime() error {
 	}
 	calls, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.APICall) []trace.APICall {
 		v := w.v
-		if !w.ints(r, 4) {
-			return out
-		}
-		if v[1] < v[0] {
-			w.skip(tabRuntime+" row that ends before it starts", r.Offset)
+		if !w.interval(r, 4, tabRuntime) {
 			return out
 		}
 		name := w.apiName(v[3])
@@ -93,11 +89,7 @@ func (nr *nsysReader) kernels() error {
 	}
 	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
 		v := w.v
-		if !w.ints(r, 5) {
-			return out
-		}
-		if v[1] < v[0] {
-			w.skip(tabKernel+" row that ends before it starts", r.Offset)
+		if !w.interval(r, 5, tabKernel) {
 			return out
 		}
 		name := w.nr.str(v[4])
@@ -116,6 +108,20 @@ func (nr *nsysReader) kernels() error {
 	})
 	nr.t.GPU = appendAll(nr.t.GPU, gpu)
 	return err
+}
+
+// interval reads a row's first n integer columns (see ints) and reports
+// whether they hold a usable start and end; a row that ends before it
+// starts is skipped, counted under its table.
+func (w *nsWorker) interval(r *sqlfile.Row, n int, table string) bool {
+	if !w.ints(r, n) {
+		return false
+	}
+	if w.v[1] < w.v[0] {
+		w.skip(table+" row that ends before it starts", r.Offset)
+		return false
+	}
+	return true
 }
 
 // gpu makes a GPU activity from the row's start, end, deviceId and
@@ -168,11 +174,7 @@ func (nr *nsysReader) memcpys() error {
 	}
 	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
 		v := w.v
-		if !w.ints(r, 6) {
-			return out
-		}
-		if v[1] < v[0] {
-			w.skip(tabMemcpy+" row that ends before it starts", r.Offset)
+		if !w.interval(r, 6, tabMemcpy) {
 			return out
 		}
 		kind, src, dst := copyKinds[v[5]], w.memKind(r, 8), w.memKind(r, 9)
@@ -207,11 +209,7 @@ func (nr *nsysReader) memsets() error {
 	}
 	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
 		v := w.v
-		if !w.ints(r, 5) {
-			return out
-		}
-		if v[1] < v[0] {
-			w.skip(tabMemset+" row that ends before it starts", r.Offset)
+		if !w.interval(r, 5, tabMemset) {
 			return out
 		}
 		dst := w.memKind(r, 7)

@@ -183,24 +183,14 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 // step (autotune launches left out, as in SteadyCategories), its time and
 // launches per steady step.
 func steadyTopKernel(r *analyze.Result) (analyze.Kernel, float64, float64) {
-	first := 0
-	if len(r.Steps) > 1 {
-		first = 1
-	}
 	var best analyze.Kernel
 	var bestUs, bestN float64
 	for _, k := range r.Kernels {
-		if k.Autotune || len(k.PerStep) <= first {
+		if k.Autotune {
 			continue
 		}
-		var v, n float64
-		for _, ps := range k.PerStep[first:] {
-			v += ps.Us
-			n += float64(ps.Count)
-		}
-		steps := float64(len(k.PerStep) - first)
-		if v/steps > bestUs {
-			best, bestUs, bestN = k, v/steps, n/steps
+		if v, n := k.SteadyPerStep(); v > bestUs {
+			best, bestUs, bestN = k, v, n
 		}
 	}
 	return best, bestUs, bestN

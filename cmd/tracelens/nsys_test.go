@@ -1,8 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,19 +22,7 @@ func nsysExport(t *testing.T, name string) string {
 // Systems export, gzipped as stored and plain, and from standard input.
 func TestNsysCommands(t *testing.T) {
 	gz := nsysExport(t, "caoye310__Lower-Triangular-Solves__la.sqlite.gz")
-	f, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := gunzipFile(t, gz)
 	plain := filepath.Join(t.TempDir(), "la.sqlite")
 	if err := os.WriteFile(plain, raw, 0o644); err != nil {
 		t.Fatal(err)

@@ -193,7 +193,13 @@ func writeGzip(t *testing.T, path string, data []byte) {
 // gunzipFixture returns a gzip fixture's JSON text.
 func gunzipFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	f, err := os.Open(fixture(name))
+	return gunzipFile(t, fixture(name))
+}
+
+// gunzipFile returns a gzip file's decompressed bytes.
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,19 +12,7 @@ import (
 // sequences, and checks that info, top and findings print none of them:
 // the only control byte in their output is the newline they write.
 func TestTraceTextNeverReachesTheTerminalRaw(t *testing.T) {
-	f, err := os.Open(fixture("fusedlinear_naive.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := gunzipFixture(t, "fusedlinear_naive.json.gz")
 	// OSC retitles the window, CSI 2J clears the screen, CR rewrites the
 	// line, U+202E reverses it, U+009B is a one-byte CSI.
 	hostile := `\u001b]0;pwned\u0007\u001b[2J\r\u202e\u009b31m`
