@@ -17,17 +17,24 @@ var SameWorkSlower = &Analyzer{
 	Doc: fmt.Sprintf("When the trace runs one GEMM shape and dtype through two implementations (two roofline rows: a library op and a "+
 		"Triton or custom kernel, two kernel configurations) and the faster reaches %.1f× the slower's TFLOP/s or more, the slower "+
 		"being no library kernel, reports the slower. Saving model: its GPU time per step × (1 − slow/fast throughput), what running "+
-		"that work at the faster one's rate saves.", SameWorkFindingGap),
-	Run: runSameWorkSlower,
+		"that work at the faster one's rate saves. A kernel custom-gemm reports is left to it (which then uses this measured speed-up).", SameWorkFindingGap),
+	Requires: []*Analyzer{CustomGEMM},
+	Run:      runSameWorkSlower,
 }
 
 func runSameWorkSlower(p *Pass) ([]Finding, error) {
 	r := p.Result
 	steps := float64(max(r.StepStats.Count, 1))
+	custom := map[string]bool{}
+	if fs, ok := p.ResultOf[CustomGEMM].([]Finding); ok {
+		for _, f := range fs {
+			custom[f.Subject] = true // the kernel's name
+		}
+	}
 	var out []Finding
 	for _, sw := range r.SameWork {
 		slow, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType)
-		if !ok || sw.Speedup < SameWorkFindingGap || LibraryKernel(slow.Kernel) {
+		if !ok || sw.Speedup < SameWorkFindingGap || LibraryKernel(slow.Kernel) || custom[slow.Kernel] {
 			continue
 		}
 		gpu := float64(slow.Calls) * slow.MeanUs / steps
@@ -66,4 +73,16 @@ func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool
 		}
 	}
 	return RooflineRow{}, false
+}
+
+// measuredSpeedup returns how many times faster the trace's fastest
+// implementation of the GEMM work kernel does (Result.SameWork, where
+// kernel is the slower side), or 0 when the trace measures none.
+func measuredSpeedup(r *Result, kernel string) (float64, string) {
+	for _, sw := range r.SameWork {
+		if row, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType); ok && row.Kernel == kernel {
+			return sw.Speedup, sw.Fast
+		}
+	}
+	return 0, ""
 }
