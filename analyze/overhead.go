@@ -9,22 +9,23 @@ import (
 
 // The profiler's own host cost per recorded event, fitted by least squares
 // on host-bound steps of real traces whose untraced step time CUDA events
-// measured (fixtures/recorded/expect/overhead.py: the 11 host-bound sides
-// of the issue-25 pairs, recorded with record_shapes, and 5 issue-26
-// workloads recorded with with_stack as well): traced step minus untraced
-// step ≈ OverheadPerOpUs × (ops and record_function ranges) +
-// OverheadPerFrameUs × (Python frame events). The fit's residuals are
-// large (RMS 0.66 ms a step on overheads of 0.03–9.6 ms; see
+// measured (fixtures/recorded/expect/overhead.py: the 21 host-bound sides
+// of the issue-25 pairs with a steady untraced timing, recorded with
+// record_shapes, and 5 issue-26 workloads recorded with with_stack as
+// well): traced step minus untraced step ≈ OverheadPerOpUs × (ops and
+// record_function ranges) + OverheadPerFrameUs × (Python frame events).
+// The fit's residuals are large (RMS 0.76 ms a step on overheads of
+// 0.03–25 ms; see
 // ProfilerCost): the estimate is an order of magnitude, not a
 // measurement. Allocator events (profile_memory) could not be told apart
 // from the Python frames recorded with them and are not charged.
 const (
 	// OverheadPerOpUs is the host cost of one recorded framework op or
 	// record_function range (record_shapes on), in µs.
-	OverheadPerOpUs = 6.77
+	OverheadPerOpUs = 7.51
 	// OverheadPerFrameUs is the host cost of one recorded Python frame
 	// (with_stack), in µs.
-	OverheadPerFrameUs = 0.64
+	OverheadPerFrameUs = 0.58
 )
 
 // ProfilerCost is the estimate of the profiler's own host work in the
@@ -50,6 +51,10 @@ type ProfilerCost struct {
 	HostFactor float64 `json:"host_factor"`
 	// PerStepUs is each step's estimated overhead, in Steps order.
 	PerStepUs []float64 `json:"per_step_us"`
+	// UntracedPerStepUs is each step's period less its overhead, by no
+	// more than the host work the GPU waited on, in Steps order: the
+	// per-step samples behind UntracedStepUs, which diff tests.
+	UntracedPerStepUs []float64 `json:"untraced_per_step_us"`
 }
 
 // sortedStarts returns the start times of n spans, sorted.
@@ -86,7 +91,7 @@ func estimateProfilerCost(t *trace.Trace, r *Result) {
 	}
 	slices.Sort(host)
 	frames := sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start })
-	c := ProfilerCost{PerStepUs: make([]float64, len(r.Steps))}
+	c := ProfilerCost{PerStepUs: make([]float64, len(r.Steps)), UntracedPerStepUs: make([]float64, len(r.Steps))}
 	var nOps, nFrames, untraced, factor []float64
 	for i := range r.Steps {
 		st, s := t.Steps[i], &r.Steps[i]
@@ -99,11 +104,12 @@ func estimateProfilerCost(t *trace.Trace, r *Result) {
 		f := float64(countIn(frames, st.Start, end))
 		ov := min(OverheadPerOpUs*o+OverheadPerFrameUs*f, s.HostPeriodUs)
 		c.PerStepUs[i] = ov
+		c.UntracedPerStepUs[i] = s.PeriodUs - min(ov, exposedHostUs(s))
 		if i == 0 && len(r.Steps) > 1 {
 			continue
 		}
 		nOps, nFrames = append(nOps, o), append(nFrames, f)
-		untraced = append(untraced, s.PeriodUs-min(ov, exposedHostUs(s)))
+		untraced = append(untraced, c.UntracedPerStepUs[i])
 		if s.HostPeriodUs > 0 {
 			factor = append(factor, (s.HostPeriodUs-ov)/s.HostPeriodUs)
 		}

@@ -189,8 +189,13 @@ type Result struct {
 	// or share no kernel names, so kernels compare only by category.
 	CrossFramework bool
 	// Notes explain what the numbers cannot say (too few steps, no step
-	// markers, different frameworks).
+	// markers, different frameworks, a profiler-dominated or unsteady
+	// step).
 	Notes []string
+	// ProfilerLimited is true when the profiler's estimated host work is
+	// over ProfilerShareLimit of a host-bound side's step: the traced step
+	// change need not be the untraced program's (see the note).
+	ProfilerLimited bool
 }
 
 // Metric keys of Result.Summary, in order.
@@ -264,8 +269,16 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Notes = append(r.Notes, sampleNotes("new", n)...)
 
 	for _, m := range summaryMetrics {
-		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time,
-			Delta: CompareSamples(b.metrics[m.key], n.metrics[m.key], alpha)})
+		d := CompareSamples(b.metrics[m.key], n.metrics[m.key], alpha)
+		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time, Delta: d})
+		if m.key == StepTime {
+			r.Summary = append(r.Summary, untracedMetric(base, next, opt.KeepWarmup, alpha)...)
+			for _, side := range []string{"base", "new"} {
+				if note := unsteadyNote(side, d); note != "" {
+					r.Notes = append(r.Notes, note)
+				}
+			}
+		}
 	}
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
 	ns := [2]int{b.side.Samples, n.side.Samples}
@@ -276,6 +289,9 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Findings = compareFindings(base.Findings, next.Findings)
 	judgeResolved(&r.Findings, base, next)
 	r.StepChange = decompose(base, next)
+	if note := profilerNote(r, base, next); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
 	if note := profilerOptionsNote(base.ProfilerOptions, next.ProfilerOptions); note != "" {
 		r.Notes = append(r.Notes, note)
 	}

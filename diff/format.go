@@ -140,6 +140,13 @@ func (r *Result) SummaryLine() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s → %s (%s, p=%s)", m.Name,
 			formatValue(m.Base.Median, m.Time), formatValue(m.New.Median, m.Time), verdict, FormatP(m.P)))
+		if key == StepTime && r.ProfilerLimited {
+			est := ""
+			if u := r.Metric(UntracedStep); u != nil {
+				est = ", untraced est. " + FormatPct(u.Pct)
+			}
+			parts[len(parts)-1] += " [profiler-limited" + est + ": see notes]"
+		}
 	}
 	return strings.Join(parts, " · ")
 }

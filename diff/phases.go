@@ -41,7 +41,7 @@ func phaseMetrics(base, next *analyze.Result, keepWarmup bool, alpha float64) []
 	return out
 }
 
-// jsonPhase is a phase metric for the JSON summary, nil when absent.
+// jsonPhase (any optional metric: the phases, the untraced step) is a phase metric for the JSON summary, nil when absent.
 func jsonPhase(r *Result, key string) *jsonMetric {
 	if m := r.Metric(key); m != nil {
 		j := toJSONMetric(m.Delta)

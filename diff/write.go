@@ -193,7 +193,11 @@ type jsonResult struct {
 	Findings       jsonFindings `json:"findings"`
 	CrossFramework bool         `json:"cross_framework"`
 	Notes          []string     `json:"notes"`
-	SummaryLine    string       `json:"summary_line"`
+	// ProfilerLimited: the profiler's host work is a large share of a
+	// host-bound side's step, so the traced change need not be the
+	// untraced program's (Result.ProfilerLimited).
+	ProfilerLimited bool   `json:"profiler_limited"`
+	SummaryLine     string `json:"summary_line"`
 	// StepChange splits the step time's change into ledger lines.
 	StepChange jsonStepChange `json:"step_change"`
 }
@@ -211,15 +215,18 @@ type jsonSide struct {
 type jsonSummary struct {
 	// StepTimeUs is the step as the user experiences it (the period);
 	// HostPeriodUs and GPUPeriodUs the two periods it is the longer of.
-	StepTimeUs   jsonMetric `json:"step_time_us"`
-	HostPeriodUs jsonMetric `json:"host_period_us"`
-	GPUPeriodUs  jsonMetric `json:"gpu_period_us"`
-	StepWallUs   jsonMetric `json:"step_wall_us"`
-	GPUBusyUs    jsonMetric `json:"gpu_busy_us"`
-	GPUIdleUs    jsonMetric `json:"gpu_idle_us"`
-	Launches     jsonMetric `json:"launches"`
-	LaunchAPIUs  jsonMetric `json:"launch_api_us"`
-	CPUOpUs      jsonMetric `json:"cpu_op_us"`
+	StepTimeUs jsonMetric `json:"step_time_us"`
+	// UntracedStepUs is the step time less the profiler's estimated host
+	// work (UntracedStep), when both runs have the estimate.
+	UntracedStepUs *jsonMetric `json:"untraced_step_us,omitempty"`
+	HostPeriodUs   jsonMetric  `json:"host_period_us"`
+	GPUPeriodUs    jsonMetric  `json:"gpu_period_us"`
+	StepWallUs     jsonMetric  `json:"step_wall_us"`
+	GPUBusyUs      jsonMetric  `json:"gpu_busy_us"`
+	GPUIdleUs      jsonMetric  `json:"gpu_idle_us"`
+	Launches       jsonMetric  `json:"launches"`
+	LaunchAPIUs    jsonMetric  `json:"launch_api_us"`
+	CPUOpUs        jsonMetric  `json:"cpu_op_us"`
 	// ForwardUs, BackwardUs and OptimizerUs are there when either run is
 	// a training trace (phaseMetrics).
 	ForwardUs   *jsonMetric `json:"forward_us,omitempty"`
@@ -355,17 +362,19 @@ func WriteJSON(w io.Writer, r *Result) error {
 		Base: jsonSide(r.Base), New: jsonSide(r.New), Alpha: r.Alpha,
 		Summary: jsonSummary{StepTimeUs: metric(StepTime), HostPeriodUs: metric(HostPeriod), GPUPeriodUs: metric(GPUPeriod), StepWallUs: metric(StepWall), GPUBusyUs: metric(GPUBusy), GPUIdleUs: metric(GPUIdle),
 			Launches: metric(Launches), LaunchAPIUs: metric(LaunchAPI), CPUOpUs: metric(CPUOp),
-			ForwardUs: jsonPhase(r, ForwardKernel), BackwardUs: jsonPhase(r, BackwardKernel), OptimizerUs: jsonPhase(r, OptimizerKernel)},
+			UntracedStepUs: jsonPhase(r, UntracedStep),
+			ForwardUs:      jsonPhase(r, ForwardKernel), BackwardUs: jsonPhase(r, BackwardKernel), OptimizerUs: jsonPhase(r, OptimizerKernel)},
 		Kernels:     toJSONRows(r.Kernels),
 		Categories:  toJSONRows(r.Categories),
 		Ops:         toJSONTotals(r.Ops),
 		Annotations: toJSONTotals(r.Annotations),
 		Findings: jsonFindings{Resolved: toJSONFindings(r.Findings.Resolved), New: toJSONFindings(r.Findings.New),
 			Persisting: toJSONFindings(r.Findings.Persisting), Unreported: toJSONFindings(r.Findings.Unreported)},
-		CrossFramework: r.CrossFramework,
-		Notes:          append([]string{}, r.Notes...),
-		SummaryLine:    r.SummaryLine(),
-		StepChange:     toJSONStepChange(r.StepChange),
+		CrossFramework:  r.CrossFramework,
+		Notes:           append([]string{}, r.Notes...),
+		ProfilerLimited: r.ProfilerLimited,
+		SummaryLine:     r.SummaryLine(),
+		StepChange:      toJSONStepChange(r.StepChange),
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // kernel names keep their < > &

@@ -415,7 +415,7 @@ func TestDiffNumbersOneFormat(t *testing.T) {
 	}
 	var cli []string
 	for _, l := range strings.Split(out, "\n") {
-		if rest, ok := strings.CutPrefix(l, "step time "); ok && strings.Contains(l, "(p=") {
+		if rest, ok := strings.CutPrefix(l, "step time "); ok && strings.Contains(l, "(p=") && !strings.HasPrefix(rest, "untraced") {
 			// "2.03 ms ± 7%   1.39 ms ± 3%  −31% (p=0.029 n=4+4)"
 			cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(rest), -1)
 			pct, stat, _ := strings.Cut(cells[2], " (p=")
