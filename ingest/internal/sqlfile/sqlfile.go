@@ -53,10 +53,16 @@ type Table struct {
 	// RowidColumn is the column that aliases the rowid (INTEGER PRIMARY
 	// KEY), whose value the record stores as NULL, or -1.
 	RowidColumn int
-	root        uint32
-	withoutRow  bool
-	sql         string
+	// Indexed is true when the schema holds an index on the table (its
+	// own, or one that a UNIQUE or PRIMARY KEY constraint makes).
+	Indexed    bool
+	root       uint32
+	withoutRow bool
+	sql        string
 }
+
+// SQL returns the table's CREATE TABLE statement.
+func (t *Table) SQL() string { return t.sql }
 
 // Column returns the index of the column named name (ASCII
 // case-insensitive, as SQL is), or -1.
@@ -122,7 +128,11 @@ func (db *DB) Table(name string) *Table { return db.byName[strings.ToLower(name)
 
 func (db *DB) readSchema() error {
 	master := &Table{Name: "sqlite_schema", Columns: []string{"type", "name", "tbl_name", "rootpage", "sql"}, RowidColumn: -1, root: 1}
-	return db.Scan(master, func(row *Row) error {
+	indexed := map[string]bool{}
+	err := db.Scan(master, func(row *Row) error {
+		if string(row.Text(0)) == "index" {
+			indexed[strings.ToLower(string(row.Text(2)))] = true
+		}
 		if string(row.Text(0)) != "table" {
 			return nil
 		}
@@ -140,6 +150,10 @@ func (db *DB) readSchema() error {
 		db.byName[strings.ToLower(name)] = t
 		return nil
 	})
+	for _, t := range db.tables {
+		t.Indexed = indexed[strings.ToLower(t.Name)]
+	}
+	return err
 }
 
 // page reads page n (1-based) into buf.
@@ -349,3 +363,6 @@ func uvarint(b []byte) (v uint64, n int) {
 	}
 	return v, 9
 }
+
+// PageSize returns the database's page size in bytes.
+func (db *DB) PageSize() int { return db.pageSize }

@@ -23,6 +23,7 @@ type Writer struct {
 	bufFirst uint32
 	schema   []schemaRow
 	cur      *TableWriter
+	cell     []byte // scratch for leafCell
 	err      error
 }
 
@@ -127,9 +128,11 @@ func (wr *Writer) endTable() error {
 }
 
 // leafCell builds a table leaf cell for a record, writing the part that
-// does not fit on the page to overflow pages.
+// does not fit on the page to overflow pages. The cell is valid until the
+// next call.
 func (wr *Writer) leafCell(rowid int64, rec []byte) ([]byte, error) {
-	cell := AppendVarint(nil, uint64(len(rec)))
+	cell := AppendVarint(wr.cell[:0], uint64(len(rec)))
+	defer func() { wr.cell = cell[:0] }()
 	cell = AppendVarint(cell, uint64(rowid))
 	local := localSize(wr.pageSize, len(rec))
 	cell = append(cell, rec[:local]...)

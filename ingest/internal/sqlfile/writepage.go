@@ -1,6 +1,7 @@
 package sqlfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -125,7 +126,7 @@ func (wr *Writer) writeSchema() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		cells = append(cells, cell)
+		cells = append(cells, bytes.Clone(cell))
 	}
 	one := newPage(wr.pageSize, 100, 0x0d)
 	fits := true
