@@ -104,7 +104,7 @@ func tableList(db *sqlfile.DB, n int) string {
 func (nr *nsysReader) read() error {
 	t := nr.t
 	t.Meta.Format = "nsys"
-	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.kernels, nr.memcpys, nr.memsets, nr.nvtx, nr.devices}
+	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.gpuTables, nr.nvtx, nr.devices}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
