@@ -61,28 +61,8 @@ func (nr *nsysReader) link() {
 	for gtid, i := range nr.threads {
 		pids[i] = gtid >> 24 & 0xFFFFFF
 	}
-	byPid := map[int64]*corrIndex{}
-	var x *corrIndex
-	lastPid := int64(-1)
-	for i := range t.APICalls {
-		a := &t.APICalls[i]
-		if a.Correlation == 0 {
-			continue
-		}
-		if pid := pids[a.Thread]; pid != lastPid {
-			if x = byPid[pid]; x == nil {
-				x = &corrIndex{}
-				byPid[pid] = x
-			}
-			lastPid = pid
-		}
-		x.ids = append(x.ids, a.Correlation)
-		x.calls = append(x.calls, trace.Index(i))
-	}
-	for _, x := range byPid {
-		x.build()
-	}
-	lastPid, x = -1, nil
+	byPid := nr.corrIndexes(pids)
+	lastPid, x := int64(-1), (*corrIndex)(nil)
 	gpuPids := map[int64]bool{}
 	for i := range t.GPU {
 		g := &t.GPU[i]
@@ -108,44 +88,74 @@ func (nr *nsysReader) link() {
 	}
 }
 
+// corrIndexes indexes the API calls by (pid, correlation id), in two
+// passes over the calls (their ranges, then the index) so that nothing
+// grows but the index itself.
+func (nr *nsysReader) corrIndexes(pids []int64) map[int64]*corrIndex {
+	calls := nr.t.APICalls
+	byPid := map[int64]*corrIndex{}
+	each := func(fn func(x *corrIndex, id int64, i int)) {
+		var x *corrIndex
+		lastPid := int64(-1)
+		for i := range calls {
+			a := &calls[i]
+			if a.Correlation == 0 {
+				continue
+			}
+			if pid := pids[a.Thread]; pid != lastPid || x == nil {
+				if x = byPid[pid]; x == nil {
+					x = &corrIndex{lo: a.Correlation, hi: a.Correlation}
+					byPid[pid] = x
+				}
+				lastPid = pid
+			}
+			fn(x, a.Correlation, i)
+		}
+	}
+	each(func(x *corrIndex, id int64, _ int) {
+		x.lo, x.hi = min(x.lo, id), max(x.hi, id)
+		x.n++
+	})
+	for _, x := range byPid {
+		x.make()
+	}
+	each(func(x *corrIndex, id int64, i int) { x.set(id, trace.Index(i)) })
+	return byPid
+}
+
 // corrIndex finds one process's API call by correlation id. CUPTI counts
 // the ids up from 1, so they are dense and a slice over their range
 // serves (a map of 750 k ids took a third of reading a 68 MB export);
 // sparse ids fall back to a map. The last call with an id wins.
 type corrIndex struct {
-	ids   []int64
-	calls []trace.Index
-	base  int64
-	dense []trace.Index
-	byID  map[int64]trace.Index
+	lo, hi int64 // the ids' range
+	n      int   // how many calls have one
+	dense  []trace.Index
+	byID   map[int64]trace.Index
 }
 
-func (x *corrIndex) build() {
-	lo, hi := x.ids[0], x.ids[0]
-	for _, id := range x.ids {
-		lo, hi = min(lo, id), max(hi, id)
-	}
-	if span := uint64(hi - lo); span < uint64(4*len(x.ids)+1024) {
-		x.base = lo
+func (x *corrIndex) make() {
+	if span := uint64(x.hi - x.lo); span < uint64(4*x.n+1024) {
 		x.dense = make([]trace.Index, span+1)
 		for i := range x.dense {
 			x.dense[i] = trace.None
 		}
-		for k, id := range x.ids {
-			x.dense[id-lo] = x.calls[k]
-		}
 	} else {
-		x.byID = make(map[int64]trace.Index, len(x.ids))
-		for k, id := range x.ids {
-			x.byID[id] = x.calls[k]
-		}
+		x.byID = make(map[int64]trace.Index, x.n)
 	}
-	x.ids, x.calls = nil, nil
+}
+
+func (x *corrIndex) set(id int64, call trace.Index) {
+	if x.dense != nil {
+		x.dense[id-x.lo] = call
+	} else {
+		x.byID[id] = call
+	}
 }
 
 func (x *corrIndex) get(id int64) (trace.Index, bool) {
 	if x.dense != nil {
-		if d := uint64(id - x.base); id >= x.base && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
+		if d := uint64(id - x.lo); id >= x.lo && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
 			return x.dense[d], true
 		}
 		return trace.None, false
