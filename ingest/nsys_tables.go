@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
 	"github.com/tracelens/tracelens/trace"
@@ -164,6 +165,56 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 	return a, ok
 }
 
+// streamOrder returns the indexes of the GPU records grouped by device
+// and stream, in that order, each group in table order (a counting sort).
+func (nr *nsysReader) streamOrder() []int32 {
+	g := nr.t.GPU
+	type key struct{ dev, stream int32 }
+	ids := map[key]int32{}
+	var keys []key
+	group := make([]int32, len(g))
+	last, lastID := key{-1, -1}, int32(-1)
+	for i := range g {
+		k := key{g[i].Device, g[i].Stream}
+		if k != last || lastID < 0 {
+			id, ok := ids[k]
+			if !ok {
+				id = int32(len(keys))
+				ids[k] = id
+				keys = append(keys, k)
+			}
+			last, lastID = k, id
+		}
+		group[i] = lastID
+	}
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(keys[a].dev, keys[b].dev); c != 0 {
+			return c
+		}
+		return cmp.Compare(keys[a].stream, keys[b].stream)
+	})
+	start := make([]int, len(keys)) // by group id: where its indexes go
+	counts := make([]int, len(keys))
+	for _, id := range group {
+		counts[id]++
+	}
+	at := 0
+	for _, id := range order {
+		start[id] = at
+		at += counts[id]
+	}
+	perm := make([]int32, len(g))
+	for i, id := range group {
+		perm[start[id]] = int32(i)
+		start[id]++
+	}
+	return perm
+}
+
 // sortGPU puts GPU activity in the model's order (device, stream, start,
 // longest first) by sorting indexes and then moving each record along
 // its permutation cycle, in place: the kernel, copy and memset tables come
@@ -171,20 +222,30 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 // many times, and a sorted copy would double the slice at its peak.
 func (nr *nsysReader) sortGPU() {
 	g := nr.t.GPU
-	perm := make([]int32, len(g))
-	for i := range perm {
-		perm[i] = int32(i)
+	perm := nr.streamOrder()
+	// Each stream's records, in table order, are then sorted by time,
+	// streams in parallel; most come sorted already.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, nr.workers))
+	for lo := 0; lo < len(perm); {
+		hi := lo + 1
+		for hi < len(perm) && g[perm[hi]].Device == g[perm[lo]].Device && g[perm[hi]].Stream == g[perm[lo]].Stream {
+			hi++
+		}
+		seg := perm[lo:hi]
+		lo = hi
+		byTime := func(a, b int32) int { return bySpan(g[a].Span, g[b].Span) }
+		if slices.IsSortedFunc(seg, byTime) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			slices.SortStableFunc(seg, byTime)
+		}()
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
-		x, y := &g[a], &g[b]
-		if c := cmp.Compare(x.Device, y.Device); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.Stream, y.Stream); c != 0 {
-			return c
-		}
-		return bySpan(x.Span, y.Span)
-	})
+	wg.Wait()
 	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
 	// itself, which marks it done.
 	for i := range perm {
