@@ -39,7 +39,7 @@ type NsysStats struct {
 var nsysReplicated = map[string]bool{tabKernel: true, tabRuntime: true, tabMemcpy: true, tabMemset: true, tabNVTX: true}
 
 // nsysPerProcess are the tables every source contributes once.
-var nsysPerProcess = map[string]bool{"PROCESSES": true, "ThreadNames": true}
+var nsysPerProcess = map[string]bool{"PROCESSES": true, "ThreadNames": true, "TARGET_INFO_CUDA_STREAM": true}
 
 // nsysStringCols are the columns that hold StringIds ids.
 var nsysStringCols = map[string]bool{"demangledName": true, "shortName": true, "mangledName": true, "nameId": true, "textId": true, "jsonTextId": true}

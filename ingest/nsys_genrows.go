@@ -186,7 +186,7 @@ func (s *genSource) move(col string, v, k int64) int64 {
 		return v + s.strBase
 	case s.PID > 0 && (col == "globalPid" || strings.HasSuffix(col, "lobalTid")):
 		return v&^(0xFFFFFF<<24) | s.PID<<24
-	case s.PID > 0 && col == "pid":
+	case s.PID > 0 && (col == "pid" || col == "processId"):
 		return s.PID
 	}
 	return v

@@ -65,11 +65,17 @@ func (nr *nsysReader) link() {
 	byPid := nr.corrIndexes(pids)
 	lastPid, x := int64(-1), (*corrIndex)(nil)
 	gpuPids := map[int64]bool{}
+	if nr.split {
+		nr.gpuPid = make([]int32, len(t.GPU))
+	}
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.ExternalID != lastPid {
 			lastPid, x = g.ExternalID, byPid[g.ExternalID]
 			gpuPids[lastPid] = true
+		}
+		if nr.split {
+			nr.gpuPid[i] = int32(g.ExternalID)
 		}
 		g.ExternalID = 0
 		if g.Correlation == 0 || x == nil {
@@ -84,8 +90,8 @@ func (nr *nsysReader) link() {
 			t.APICalls[a].FirstGPU = trace.Index(i)
 		}
 	}
-	if len(gpuPids) > 1 {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace: the processes of one export are not yet told apart as ranks", len(gpuPids)))
+	if len(gpuPids) > 1 && !nr.split {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace here; read as a run (a file whose CUDA streams belong to several processes is one), each process is a rank", len(gpuPids)))
 	}
 }
 
