@@ -84,8 +84,8 @@ func rowValues(r *sqlfile.Row, t *sqlfile.Table, vals []sqlfile.Value) []sqlfile
 // made of the sources: StringIds of all of them (the ids of each after
 // the first moved past the previous ones'), their event rows Copies times
 // each, PROCESSES and ThreadNames of each, and every other table of the
-// first source as it is. Tables with an index (none that the reader
-// reads) are left out: the writer writes no index.
+// first source as it is. The writer writes no index: indexes are left
+// out, and tables that a constraint indexes (none that the reader reads).
 func WriteNsys(w io.WriterAt, sources []NsysSource) (*NsysStats, error) {
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("no source export")

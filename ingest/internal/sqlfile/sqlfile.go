@@ -53,8 +53,9 @@ type Table struct {
 	// RowidColumn is the column that aliases the rowid (INTEGER PRIMARY
 	// KEY), whose value the record stores as NULL, or -1.
 	RowidColumn int
-	// Indexed is true when the schema holds an index on the table (its
-	// own, or one that a UNIQUE or PRIMARY KEY constraint makes).
+	// Indexed is true when a UNIQUE or PRIMARY KEY constraint gives the
+	// table an index (sqlite_autoindex_*), which any copy of the table
+	// must have too (an index made by CREATE INDEX may be left out).
 	Indexed    bool
 	root       uint32
 	withoutRow bool
@@ -130,7 +131,7 @@ func (db *DB) readSchema() error {
 	master := &Table{Name: "sqlite_schema", Columns: []string{"type", "name", "tbl_name", "rootpage", "sql"}, RowidColumn: -1, root: 1}
 	indexed := map[string]bool{}
 	err := db.Scan(master, func(row *Row) error {
-		if string(row.Text(0)) == "index" {
+		if string(row.Text(0)) == "index" && strings.HasPrefix(string(row.Text(1)), "sqlite_autoindex_") {
 			indexed[strings.ToLower(string(row.Text(2)))] = true
 		}
 		if string(row.Text(0)) != "table" {
