@@ -66,19 +66,21 @@ func Budget(files []string, par int) int64 {
 }
 
 // IsRun reports whether the arguments name a multi-rank run rather than
-// trace files to look at one by one: a directory, a glob pattern, or
-// several files that are all ranks (a distributedInfo object near the
-// start of the JSON, or rankN in the name).
+// trace files to look at one by one: a directory, a glob pattern, an
+// Nsight Systems export whose CUDA streams belong to several processes
+// (each process a rank), or several files that are all ranks (a
+// distributedInfo object near the start of the JSON, rankN in the name,
+// or such an export).
 func IsRun(args []string) bool {
 	if len(args) == 1 {
 		a := args[0]
 		if st, err := os.Stat(a); err == nil {
-			return st.IsDir()
+			return st.IsDir() || isMultiProcess(a)
 		}
 		return strings.ContainsAny(a, "*?[")
 	}
 	for _, a := range args {
-		if rankFromName(filepath.Base(a)) < 0 && !hasDistributedInfo(a) {
+		if rankFromName(filepath.Base(a)) < 0 && !hasDistributedInfo(a) && !isMultiProcess(a) {
 			return false
 		}
 	}
@@ -175,7 +177,7 @@ func Load(args []string, opt Options) (*Run, error) {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
 	}
 	workers := max(1, runtime.GOMAXPROCS(0)/par)
-	ranks := make([]*Rank, len(files))
+	ranks := make([][]*Rank, len(files))
 	errs := make([]error, len(files))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
@@ -184,14 +186,19 @@ func Load(args []string, opt Options) (*Run, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ranks[i], errs[i] = readRank(f, opt.CommKernel, workers, opt.MaxMemory, opt.Each)
+			if isMultiProcess(f) {
+				ranks[i], errs[i] = readProcessRanks(f, opt.CommKernel, workers, opt.MaxMemory, opt.Each)
+				return
+			}
+			r, err := readRank(f, opt.CommKernel, workers, opt.MaxMemory, opt.Each)
+			ranks[i], errs[i] = []*Rank{r}, err
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return assemble(ranks, opt)
+	return assemble(slices.Concat(ranks...), opt)
 }
 
 // readRank reads one rank's file and compacts it, handing both to each
@@ -279,6 +286,9 @@ func ReadRankTrace(path string) (*trace.Trace, error) {
 // (ingest.Options.MaxMemory: 0 is ingest's default, negative none), as
 // `--max-memory` sets it; use it as a Reader through a closure.
 func ReadRankTraceWith(path string, maxMemory int64) (*trace.Trace, error) {
+	if t, ok, err := readProcessTrace(path, runtime.GOMAXPROCS(0), maxMemory); ok {
+		return t, err
+	}
 	t, _, _, err := readTrace(path, runtime.GOMAXPROCS(0), maxMemory)
 	return t, err
 }

@@ -144,12 +144,12 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 			}
 			total = st.Size()
 		}
-		if t, ok, err := readFileNsys(f, total, opt.Workers); ok {
+		if ts, ok, err := readFileNsys(f, total, nsysOptions{workers: opt.Workers}); ok {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			t.Source = path
-			return t, nil
+			ts[0].Source = path
+			return ts[0], nil
 		}
 		r = f
 		opt.expect = jsonSize(f, total)

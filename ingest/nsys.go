@@ -55,13 +55,35 @@ type nsysReader struct {
 	lastThread trace.Index
 	// used notes the devices GPU work ran on.
 	used map[int32]bool
+	// split asks for a trace per process that ran GPU work (parts,
+	// when there are several); gpuPid holds each GPU record's pid.
+	split  bool
+	gpuPid []int32
+	parts  []*trace.Trace
+}
+
+// nsysOptions tune the reading of one export.
+type nsysOptions struct {
+	workers int
+	// split asks for one trace per process that ran GPU work.
+	split bool
 }
 
 // readNsys reads an Nsight Systems SQLite export of size bytes from r.
-func readNsys(r io.ReaderAt, size int64, workers int) (t *trace.Trace, err error) {
+func readNsys(r io.ReaderAt, size int64, workers int) (*trace.Trace, error) {
+	ts, err := readNsysAll(r, size, nsysOptions{workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
+}
+
+// readNsysAll reads an export as one trace, or, with no.split and GPU
+// work from several processes, as one trace per such process.
+func readNsysAll(r io.ReaderAt, size int64, no nsysOptions) (ts []*trace.Trace, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("internal error reading the Nsight Systems export: %v", p)
+			ts, err = nil, fmt.Errorf("internal error reading the Nsight Systems export: %v", p)
 		}
 	}()
 	db, err := sqlfile.Open(r, size)
@@ -76,14 +98,17 @@ func readNsys(r io.ReaderAt, size int64, workers int) (t *trace.Trace, err error
 			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " or TARGET_INFO_GPU; this one has " + tableList(db, 8)}
 	}
 	m := newMerger(1, 0, -1)
-	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None, workers: workers}
+	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None, workers: no.workers, split: no.split}
 	if nr.workers <= 0 {
 		nr.workers = runtime.GOMAXPROCS(0)
 	}
 	if err := nr.read(); err != nil {
 		return nil, err
 	}
-	return nr.t, nil
+	if nr.parts != nil {
+		return nr.parts, nil
+	}
+	return []*trace.Trace{nr.t}, nil
 }
 
 // tableList names up to n of db's tables.
@@ -104,7 +129,7 @@ func tableList(db *sqlfile.DB, n int) string {
 func (nr *nsysReader) read() error {
 	t := nr.t
 	t.Meta.Format = "nsys"
-	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.kernels, nr.memcpys, nr.memsets, nr.nvtx, nr.devices}
+	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.gpuTables, nr.nvtx, nr.devices}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -118,6 +143,9 @@ func (nr *nsysReader) read() error {
 	nr.sortGPU()
 	m.sortAll()
 	nr.link()
+	if nr.split && nr.splitProcesses() {
+		return nil
+	}
 	m.nest()
 	m.steps()
 	for reason, c := range m.skips {

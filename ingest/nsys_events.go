@@ -19,25 +19,36 @@ func (nr *nsysReader) runtime() error {
 	if !ok {
 		return nil
 	}
-	calls, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.APICall) []trace.APICall {
+	e, err := nr.plan(c)
+	if err != nil {
+		return err
+	}
+	calls := make([]trace.APICall, e.rows)
+	// A call's globalTid waits in ExternalID (which nsys has no use
+	// for) until its thread is made, serially, in table order.
+	n, _, err := scanEvents(nr, e, calls, nil, func(w *nsWorker, r *sqlfile.Row, out *trace.APICall) bool {
 		v := w.v
 		if !w.interval(r, 4, tabRuntime) {
-			return out
+			return false
 		}
 		name := w.apiName(v[3])
-		w.gtids = append(w.gtids, v[2])
-		return append(out, trace.APICall{
+		*out = trace.APICall{
 			Span:        trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[1])},
-			Correlation: v[4],
-			Driver:      strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda"),
-			Op:          trace.None, Frame: trace.None, FirstGPU: trace.None,
-		})
+			Correlation: v[4], ExternalID: v[2],
+			Driver: strings.HasPrefix(name, "cu") && !strings.HasPrefix(name, "cuda"),
+			Op:     trace.None, Frame: trace.None, FirstGPU: trace.None,
+		}
+		return true
 	})
 	if err != nil {
 		return err
 	}
-	nr.threadsOf(ws, func(i int, th trace.Index) { calls[i].Thread = th })
-	nr.t.APICalls = appendAll(nr.t.APICalls, calls)
+	calls = calls[:n]
+	for i := range calls {
+		calls[i].Thread = nr.thread(calls[i].ExternalID)
+		calls[i].ExternalID = 0
+	}
+	nr.t.APICalls = calls
 	return nil
 }
 
@@ -80,34 +91,61 @@ var kernelCols = []string{"start", "end", "deviceId", "streamId", "demangledName
 	"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
 	"staticSharedMemory", "dynamicSharedMemory"}
 
-// kernels reads CUPTI_ACTIVITY_KIND_KERNEL; names are StringIds ids
-// (the demangled name, else the short one).
-func (nr *nsysReader) kernels() error {
-	c, ok := nr.open(tabKernel, kernelCols[:5], kernelCols[5:], "the kernels' launch configuration or launch link is unknown")
-	if !ok {
-		return nil
+// gpuTables reads the GPU activity tables (kernels, copies, memsets)
+// into one slice, made once at the size of the three together.
+func (nr *nsysReader) gpuTables() error {
+	var tabs [3]*eventTable
+	opens := [3]func() *cols{nr.openKernels, nr.openMemcpys, nr.openMemsets}
+	total := 0
+	for i, open := range opens {
+		var err error
+		if tabs[i], err = nr.plan(open()); err != nil {
+			return err
+		}
+		total += tabs[i].rows
 	}
-	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
-		v := w.v
-		if !w.interval(r, 5, tabKernel) {
-			return out
+	gpu := make([]trace.GPUActivity, total)
+	n := 0
+	for i, each := range [3]func(w *nsWorker, r *sqlfile.Row, out *trace.GPUActivity) bool{kernelRow, memcpyRow, memsetRow} {
+		if tabs[i].c == nil {
+			continue
 		}
-		name := w.nr.str(v[4])
-		if name == "" && c.order[7] >= 0 {
-			name = w.nr.str(v[7])
+		k, _, err := scanEvents(nr, tabs[i], gpu[n:], nil, each)
+		if err != nil {
+			return err
 		}
-		if name == "" {
-			name = w.name(v[4], "kernel")
-		}
-		g := w.gpu(trace.Kernel, name, v[5], v[6])
-		g.Registers = int32(v[8])
-		g.Grid = [3]int32{int32(v[9]), int32(v[10]), int32(v[11])}
-		g.Block = [3]int32{int32(v[12]), int32(v[13]), int32(v[14])}
-		g.SharedMem = int32(v[15] + v[16])
-		return append(out, g)
-	})
-	nr.t.GPU = appendAll(nr.t.GPU, gpu)
-	return err
+		n += k
+	}
+	nr.t.GPU = gpu[:n]
+	return nil
+}
+
+// openKernels binds CUPTI_ACTIVITY_KIND_KERNEL's columns (nil if absent).
+func (nr *nsysReader) openKernels() *cols {
+	c, _ := nr.open(tabKernel, kernelCols[:5], kernelCols[5:], "the kernels' launch configuration or launch link is unknown")
+	return c
+}
+
+// kernelRow reads a kernel; names are StringIds ids (the demangled name,
+// else the short one).
+func kernelRow(w *nsWorker, r *sqlfile.Row, out *trace.GPUActivity) bool {
+	v := w.v
+	if !w.interval(r, 5, tabKernel) {
+		return false
+	}
+	name := w.nr.str(v[4])
+	if name == "" && w.c.order[7] >= 0 {
+		name = w.nr.str(v[7])
+	}
+	if name == "" {
+		name = w.name(v[4], "kernel")
+	}
+	*out = w.gpu(trace.Kernel, name, v[5], v[6])
+	out.Registers = int32(v[8])
+	out.Grid = [3]int32{int32(v[9]), int32(v[10]), int32(v[11])}
+	out.Block = [3]int32{int32(v[12]), int32(v[13]), int32(v[14])}
+	out.SharedMem = int32(v[15] + v[16])
+	return true
 }
 
 // interval reads a row's first n integer columns (see ints) and reports
@@ -165,31 +203,29 @@ func (w *nsWorker) memKind(r *sqlfile.Row, k int) trace.MemKind {
 var memcpyCols = []string{"start", "end", "deviceId", "streamId", "bytes", "copyKind",
 	"correlationId", "globalPid", "srcKind", "dstKind"}
 
-// memcpys reads CUPTI_ACTIVITY_KIND_MEMCPY, named as torch.profiler names
-// copies ("Memcpy HtoD (Pageable -> Device)").
-func (nr *nsysReader) memcpys() error {
-	c, ok := nr.open(tabMemcpy, memcpyCols[:6], memcpyCols[6:], "copies cannot be linked to their API call or their memory kinds are unknown")
-	if !ok {
-		return nil
+// openMemcpys binds CUPTI_ACTIVITY_KIND_MEMCPY's columns (nil if absent).
+func (nr *nsysReader) openMemcpys() *cols {
+	c, _ := nr.open(tabMemcpy, memcpyCols[:6], memcpyCols[6:], "copies cannot be linked to their API call or their memory kinds are unknown")
+	return c
+}
+
+// memcpyRow reads a copy, named as torch.profiler names copies ("Memcpy
+// HtoD (Pageable -> Device)").
+func memcpyRow(w *nsWorker, r *sqlfile.Row, out *trace.GPUActivity) bool {
+	v := w.v
+	if !w.interval(r, 6, tabMemcpy) {
+		return false
 	}
-	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
-		v := w.v
-		if !w.interval(r, 6, tabMemcpy) {
-			return out
-		}
-		kind, src, dst := copyKinds[v[5]], w.memKind(r, 8), w.memKind(r, 9)
-		key := [3]uint8{uint8(kind), uint8(src), uint8(dst)}
-		name, ok := w.copyNames[key]
-		if !ok {
-			name = fmt.Sprintf("Memcpy %s (%s -> %s)", kind, src, dst)
-			w.copyNames[key] = name
-		}
-		g := w.gpu(trace.Memcpy, name, v[6], v[7])
-		g.Copy, g.Src, g.Dst, g.Bytes = kind, src, dst, v[4]
-		return append(out, g)
-	})
-	nr.t.GPU = appendAll(nr.t.GPU, gpu)
-	return err
+	kind, src, dst := copyKinds[v[5]], w.memKind(r, 8), w.memKind(r, 9)
+	key := [3]uint8{uint8(kind), uint8(src), uint8(dst)}
+	name, ok := w.copyNames[key]
+	if !ok {
+		name = fmt.Sprintf("Memcpy %s (%s -> %s)", kind, src, dst)
+		w.copyNames[key] = name
+	}
+	*out = w.gpu(trace.Memcpy, name, v[6], v[7])
+	out.Copy, out.Src, out.Dst, out.Bytes = kind, src, dst, v[4]
+	return true
 }
 
 var memsetNames = func() (n [trace.Managed + 1]string) {
@@ -201,22 +237,20 @@ var memsetNames = func() (n [trace.Managed + 1]string) {
 
 var memsetCols = []string{"start", "end", "deviceId", "streamId", "bytes", "correlationId", "globalPid", "memKind"}
 
-// memsets reads CUPTI_ACTIVITY_KIND_MEMSET.
-func (nr *nsysReader) memsets() error {
-	c, ok := nr.open(tabMemset, memsetCols[:5], memsetCols[5:], "memsets cannot be linked to their API call")
-	if !ok {
-		return nil
+// openMemsets binds CUPTI_ACTIVITY_KIND_MEMSET's columns (nil if absent).
+func (nr *nsysReader) openMemsets() *cols {
+	c, _ := nr.open(tabMemset, memsetCols[:5], memsetCols[5:], "memsets cannot be linked to their API call")
+	return c
+}
+
+// memsetRow reads a memset.
+func memsetRow(w *nsWorker, r *sqlfile.Row, out *trace.GPUActivity) bool {
+	v := w.v
+	if !w.interval(r, 5, tabMemset) {
+		return false
 	}
-	gpu, _, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.GPUActivity) []trace.GPUActivity {
-		v := w.v
-		if !w.interval(r, 5, tabMemset) {
-			return out
-		}
-		dst := w.memKind(r, 7)
-		g := w.gpu(trace.Memset, memsetNames[dst], v[5], v[6])
-		g.Dst, g.Bytes = dst, v[4]
-		return append(out, g)
-	})
-	nr.t.GPU = appendAll(nr.t.GPU, gpu)
-	return err
+	dst := w.memKind(r, 7)
+	*out = w.gpu(trace.Memset, memsetNames[dst], v[5], v[6])
+	out.Dst, out.Bytes = dst, v[4]
+	return true
 }

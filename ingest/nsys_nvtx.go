@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
@@ -34,13 +35,27 @@ func (nr *nsysReader) nvtx() error {
 		return nil
 	}
 	ti := c.tab.Column("text")
-	ranges, ws, err := scanEvents(nr, c, func(w *nsWorker, r *sqlfile.Row, out []trace.Annotation) []trace.Annotation {
+	e, err := nr.plan(c)
+	if err != nil {
+		return err
+	}
+	ranges := make([]trace.Annotation, e.rows)
+	gtids := make([]int64, e.rows)
+	n, ws, err := scanEvents(nr, e, ranges, gtids, func(w *nsWorker, r *sqlfile.Row, out *trace.Annotation) bool {
 		return w.nvtxRow(r, ti, out)
 	})
 	if err != nil {
 		return err
 	}
-	nr.threadsOf(ws, func(i int, th trace.Index) { ranges[i].Thread = th })
+	// Not every row is a range (domains, marks, thread names): a
+	// slice much longer than its ranges is not kept.
+	ranges = ranges[:n]
+	if n < e.rows*3/4 {
+		ranges = slices.Clone(ranges)
+	}
+	for i := range ranges {
+		ranges[i].Thread = nr.thread(gtids[i])
+	}
 	nr.t.Annotations = appendAll(nr.t.Annotations, ranges)
 	for _, w := range ws {
 		for gtid, name := range w.threadNames {
@@ -53,12 +68,12 @@ func (nr *nsysReader) nvtx() error {
 	return nil
 }
 
-// nvtxRow reads one NVTX_EVENTS row (text in column ti): a range is
-// appended to out, a thread name noted.
-func (w *nsWorker) nvtxRow(r *sqlfile.Row, ti int, out []trace.Annotation) []trace.Annotation {
+// nvtxRow reads one NVTX_EVENTS row (text in column ti): a range goes to
+// *out (its globalTid to w.gtid), a thread name is noted.
+func (w *nsWorker) nvtxRow(r *sqlfile.Row, ti int, out *trace.Annotation) bool {
 	v, order := w.v, w.c.order
 	if !w.ints(r, 2) {
-		return out
+		return false
 	}
 	kind := v[1]
 	if kind != nvtxPushPop && kind != nvtxStartEnd && kind != nvtxThreadName {
@@ -69,30 +84,50 @@ func (w *nsWorker) nvtxRow(r *sqlfile.Row, ti int, out []trace.Annotation) []tra
 		default:
 			w.skip("NVTX events of other types", r.Offset)
 		}
-		return out
+		return false
 	}
+	name := w.nvtxText(r, ti)
+	if r.Type(order[3]) != sqlfile.Integer {
+		w.skip("NVTX ranges without a thread", r.Offset)
+		return false
+	}
+	if kind == nvtxThreadName {
+		w.threadNames[v[3]] = name
+		return false
+	}
+	if r.Type(order[2]) != sqlfile.Integer || v[2] < v[0] {
+		w.skip("NVTX ranges that never ended", r.Offset)
+		return false
+	}
+	w.gtid = v[3]
+	*out = trace.Annotation{Span: trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[2])}}
+	return true
+}
+
+// nvtxText returns a row's text, inline (column ti) or a StringIds id,
+// interned: the texts of a run repeat, and the lookup allocates nothing.
+func (w *nsWorker) nvtxText(r *sqlfile.Row, ti int) string {
 	text := r.Text(ti)
-	if text == nil && r.Type(order[4]) == sqlfile.Integer {
-		text = []byte(w.nr.str(v[4]))
+	if text == nil && r.Type(w.c.order[4]) == sqlfile.Integer {
+		id := w.v[4]
+		name, ok := w.idTexts[id]
+		if !ok {
+			name = w.nr.str(id)
+			w.idTexts[id] = name
+			w.torch = w.torch || torchRange(name)
+		}
+		return name
 	}
 	name, ok := w.intern[string(text)]
 	if !ok {
 		name = string(text)
 		w.intern[name] = name
-		w.torch = w.torch || strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
+		w.torch = w.torch || torchRange(name)
 	}
-	if r.Type(order[3]) != sqlfile.Integer {
-		w.skip("NVTX ranges without a thread", r.Offset)
-		return out
-	}
-	if kind == nvtxThreadName {
-		w.threadNames[v[3]] = name
-		return out
-	}
-	if r.Type(order[2]) != sqlfile.Integer || v[2] < v[0] {
-		w.skip("NVTX ranges that never ended", r.Offset)
-		return out
-	}
-	w.gtids = append(w.gtids, v[3])
-	return append(out, trace.Annotation{Span: trace.Span{Name: name, Start: trace.Time(v[0]), End: trace.Time(v[2])}})
+	return name
+}
+
+// torchRange tells an NVTX range of PyTorch's (an aten:: op, emit_nvtx).
+func torchRange(name string) bool {
+	return strings.HasPrefix(name, "aten::") || strings.Contains(name, "'mod': 'torch'")
 }

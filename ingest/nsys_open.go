@@ -53,7 +53,7 @@ func sqliteHead(head []byte) (sqlite, gz bool) {
 // export, plain or gzipped; ok is false for any other content. A plain
 // database is read in place, page by page; a gzipped one is decompressed
 // into memory first (SQLite's format needs random access).
-func readFileNsys(f *os.File, size int64, workers int) (t *trace.Trace, ok bool, err error) {
+func readFileNsys(f *os.File, size int64, no nsysOptions) (ts []*trace.Trace, ok bool, err error) {
 	head := make([]byte, min(size, sniffSize))
 	n, _ := f.ReadAt(head, 0)
 	if bytes.HasPrefix(head[:n], []byte(lfsPrefix)) {
@@ -64,18 +64,18 @@ func readFileNsys(f *os.File, size int64, workers int) (t *trace.Trace, ok bool,
 		return nil, false, nil
 	}
 	if !gz {
-		t, err = readNsys(f, size, workers)
-		return t, true, err
+		ts, err = readNsysAll(f, size, no)
+		return ts, true, err
 	}
-	t, err = readSpooled(io.NewSectionReader(f, 0, size), true, workers)
-	return t, true, err
+	ts, err = readSpooled(io.NewSectionReader(f, 0, size), true, no)
+	return ts, true, err
 }
 
 // readSpooled reads an export that cannot be read in place (gzipped, or
 // from a pipe): decompressed if gz, it is copied to a temporary file
 // (removed before returning; the page cache holds it, not the heap), or
 // into memory if no temporary file can be made.
-func readSpooled(r io.Reader, gz bool, workers int) (*trace.Trace, error) {
+func readSpooled(r io.Reader, gz bool, no nsysOptions) ([]*trace.Trace, error) {
 	if gz {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -90,7 +90,7 @@ func readSpooled(r io.Reader, gz bool, workers int) (*trace.Trace, error) {
 		if err != nil {
 			return nil, spoolError(err, gz, int64(len(b)))
 		}
-		return readNsys(bytes.NewReader(b), int64(len(b)), workers)
+		return readNsysAll(bytes.NewReader(b), int64(len(b)), no)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -98,7 +98,7 @@ func readSpooled(r io.Reader, gz bool, workers int) (*trace.Trace, error) {
 	if err != nil {
 		return nil, spoolError(err, gz, n)
 	}
-	return readNsys(tmp, n, workers)
+	return readNsysAll(tmp, n, no)
 }
 
 // spoolError names a failure to copy an export out of its stream.
@@ -145,6 +145,9 @@ func readStreamNsys(r io.Reader, workers int) (t *trace.Trace, rest io.Reader, e
 		t, err = readNsys(ra, ra.Size(), workers) // in memory already (bytes.Reader)
 		return t, nil, err
 	}
-	t, err = readSpooled(io.MultiReader(bytes.NewReader(head), r), gz, workers)
-	return t, nil, err
+	ts, err := readSpooled(io.MultiReader(bytes.NewReader(head), r), gz, nsysOptions{workers: workers})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts[0], nil, nil
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // nsWorker is one goroutine's share of reading an event table: it keeps
-// what it reads (records, skips, devices used, the globalTid of each host
-// record) to itself until scanEvents merges the shares in table order,
-// so the model is the same whatever the number of workers.
+// what it notes besides records (skips, devices used) to itself until
+// scanEvents merges the shares in table order, so the model is the same
+// whatever the number of workers.
 type nsWorker struct {
 	nr    *nsysReader
 	c     *cols
@@ -19,9 +19,9 @@ type nsWorker struct {
 	rows  int
 	skips map[string]*skipCount
 	used  map[int32]bool
-	// gtids holds the globalTid of each host record appended, in order;
-	// threads are made from them serially, in table order.
-	gtids []int64
+	// gtid is the globalTid of the record last made, for the tables
+	// whose records scanEvents gives a side array of them.
+	gtid int64
 	// apiNames caches API names by StringIds id (small: a slice, as a
 	// map lookup per row was a tenth of reading RUNTIME), copyNames
 	// memcpy names by kind, intern NVTX texts.
@@ -29,6 +29,7 @@ type nsWorker struct {
 	apiKnown  []bool
 	copyNames map[[3]uint8]string
 	intern    map[string]string
+	idTexts   map[int64]string
 	// threadNames and torch are what NVTX_EVENTS says besides ranges.
 	threadNames map[int64]string
 	torch       bool
@@ -78,45 +79,127 @@ func (w *nsWorker) ints(r *sqlfile.Row, required int) bool {
 	return true
 }
 
-// scanEvents reads event table c with up to nr.workers goroutines, each
-// over a key-ordered part of the table; each appends a row's records to
-// out. The records come back in table order, with the workers (for their
-// gtids and the like); skips, devices and row counts are merged here.
-func scanEvents[T any](nr *nsysReader, c *cols, each func(w *nsWorker, r *sqlfile.Row, out []T) []T) ([]T, []*nsWorker, error) {
-	parts, err := nr.db.Partitions(c.tab, nr.workers)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading table %s: %w", c.tab.Name, err)
+// eventTable is an event table planned for reading: its leaf pages and
+// the rows they hold, an upper bound on its records, so that the model's
+// slices are made once at their size instead of grown by appending (which
+// copied each record several times and left the old arrays as garbage).
+type eventTable struct {
+	c      *cols
+	leaves []sqlfile.Leaf
+	rows   int
+}
+
+// plan lists the leaves of c's table (nil c: no table, no rows).
+func (nr *nsysReader) plan(c *cols) (*eventTable, error) {
+	e := &eventTable{c: c}
+	if c == nil {
+		return e, nil
 	}
-	ws := make([]*nsWorker, len(parts))
-	outs := make([][]T, len(parts))
-	errs := make([]error, len(parts))
+	var err error
+	if e.leaves, err = nr.db.Leaves(c.tab); err != nil {
+		return nil, fmt.Errorf("reading table %s: %w", c.tab.Name, err)
+	}
+	for _, l := range e.leaves {
+		e.rows += l.Cells
+	}
+	return e, nil
+}
+
+// share is one goroutine's run of leaves and where its records go.
+type share struct {
+	leaves []sqlfile.Leaf
+	at, n  int // first index in dst, records made
+}
+
+// shares splits e's leaves into up to n runs of about equal rows.
+func (e *eventTable) shares(n int) []share {
+	n = max(1, min(n, len(e.leaves)))
+	var out []share
+	first, rows := 0, 0
+	for i, l := range e.leaves {
+		rows += l.Cells
+		if i == len(e.leaves)-1 || rows >= (len(out)+1)*e.rows/n && len(out) < n-1 {
+			at := 0
+			if len(out) > 0 {
+				last := out[len(out)-1]
+				at = last.at + cellsOf(last.leaves)
+			}
+			out = append(out, share{leaves: e.leaves[first : i+1], at: at})
+			first = i + 1
+		}
+	}
+	return out
+}
+
+func cellsOf(leaves []sqlfile.Leaf) int {
+	n := 0
+	for _, l := range leaves {
+		n += l.Cells
+	}
+	return n
+}
+
+// scanEvents reads event table e into dst (at least e.rows long) with up
+// to nr.workers goroutines, each over a key-ordered share of its leaves
+// and into its own part of dst: each decodes a row into *out and says
+// whether it made a record. The records are then moved together, in
+// table order, and their number returned; gtids, if not nil (as long as
+// dst), gets each record's w.gtid alongside. Skips, devices and row
+// counts are merged here; the workers come back for what else they noted.
+func scanEvents[T any](nr *nsysReader, e *eventTable, dst []T, gtids []int64, each func(w *nsWorker, r *sqlfile.Row, out *T) bool) (int, []*nsWorker, error) {
+	c := e.c
+	shares := e.shares(nr.workers)
+	ws := make([]*nsWorker, len(shares))
+	errs := make([]error, len(shares))
 	var wg sync.WaitGroup
-	for i, p := range parts {
+	for i := range shares {
 		w := &nsWorker{nr: nr, c: c, v: make([]int64, len(c.order)), skips: map[string]*skipCount{},
-			used: map[int32]bool{}, copyNames: map[[3]uint8]string{}, intern: map[string]string{}, threadNames: map[int64]string{}}
+			used: map[int32]bool{}, copyNames: map[[3]uint8]string{}, intern: map[string]string{}, idTexts: map[int64]string{}, threadNames: map[int64]string{}}
 		ws[i] = w
 		wg.Add(1)
-		go func() {
+		go func(sh *share) {
 			defer wg.Done()
 			defer func() {
 				if p := recover(); p != nil {
 					errs[i] = fmt.Errorf("internal error: %v", p)
 				}
 			}()
-			errs[i] = nr.db.ScanPart(p, func(r *sqlfile.Row) error {
+			out := dst[sh.at : sh.at+cellsOf(sh.leaves)]
+			errs[i] = nr.db.ScanLeaves(c.tab, sh.leaves, func(r *sqlfile.Row) error {
 				w.rows++
-				outs[i] = each(w, r, outs[i])
+				if each(w, r, &out[sh.n]) {
+					if gtids != nil {
+						gtids[sh.at+sh.n] = w.gtid
+					}
+					sh.n++
+				}
 				return nil
 			})
-		}()
+		}(&shares[i])
 	}
 	wg.Wait()
-	n, rows, unresolved := 0, 0, 0
-	for i, w := range ws {
+	n := 0
+	for i, sh := range shares {
 		if errs[i] != nil {
-			return nil, nil, fmt.Errorf("reading table %s: %w", c.tab.Name, errs[i])
+			return 0, nil, fmt.Errorf("reading table %s: %w", c.tab.Name, errs[i])
 		}
-		n += len(outs[i])
+		if sh.at != n {
+			copy(dst[n:], dst[sh.at:sh.at+sh.n])
+			if gtids != nil {
+				copy(gtids[n:], gtids[sh.at:sh.at+sh.n])
+			}
+		}
+		n += sh.n
+	}
+	nr.mergeWorkers(c, ws)
+	return n, ws, nil
+}
+
+// mergeWorkers adds up what the workers of table c noted: skips, devices
+// used, unresolved names, rows.
+func (nr *nsysReader) mergeWorkers(c *cols, ws []*nsWorker) {
+	rows, unresolved := 0, 0
+	for _, w := range ws {
 		rows += w.rows
 		for reason, s := range w.skips {
 			if m, ok := nr.m.skips[reason]; ok {
@@ -138,18 +221,10 @@ func scanEvents[T any](nr *nsysReader, c *cols, each func(w *nsWorker, r *sqlfil
 		}
 		nr.t.Warnings = append(nr.t.Warnings, fmt.Sprintf("%s: %s a StringIds id that StringIds lacks: named by the id", c.tab.Name, rows))
 	}
-	out := outs[0]
-	if len(outs) > 1 {
-		out = make([]T, 0, n)
-		for _, o := range outs {
-			out = append(out, o...)
-		}
-	}
 	nr.t.Events += rows
 	if rows > 0 {
 		nr.t.Categories = append(nr.t.Categories, trace.CategoryCount{Category: c.tab.Name, Count: rows})
 	}
-	return out, ws, nil
 }
 
 // appendAll appends src to dst, taking src itself when dst is empty (the
@@ -159,17 +234,4 @@ func appendAll[T any](dst, src []T) []T {
 		return src
 	}
 	return append(dst, src...)
-}
-
-// threadsOf gives records their threads from the workers' gtids, in
-// table order, so threads are numbered as a serial read would number
-// them; set(i, thread) stores record i's.
-func (nr *nsysReader) threadsOf(ws []*nsWorker, set func(i int, th trace.Index)) {
-	k := 0
-	for _, w := range ws {
-		for _, g := range w.gtids {
-			set(k, nr.thread(g))
-			k++
-		}
-	}
 }

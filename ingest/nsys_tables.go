@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
 	"github.com/tracelens/tracelens/trace"
@@ -61,34 +62,20 @@ func (nr *nsysReader) link() {
 	for gtid, i := range nr.threads {
 		pids[i] = gtid >> 24 & 0xFFFFFF
 	}
-	byPid := map[int64]*corrIndex{}
-	var x *corrIndex
-	lastPid := int64(-1)
-	for i := range t.APICalls {
-		a := &t.APICalls[i]
-		if a.Correlation == 0 {
-			continue
-		}
-		if pid := pids[a.Thread]; pid != lastPid {
-			if x = byPid[pid]; x == nil {
-				x = &corrIndex{}
-				byPid[pid] = x
-			}
-			lastPid = pid
-		}
-		x.ids = append(x.ids, a.Correlation)
-		x.calls = append(x.calls, trace.Index(i))
-	}
-	for _, x := range byPid {
-		x.build()
-	}
-	lastPid, x = -1, nil
+	byPid := nr.corrIndexes(pids)
+	lastPid, x := int64(-1), (*corrIndex)(nil)
 	gpuPids := map[int64]bool{}
+	if nr.split {
+		nr.gpuPid = make([]int32, len(t.GPU))
+	}
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.ExternalID != lastPid {
 			lastPid, x = g.ExternalID, byPid[g.ExternalID]
 			gpuPids[lastPid] = true
+		}
+		if nr.split {
+			nr.gpuPid[i] = int32(g.ExternalID)
 		}
 		g.ExternalID = 0
 		if g.Correlation == 0 || x == nil {
@@ -103,9 +90,44 @@ func (nr *nsysReader) link() {
 			t.APICalls[a].FirstGPU = trace.Index(i)
 		}
 	}
-	if len(gpuPids) > 1 {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace: the processes of one export are not yet told apart as ranks", len(gpuPids)))
+	if len(gpuPids) > 1 && !nr.split {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("GPU work from %d processes is analyzed as one trace here; read as a run (a file whose CUDA streams belong to several processes is one), each process is a rank", len(gpuPids)))
 	}
+}
+
+// corrIndexes indexes the API calls by (pid, correlation id), in two
+// passes over the calls (their ranges, then the index) so that nothing
+// grows but the index itself.
+func (nr *nsysReader) corrIndexes(pids []int64) map[int64]*corrIndex {
+	calls := nr.t.APICalls
+	byPid := map[int64]*corrIndex{}
+	each := func(fn func(x *corrIndex, id int64, i int)) {
+		var x *corrIndex
+		lastPid := int64(-1)
+		for i := range calls {
+			a := &calls[i]
+			if a.Correlation == 0 {
+				continue
+			}
+			if pid := pids[a.Thread]; pid != lastPid || x == nil {
+				if x = byPid[pid]; x == nil {
+					x = &corrIndex{lo: a.Correlation, hi: a.Correlation}
+					byPid[pid] = x
+				}
+				lastPid = pid
+			}
+			fn(x, a.Correlation, i)
+		}
+	}
+	each(func(x *corrIndex, id int64, _ int) {
+		x.lo, x.hi = min(x.lo, id), max(x.hi, id)
+		x.n++
+	})
+	for _, x := range byPid {
+		x.make()
+	}
+	each(func(x *corrIndex, id int64, i int) { x.set(id, trace.Index(i)) })
+	return byPid
 }
 
 // corrIndex finds one process's API call by correlation id. CUPTI counts
@@ -113,45 +135,90 @@ func (nr *nsysReader) link() {
 // serves (a map of 750 k ids took a third of reading a 68 MB export);
 // sparse ids fall back to a map. The last call with an id wins.
 type corrIndex struct {
-	ids   []int64
-	calls []trace.Index
-	base  int64
-	dense []trace.Index
-	byID  map[int64]trace.Index
+	lo, hi int64 // the ids' range
+	n      int   // how many calls have one
+	dense  []trace.Index
+	byID   map[int64]trace.Index
 }
 
-func (x *corrIndex) build() {
-	lo, hi := x.ids[0], x.ids[0]
-	for _, id := range x.ids {
-		lo, hi = min(lo, id), max(hi, id)
-	}
-	if span := uint64(hi - lo); span < uint64(4*len(x.ids)+1024) {
-		x.base = lo
+func (x *corrIndex) make() {
+	if span := uint64(x.hi - x.lo); span < uint64(4*x.n+1024) {
 		x.dense = make([]trace.Index, span+1)
 		for i := range x.dense {
 			x.dense[i] = trace.None
 		}
-		for k, id := range x.ids {
-			x.dense[id-lo] = x.calls[k]
-		}
 	} else {
-		x.byID = make(map[int64]trace.Index, len(x.ids))
-		for k, id := range x.ids {
-			x.byID[id] = x.calls[k]
-		}
+		x.byID = make(map[int64]trace.Index, x.n)
 	}
-	x.ids, x.calls = nil, nil
+}
+
+func (x *corrIndex) set(id int64, call trace.Index) {
+	if x.dense != nil {
+		x.dense[id-x.lo] = call
+	} else {
+		x.byID[id] = call
+	}
 }
 
 func (x *corrIndex) get(id int64) (trace.Index, bool) {
 	if x.dense != nil {
-		if d := uint64(id - x.base); id >= x.base && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
+		if d := uint64(id - x.lo); id >= x.lo && d < uint64(len(x.dense)) && x.dense[d] != trace.None {
 			return x.dense[d], true
 		}
 		return trace.None, false
 	}
 	a, ok := x.byID[id]
 	return a, ok
+}
+
+// streamOrder returns the indexes of the GPU records grouped by device
+// and stream, in that order, each group in table order (a counting sort).
+func (nr *nsysReader) streamOrder() []int32 {
+	g := nr.t.GPU
+	type key struct{ dev, stream int32 }
+	ids := map[key]int32{}
+	var keys []key
+	group := make([]int32, len(g))
+	last, lastID := key{-1, -1}, int32(-1)
+	for i := range g {
+		k := key{g[i].Device, g[i].Stream}
+		if k != last || lastID < 0 {
+			id, ok := ids[k]
+			if !ok {
+				id = int32(len(keys))
+				ids[k] = id
+				keys = append(keys, k)
+			}
+			last, lastID = k, id
+		}
+		group[i] = lastID
+	}
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(keys[a].dev, keys[b].dev); c != 0 {
+			return c
+		}
+		return cmp.Compare(keys[a].stream, keys[b].stream)
+	})
+	start := make([]int, len(keys)) // by group id: where its indexes go
+	counts := make([]int, len(keys))
+	for _, id := range group {
+		counts[id]++
+	}
+	at := 0
+	for _, id := range order {
+		start[id] = at
+		at += counts[id]
+	}
+	perm := make([]int32, len(g))
+	for i, id := range group {
+		perm[start[id]] = int32(i)
+		start[id]++
+	}
+	return perm
 }
 
 // sortGPU puts GPU activity in the model's order (device, stream, start,
@@ -161,20 +228,30 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 // many times, and a sorted copy would double the slice at its peak.
 func (nr *nsysReader) sortGPU() {
 	g := nr.t.GPU
-	perm := make([]int32, len(g))
-	for i := range perm {
-		perm[i] = int32(i)
+	perm := nr.streamOrder()
+	// Each stream's records, in table order, are then sorted by time,
+	// streams in parallel; most come sorted already.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, nr.workers))
+	for lo := 0; lo < len(perm); {
+		hi := lo + 1
+		for hi < len(perm) && g[perm[hi]].Device == g[perm[lo]].Device && g[perm[hi]].Stream == g[perm[lo]].Stream {
+			hi++
+		}
+		seg := perm[lo:hi]
+		lo = hi
+		byTime := func(a, b int32) int { return bySpan(g[a].Span, g[b].Span) }
+		if slices.IsSortedFunc(seg, byTime) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			slices.SortStableFunc(seg, byTime)
+		}()
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
-		x, y := &g[a], &g[b]
-		if c := cmp.Compare(x.Device, y.Device); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.Stream, y.Stream); c != 0 {
-			return c
-		}
-		return bySpan(x.Span, y.Span)
-	})
+	wg.Wait()
 	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
 	// itself, which marks it done.
 	for i := range perm {

@@ -276,6 +276,13 @@ func FuzzNsys(f *testing.F) {
 	f.Add(good[:4096])
 	notNsys, _ := os.ReadFile("testdata/nsys/notnsys.sqlite")
 	f.Add(notNsys)
+	// Real pages: the smallest shared exports (a few hundred KB each, so
+	// taken from shared/ rather than kept in testdata), when present.
+	for _, name := range []string{"extra-p__extrap__profile16.sqlite.gz", "bwyogatama__Mordred-Deprecated__report1.sqlite.gz"} {
+		if _, err := os.Stat(filepath.Join(nsysDir, name)); err == nil {
+			f.Add(sharedExport(f, name))
+		}
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		tr, err := readNsys(bytes.NewReader(in), int64(len(in)), 2)
 		if err != nil {

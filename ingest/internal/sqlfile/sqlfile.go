@@ -53,10 +53,17 @@ type Table struct {
 	// RowidColumn is the column that aliases the rowid (INTEGER PRIMARY
 	// KEY), whose value the record stores as NULL, or -1.
 	RowidColumn int
-	root        uint32
-	withoutRow  bool
-	sql         string
+	// Indexed is true when a UNIQUE or PRIMARY KEY constraint gives the
+	// table an index (sqlite_autoindex_*), which any copy of the table
+	// must have too (an index made by CREATE INDEX may be left out).
+	Indexed    bool
+	root       uint32
+	withoutRow bool
+	sql        string
 }
+
+// SQL returns the table's CREATE TABLE statement.
+func (t *Table) SQL() string { return t.sql }
 
 // Column returns the index of the column named name (ASCII
 // case-insensitive, as SQL is), or -1.
@@ -122,7 +129,11 @@ func (db *DB) Table(name string) *Table { return db.byName[strings.ToLower(name)
 
 func (db *DB) readSchema() error {
 	master := &Table{Name: "sqlite_schema", Columns: []string{"type", "name", "tbl_name", "rootpage", "sql"}, RowidColumn: -1, root: 1}
-	return db.Scan(master, func(row *Row) error {
+	indexed := map[string]bool{}
+	err := db.Scan(master, func(row *Row) error {
+		if string(row.Text(0)) == "index" && strings.HasPrefix(string(row.Text(1)), "sqlite_autoindex_") {
+			indexed[strings.ToLower(string(row.Text(2)))] = true
+		}
 		if string(row.Text(0)) != "table" {
 			return nil
 		}
@@ -140,6 +151,10 @@ func (db *DB) readSchema() error {
 		db.byName[strings.ToLower(name)] = t
 		return nil
 	})
+	for _, t := range db.tables {
+		t.Indexed = indexed[strings.ToLower(t.Name)]
+	}
+	return err
 }
 
 // page reads page n (1-based) into buf.
@@ -149,12 +164,18 @@ func (db *DB) page(n uint32, buf []byte) error {
 	}
 	off := int64(n-1) * int64(db.pageSize)
 	if _, err := db.r.ReadAt(buf[:db.pageSize], off); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return &CorruptError{Offset: off, Msg: "file ends inside a page (truncated)"}
-		}
-		return err
+		return db.readError(off, err)
 	}
 	return nil
+}
+
+// readError names a failed read at off: the end of the file is a
+// truncation.
+func (db *DB) readError(off int64, err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &CorruptError{Offset: off, Msg: "file ends inside a page (truncated)"}
+	}
+	return err
 }
 
 func (db *DB) offset(page uint32, at int) int64 {
@@ -219,37 +240,51 @@ func (s *scanner) walk(pg uint32, depth int) error {
 	if pg == 1 {
 		hdr = 100
 	}
-	kind := buf[hdr]
-	var ptrs int
-	switch kind {
-	case 0x0d:
-		ptrs = hdr + 8
-	case 0x05:
-		ptrs = hdr + 12
-	default:
-		return &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", s.t.Name, pg, kind)}
+	if buf[hdr] == 0x0d {
+		return s.leafPage(pg, buf, -1)
+	}
+	if buf[hdr] != 0x05 {
+		return &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", s.t.Name, pg, buf[hdr])}
+	}
+	kids, err := db.children(s.t, pg, buf)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := s.walk(k, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leafPage calls fn for each cell of leaf page pg (in buf), which must
+// hold want cells (any number if want < 0).
+func (s *scanner) leafPage(pg uint32, buf []byte, want int) error {
+	db := s.db
+	hdr := 0
+	if pg == 1 {
+		hdr = 100
+	}
+	if buf[hdr] != 0x0d {
+		return &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a leaf page (13)", s.t.Name, pg, buf[hdr])}
 	}
 	n := int(binary.BigEndian.Uint16(buf[hdr+3:]))
+	ptrs := hdr + 8
 	if ptrs+2*n > db.usable {
 		return &CorruptError{Offset: db.offset(pg, hdr+3), Msg: fmt.Sprintf("page %d claims %d cells, more than fit", pg, n)}
+	}
+	if want >= 0 && n != want {
+		return &CorruptError{Offset: db.offset(pg, hdr+3), Msg: fmt.Sprintf("page %d holds %d cells, then %d (the file changed while read?)", pg, want, n)}
 	}
 	for i := 0; i < n; i++ {
 		at := int(binary.BigEndian.Uint16(buf[ptrs+2*i:]))
 		if at < ptrs+2*n || at+4 > db.usable {
 			return &CorruptError{Offset: db.offset(pg, ptrs+2*i), Msg: fmt.Sprintf("page %d: cell %d points to offset %d, outside the cell area", pg, i, at)}
 		}
-		if kind == 0x05 {
-			if err := s.walk(binary.BigEndian.Uint32(buf[at:]), depth+1); err != nil {
-				return err
-			}
-			continue
-		}
 		if err := s.leafCell(pg, buf, at); err != nil {
 			return err
 		}
-	}
-	if kind == 0x05 {
-		return s.walk(binary.BigEndian.Uint32(buf[hdr+8:]), depth+1)
 	}
 	return nil
 }
@@ -349,3 +384,6 @@ func uvarint(b []byte) (v uint64, n int) {
 	}
 	return v, 9
 }
+
+// PageSize returns the database's page size in bytes.
+func (db *DB) PageSize() int { return db.pageSize }

@@ -90,14 +90,22 @@ func TestTableRowCounts(t *testing.T) {
 				if n != w.rows {
 					t.Errorf("%s: %d rows, want %d", name, n, w.rows)
 				}
-				// The parts of a table, in order, are its rows in order.
-				parts, err := db.Partitions(tb, 3)
+				// The leaves of a table, scanned in three groups in
+				// order, are its rows in order, as many as they count.
+				leaves, err := db.Leaves(tb)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
+				cells := 0
+				for _, l := range leaves {
+					cells += l.Cells
+				}
+				if cells != w.rows {
+					t.Errorf("%s: the leaves count %d rows, want %d", name, cells, w.rows)
+				}
 				n, last := 0, int64(-1<<63)
-				for _, p := range parts {
-					err := db.ScanPart(p, func(r *Row) error {
+				for g := 0; g < 3; g++ {
+					err := db.ScanLeaves(tb, leaves[g*len(leaves)/3:(g+1)*len(leaves)/3], func(r *Row) error {
 						if r.Rowid <= last {
 							t.Fatalf("%s: rowid %d after %d", name, r.Rowid, last)
 						}
@@ -109,7 +117,7 @@ func TestTableRowCounts(t *testing.T) {
 					}
 				}
 				if n != w.rows {
-					t.Errorf("%s: %d rows in %d parts, want %d", name, n, len(parts), w.rows)
+					t.Errorf("%s: %d rows in the leaves, want %d", name, n, w.rows)
 				}
 			}
 		})
@@ -178,12 +186,17 @@ func FuzzScan(f *testing.F) {
 				}
 				return nil
 			})
-			parts, err := db.Partitions(tb, 3)
+			leaves, err := db.Leaves(tb)
 			if err != nil {
 				continue
 			}
-			for _, p := range parts {
-				_ = db.ScanPart(p, func(r *Row) error { return nil })
+			cells, rows := 0, 0
+			for _, l := range leaves {
+				cells += l.Cells
+			}
+			_ = db.ScanLeaves(tb, leaves, func(r *Row) error { rows++; return nil })
+			if rows > cells {
+				t.Fatalf("table %s: %d rows scanned from leaves that count %d", tb.Name, rows, cells)
 			}
 		}
 	})
