@@ -49,6 +49,8 @@ type command struct {
 	args    string // argument synopsis, e.g. "[-n N] TRACE"
 	summary string // one line for `tracelens help`
 	run     func(e *env, args []string) error
+	// examples are command lines `CMD -h` shows under "examples:".
+	examples []string
 }
 
 // commands lists the subcommands in the order `tracelens help` shows
@@ -63,6 +65,7 @@ func commands() []command {
 		diffCommand(),
 		exportCommand(),
 		tuiCommand(),
+		mcpCommand(),
 		captureCommand(),
 		demoCommand(),
 		versionCommand(),
