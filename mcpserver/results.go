@@ -22,10 +22,10 @@ type InfoResult struct {
 	Headline string `json:"headline"`
 	// Steps is the number of steps and StepSource where they come from
 	// (profiler, range, call, jit, trace).
-	Steps          int    `json:"steps"`
-	StepSource     string `json:"step_source"`
-	StepLabel      string `json:"step_label,omitempty"`
-	StepsSynthetic bool   `json:"steps_synthetic"`
+	Steps          int     `json:"steps"`
+	StepSource     string  `json:"step_source"`
+	StepLabel      string  `json:"step_label,omitempty"`
+	StepsSynthetic bool    `json:"steps_synthetic"`
 	SteadyStepUs   float64 `json:"steady_step_us"`
 	// Bottleneck is what limits the steady step: host, gpu or
 	// communication.
@@ -231,9 +231,9 @@ type DiffResult struct {
 	New     string       `json:"new"`
 	Metrics []DiffMetric `json:"metrics"`
 	// Resolved, New and Persisting count findings gone, new and kept.
-	FindingsResolved   int `json:"findings_resolved"`
-	FindingsNew        int `json:"findings_new"`
-	FindingsPersisting int `json:"findings_persisting"`
+	FindingsResolved   int        `json:"findings_resolved"`
+	FindingsNew        int        `json:"findings_new"`
+	FindingsPersisting int        `json:"findings_persisting"`
 	Notes              []string   `json:"notes"`
 	Document           TextResult `json:"document"`
 }
