@@ -64,6 +64,7 @@ func commands() []command {
 		reportCommand(),
 		diffCommand(),
 		exportCommand(),
+		annotateCommand(),
 		tuiCommand(),
 		mcpCommand(),
 		captureCommand(),
