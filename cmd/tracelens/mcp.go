@@ -22,7 +22,7 @@ func mcpCommand() command {
 	return command{name: "mcp", args: mcpArgs, summary: "serve the analysis to AI assistants: a Model Context Protocol server on standard input and output", run: runMCP,
 		examples: []string{
 			"tracelens mcp",
-			"claude mcp add tracelens -- tracelens mcp --max-memory 8GB",
+			"claude mcp add --transport stdio tracelens -- tracelens mcp --max-memory 8GB",
 		}}
 }
 
