@@ -127,14 +127,23 @@ func (s *server) diff(_ context.Context, _ *mcp.CallToolRequest, in DiffArgs) (*
 		FindingsResolved: len(r.Findings.Resolved), FindingsNew: len(r.Findings.New), FindingsPersisting: len(r.Findings.Persisting),
 		Document: cut("markdown", buf.String(), most)}
 	for _, m := range r.Summary {
-		dm := DiffMetric{Key: m.Key, Name: m.Name, BaseMedian: m.Base.Median, NewMedian: m.New.Median, P: m.P, Significant: m.Significant, Note: m.Note}
-		if !math.IsNaN(m.Pct) && !math.IsInf(m.Pct, 0) {
+		dm := DiffMetric{Key: m.Key, Name: m.Name, BaseMedian: finite(m.Base.Median), NewMedian: finite(m.New.Median), P: finite(m.P),
+			Significant: m.Significant, Note: m.Note}
+		if finite(m.Pct) == m.Pct {
 			pct := m.Pct
 			dm.Pct = &pct
 		}
 		out.Metrics = append(out.Metrics, dm)
 	}
 	return nil, out, nil
+}
+
+// finite is v, or 0 when v is NaN or infinite (which JSON cannot carry).
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 // fmtCompute writes a compute capability ("9.0"), or "" when unknown.

@@ -103,27 +103,29 @@ func limitOf(name string, given, def, most int) (int, error) {
 }
 
 // readOnly marks a tool that only reads files.
-var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+func readOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+}
 
 // register adds every tool to srv.
 func (s *server) register(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "info", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "info", Annotations: readOnly(),
 		Description: "What a trace holds and its headline: format, device, events, steps, the steady step time, GPU busy share, bottleneck, kernel launches, how many findings."}, s.info)
-	mcp.AddTool(srv, &mcp.Tool{Name: "top", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "top", Annotations: readOnly(),
 		Description: "Rank a trace's kernels by GPU time (or count, mean, median, p95, max, name) with count, total, mean, median, p95, min, max and share; filter by a name regex."}, s.top)
-	mcp.AddTool(srv, &mcp.Tool{Name: "findings", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "findings", Annotations: readOnly(),
 		Description: "What to fix first in a trace: the findings ranked by estimated saving per step, each with severity, confidence and a concrete fix. Use finding for one finding's evidence."}, s.findings)
-	mcp.AddTool(srv, &mcp.Tool{Name: "finding", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "finding", Annotations: readOnly(),
 		Description: "One finding of a trace in detail, by id or number: its measures, evidence tables, the kernels it names, the ledger lines its saving draws on, and the fix."}, s.finding)
-	mcp.AddTool(srv, &mcp.Tool{Name: "kernel", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "kernel", Annotations: readOnly(),
 		Description: "One kernel of a trace in detail, by name: timing, category, the ops and Python lines that launched it, its time per step, and the findings that name it."}, s.kernel)
-	mcp.AddTool(srv, &mcp.Tool{Name: "ledger", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "ledger", Annotations: readOnly(),
 		Description: "The step ledger of a trace: the steady step's wall time split into exclusive lines (GPU compute, communication, copies, host sync, data loading, launch overhead, framework host, idle, ...) and each step's."}, s.ledger)
-	mcp.AddTool(srv, &mcp.Tool{Name: "report", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "report", Annotations: readOnly(),
 		Description: "The investigation report of one trace, several (with a comparison) or a run directory, as Markdown or as the report's JSON, cut at max_bytes."}, s.report)
-	mcp.AddTool(srv, &mcp.Tool{Name: "diff", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "diff", Annotations: readOnly(),
 		Description: "Compare two traces step by step with significance tests: the change of step time, GPU busy and idle, launches, and the findings resolved, new and persisting."}, s.diff)
-	mcp.AddTool(srv, &mcp.Tool{Name: "run", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "run", Annotations: readOnly(),
 		Description: "Analyze a multi-GPU run (a directory of one trace per rank): the cross-rank findings (stragglers, exposed communication) ranked with the lowest rank's own."}, s.run)
 }
 

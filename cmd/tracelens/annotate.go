@@ -59,8 +59,8 @@ func runAnnotate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: %d findings on the track %q, %d arrows to their kernels; open it in https://ui.perfetto.dev\n",
-		*out, len(r.Findings), findingsTrack, n)
+	fmt.Fprintf(e.stdout, "%s: %s on the track %q, %s to their kernels; open it in https://ui.perfetto.dev\n",
+		*out, plural(len(r.Findings), "finding"), findingsTrack, plural(n, "arrow"))
 	return nil
 }
 
@@ -173,4 +173,12 @@ func launchesIn(t *trace.Trace, names []string, p analyze.Place) ([]kernelRef, i
 	// launches in time.
 	slices.SortStableFunc(refs, func(a, b kernelRef) int { return cmp.Compare(a.start, b.start) })
 	return refs[:min(len(refs), maxArrows)], len(refs)
+}
+
+// plural writes n and a noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
