@@ -160,15 +160,17 @@ func pickKernel(r *analyze.Result, name string) (*analyze.Kernel, error) {
 	case 0:
 		return nil, fmt.Errorf("no kernel named or containing %q in this trace (the top tool lists them)", name)
 	}
+	// Kernel names run to kilobytes: the error lists short names, and the
+	// top tool (with this name as its filter) gives the full ones.
 	var names []string
 	for _, k := range hits[:min(len(hits), 8)] {
-		names = append(names, fmt.Sprintf("%q", k.Name))
+		names = append(names, fmt.Sprintf("%q", k.ShortName))
 	}
 	more := ""
 	if len(hits) > 8 {
 		more = fmt.Sprintf(" and %d more", len(hits)-8)
 	}
-	return nil, fmt.Errorf("%q matches %d kernels: %s%s; give the full name", name, len(hits), strings.Join(names, ", "), more)
+	return nil, fmt.Errorf("%q matches %d kernels: %s%s; give one's full name (the top tool lists them, with filter to narrow)", name, len(hits), strings.Join(names, ", "), more)
 }
 
 func (s *server) ledger(_ context.Context, _ *mcp.CallToolRequest, in LedgerArgs) (*mcp.CallToolResult, LedgerResult, error) {

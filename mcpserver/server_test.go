@@ -213,6 +213,9 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		msg := toolError(t, cs, c.tool, c.args)
+		if len(msg) > 2000 {
+			t.Errorf("%s %v: a %d-byte error", c.tool, c.args, len(msg))
+		}
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("%s %v: error %q, want it to say %q", c.tool, c.args, msg, c.want)
 		}
