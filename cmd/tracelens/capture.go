@@ -13,7 +13,11 @@ import (
 const captureArgs = "[--list] WORKLOAD [-o TRACE.json.gz] [--steps N] [--size SIZE] [--check] [--timing auto|cupti|events] [--cupti-api calls|all] [--cupti-cost N] [--no-per-launch-timing]"
 
 func captureCommand() command {
-	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture}
+	return command{name: "capture", args: captureArgs, summary: "run a GPU workload (GEMM, fusion, launch overhead, memcpy) and write its trace (needs a -tags cuda build)", run: runCapture,
+		examples: []string{
+			"tracelens capture --list",
+			"tracelens capture gemm-tiled -o gemm.json.gz --steps 10",
+		}}
 }
 
 func runCapture(e *env, args []string) error {

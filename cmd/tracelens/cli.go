@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -28,14 +30,15 @@ func newFlags(name string) *flag.FlagSet {
 func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
 	// Every command that reads traces takes the memory budget, and all
 	// but export a step range.
-	if fs.Lookup("max-memory") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" {
+	readsTraces := !readsNoTraces[fs.Name()]
+	if fs.Lookup("max-memory") == nil && readsTraces {
 		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE`, or one JSON value (a string, an event) more than a quarter of it while it is read (e.g. 8GB; default: half of physical memory)", func(s string) error {
 			n, err := ingest.ParseByteSize(s)
 			e.maxMemory = n
 			return err
 		})
 	}
-	if fs.Lookup("step-range") == nil && fs.Name() != "capture" && fs.Name() != "analyzers" && fs.Name() != "export" {
+	if fs.Lookup("step-range") == nil && readsTraces && fs.Name() != "export" {
 		fs.StringVar(&e.stepRange, "step-range", "", "take the host ranges named `NAME` (NVTX or record_function) as the steps")
 	}
 	if wideFlagCommands[fs.Name()] && fs.Lookup("wide") == nil {
@@ -46,9 +49,8 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(e.stdout)
-				e.stdout.Write([]byte("usage: tracelens " + fs.Name() + " " + synopsis + "\n\nflags:\n"))
-				fs.PrintDefaults()
+				e.helpFlags = fs
+				writeCommandHelp(e.stdout, fs, synopsis)
 				return nil, errHelpShown
 			}
 			return nil, usageError{err.Error()}
@@ -62,8 +64,44 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 	}
 }
 
+// readsNoTraces are the commands that read no trace, and so take neither
+// --max-memory nor --step-range.
+var readsNoTraces = map[string]bool{"capture": true, "analyzers": true, "completion": true, "version": true}
+
 // wideFlagCommands are the commands that print text tables of names and so
 // take --wide.
 var wideFlagCommands = map[string]bool{"top": true, "diff": true, "findings": true, "demo": true}
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// writeCommandHelp writes what `CMD -h` and `help CMD` show: the
+// synopsis, the flags and the command's examples.
+func writeCommandHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	fmt.Fprintf(w, "usage: tracelens %s %s\n", fs.Name(), synopsis)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	for _, c := range commands() {
+		if c.name != fs.Name() || len(c.examples) == 0 {
+			continue
+		}
+		fmt.Fprintln(w, "\nexamples:")
+		for _, x := range c.examples {
+			fmt.Fprintf(w, "  %s\n", x)
+		}
+	}
+}
+
+// commandFlags returns the flags command c declares, as its -h reads
+// them: the one declaration that help and completion both show.
+func commandFlags(c command) *flag.FlagSet {
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	if err := c.run(e, []string{"-h"}); !errors.Is(err, errHelpShown) || e.helpFlags == nil {
+		return newFlags(c.name)
+	}
+	return e.helpFlags
+}

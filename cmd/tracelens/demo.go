@@ -8,7 +8,11 @@ import (
 )
 
 func demoCommand() command {
-	return command{name: "demo", args: "", summary: "analyze the sample trace built into the binary (what `tracelens` alone runs)", run: runDemo}
+	return command{name: "demo", args: "", summary: "analyze the sample trace built into the binary (what `tracelens` alone runs)", run: runDemo,
+		examples: []string{
+			"tracelens demo",
+			"tracelens",
+		}}
 }
 
 // runDemo is the main job on the embedded sample: the kernel table and the
@@ -33,7 +37,7 @@ func runDemo(e *env, args []string) error {
 	for _, r := range rows {
 		launches += r.Count
 	}
-	writeTopText(e.stdout, t, rows, rows[:min(len(rows), 8)], all, launches, e.nameWidth(topNameWidth))
+	writeTopText(e.stdout, topTable{t: t, rows: rows, matched: len(rows), shown: rows[:min(len(rows), 8)], all: all, launches: launches}, e.nameWidth(topNameWidth))
 	r, err := analyzeTrace(t, analyze.Config{})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

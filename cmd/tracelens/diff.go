@@ -14,7 +14,12 @@ import (
 const diffArgs = "[--format text|md|json] [--fail-on-regression PCT [--gate LIST]] [--alpha A] [--keep-warmup] BASE NEW"
 
 func diffCommand() command {
-	return command{name: "diff", args: diffArgs, summary: "compare two runs step by step with significance tests (benchstat style); a CI regression gate", run: runDiff}
+	return command{name: "diff", args: diffArgs, summary: "compare two runs step by step with significance tests (benchstat style); a CI regression gate", run: runDiff,
+		examples: []string{
+			"tracelens diff base.json new.json",
+			"tracelens diff --format md base.json new.json > pr-comment.md",
+			"tracelens diff --fail-on-regression 5% base.json new.json   # CI gate: exit 1 on a regression",
+		}}
 }
 
 // percentFlag is a threshold given as "5" or "5%"; set tells whether the

@@ -18,7 +18,11 @@ import (
 const exportArgs = "[--format parquet] [-o DIR] [-j N] [--force] TRACE|DIR..."
 
 func exportCommand() command {
-	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, collectives, findings, runs) for DuckDB, Spark, Trino", run: runExport}
+	return command{name: "export", args: exportArgs, summary: "write traces as Parquet tables (kernels, ops, steps, collectives, findings, runs) for DuckDB, Spark, Trino", run: runExport,
+		examples: []string{
+			"tracelens export -o tables/ traces/",
+			`duckdb -c "select * from read_parquet('tables/kernels/*.parquet')"`,
+		}}
 }
 
 func runExport(e *env, args []string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -14,11 +15,23 @@ import (
 const findingsArgs = "[--format text|json] [--enable a,b] [--disable c] TRACE"
 
 func findingsCommand() command {
-	return command{name: "findings", args: findingsArgs, summary: "what to fix first: findings with evidence, estimated saving and a concrete fix", run: runFindings}
+	return command{name: "findings", args: findingsArgs, summary: "what to fix first: findings with evidence, estimated saving and a concrete fix", run: runFindings,
+		examples: []string{
+			"tracelens findings trace.json",
+			"tracelens findings --format json trace.json | jq .findings[0]",
+			"tracelens findings --enable fusion-candidate,launch-bound trace.json",
+			"tracelens findings runs/ddp/",
+		}}
 }
 
+const analyzersArgs = "[--long]"
+
 func analyzersCommand() command {
-	return command{name: "analyzers", args: "", summary: "list the analyzers behind findings, with what each detects and its thresholds", run: runAnalyzers}
+	return command{name: "analyzers", args: analyzersArgs, summary: "list the analyzers behind findings, with what each detects and its thresholds", run: runAnalyzers,
+		examples: []string{
+			"tracelens analyzers",
+			"tracelens analyzers --long",
+		}}
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -242,22 +255,71 @@ func writeEvidenceTable(w io.Writer, tb *analyze.Table, width int) {
 
 func runAnalyzers(e *env, args []string) error {
 	fs := newFlags("analyzers")
-	pos, err := parseFlags(e, fs, "", args)
+	long := fs.Bool("long", false, "say in full what each analyzer detects, its saving model and its thresholds")
+	pos, err := parseFlags(e, fs, analyzersArgs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usageError{"analyzers takes no arguments"}
 	}
+	type entry struct {
+		name, doc string
+		runsOnly  bool
+	}
+	var all []entry
 	for _, a := range analyze.All() {
-		fmt.Fprintf(e.stdout, "%s\n%s\n\n", a.Name, wrapText(a.Doc, 78, "    "))
+		all = append(all, entry{a.Name, a.Doc, false})
 	}
 	// The cross-rank checks run on a run's directory (findings, report,
 	// tui DIR) and take the same --enable/--disable.
 	for _, c := range distributed.Checks() {
-		fmt.Fprintf(e.stdout, "%s (cross-rank: runs only)\n%s\n\n", c.Name, wrapText(c.Doc, 78, "    "))
+		all = append(all, entry{c.Name, c.Doc, true})
 	}
+	if *long {
+		for _, a := range all {
+			mark := ""
+			if a.runsOnly {
+				mark = " (cross-rank: runs only)"
+			}
+			fmt.Fprintf(e.stdout, "%s%s\n%s\n\n", a.name, mark, wrapText(a.doc, 78, "    "))
+		}
+		return nil
+	}
+	width := 0
+	for _, a := range all {
+		width = max(width, utf8.RuneCountInString(a.name))
+	}
+	for _, a := range all {
+		mark := ""
+		if a.runsOnly {
+			mark = "runs only: "
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %s%s\n", width, a.name, mark, firstSentence(a.doc, analyzersLineWidth-width-2-utf8.RuneCountInString(mark)))
+	}
+	fmt.Fprintln(e.stdout, "\nIn full: tracelens analyzers --long. findings --enable and --disable take these names.")
 	return nil
+}
+
+// analyzersLineWidth bounds a line of the short analyzer list.
+const analyzersLineWidth = 100
+
+// firstSentence is the first sentence of doc, cut at a word to fit width
+// runes (with "…" where cut).
+func firstSentence(doc string, width int) string {
+	s := strings.Join(strings.Fields(doc), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSuffix(s, ".")
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	r := []rune(s)[:max(width-1, 1)]
+	if i := strings.LastIndexByte(string(r), ' '); i > 0 {
+		return strings.TrimRight(string(r)[:i], ",;:(") + "…"
+	}
+	return string(r) + "…"
 }
 
 // wrapText wraps s at width columns, indenting every line.

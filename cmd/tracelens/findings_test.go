@@ -45,14 +45,14 @@ func TestFindingsCLISelection(t *testing.T) {
 }
 
 func TestAnalyzersCLI(t *testing.T) {
-	out, _, code := runCLI(t, nil, "analyzers")
+	out, _, code := runCLI(t, nil, "analyzers", "--long")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, id := range []string{"fusion-candidate", "hook-overhead", "launch-bound", "gpu-idle", "compile-overhead", "custom-gemm",
 		"host-sync", "pageable-memcpy", "small-memcpy", "tf32-disabled", "fp64-compute", "unfused-attention"} {
 		if !strings.Contains(out, "\n"+id+"\n") && !strings.HasPrefix(out, id+"\n") {
-			t.Errorf("analyzers does not list %s", id)
+			t.Errorf("analyzers --long does not list %s", id)
 		}
 	}
 	for _, line := range strings.Split(out, "\n") {

@@ -14,7 +14,12 @@ import (
 const infoArgs = "TRACE"
 
 func infoCommand() command {
-	return command{name: "info", args: infoArgs, summary: "what a trace holds: format, device, span, categories, steps, streams, skips", run: runInfo}
+	return command{name: "info", args: infoArgs, summary: "what a trace holds: format, device, span, categories, steps, streams, skips", run: runInfo,
+		examples: []string{
+			"tracelens info trace.json.gz",
+			"tracelens info runs/ddp/   # a run: one trace per rank",
+			"tracelens info embedded:eggroll_hooks.json.gz",
+		}}
 }
 
 func runInfo(e *env, args []string) error {

@@ -6,9 +6,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -35,6 +38,9 @@ type env struct {
 	stepRange string
 	// wide prints whole names in text tables (--wide, -w).
 	wide bool
+	// helpFlags is the FlagSet whose -h parseFlags printed: how help and
+	// completion learn a command's flags from its one declaration.
+	helpFlags *flag.FlagSet
 	// stages, if set ($TRACELENS_STAGES non-empty: stderr), receives
 	// ingest's stage timings and the time the command took after reading,
 	// for profiling; start is when main began.
@@ -49,6 +55,8 @@ type command struct {
 	args    string // argument synopsis, e.g. "[-n N] TRACE"
 	summary string // one line for `tracelens help`
 	run     func(e *env, args []string) error
+	// examples are command lines `CMD -h` shows under "examples:".
+	examples []string
 }
 
 // commands lists the subcommands in the order `tracelens help` shows
@@ -62,9 +70,12 @@ func commands() []command {
 		reportCommand(),
 		diffCommand(),
 		exportCommand(),
+		annotateCommand(),
 		tuiCommand(),
+		mcpCommand(),
 		captureCommand(),
 		demoCommand(),
+		completionCommand(),
 		versionCommand(),
 	}
 }
@@ -124,6 +135,15 @@ func runMain(e *env, args []string) (code int) {
 		args = []string{"demo"}
 	}
 	name := args[0]
+	if name == "help" && len(args) > 1 {
+		// help CMD is CMD -h.
+		if len(args) > 2 || !slices.ContainsFunc(cmds, func(c command) bool { return c.name == args[1] }) {
+			fmt.Fprintf(e.stderr, "tracelens help: want one command name, got %q\n\n", strings.Join(args[1:], " "))
+			printHelp(e.stderr, cmds)
+			return exitUsageOrBad
+		}
+		name, args = args[1], []string{args[1], "-h"}
+	}
 	if name == "help" || name == "-h" || name == "--help" {
 		printHelp(e.stdout, cmds)
 		return exitOK
@@ -167,5 +187,5 @@ func printHelp(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'tracelens COMMAND -h' for a command's flags. With no command, tracelens runs 'demo'.")
+	fmt.Fprintln(w, "\nRun 'tracelens help COMMAND' (or 'tracelens COMMAND -h') for a command's flags and examples. With no command, tracelens runs 'demo'.")
 }

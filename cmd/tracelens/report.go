@@ -14,7 +14,12 @@ import (
 const reportArgs = "[-o FILE] [--format md|html|json] [-n N] [--enable a,b] [--disable c] TRACE..."
 
 func reportCommand() command {
-	return command{name: "report", args: reportArgs, summary: "write the investigation report (Markdown, self-contained HTML or JSON); several traces add a comparison", run: runReport}
+	return command{name: "report", args: reportArgs, summary: "write the investigation report (Markdown, self-contained HTML or JSON); several traces add a comparison", run: runReport,
+		examples: []string{
+			"tracelens report -o report.html trace.json",
+			"tracelens report --format md before.json after.json > compare.md",
+			"tracelens report -o run.json runs/ddp/",
+		}}
 }
 
 // reportFormats maps output file extensions to report formats.

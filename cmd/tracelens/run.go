@@ -110,7 +110,7 @@ func writeRunNotes(w io.Writer, res *distributed.Result) {
 	}
 }
 
-func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error {
+func runTopRun(e *env, args []string, rf *runFlags, opt topOptions) error {
 	run, _, err := loadRun(e, args, rf)
 	if err != nil {
 		return err
@@ -120,11 +120,15 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 	for _, r := range rows {
 		launches += r.Count
 	}
-	shown := rows
-	if n > 0 && len(shown) > n {
-		shown = shown[:n]
+	matched := keep(opt, rows, func(k distributed.RunKernel) string { return k.Name })
+	shown := matched
+	if opt.n > 0 && len(shown) > opt.n {
+		shown = shown[:opt.n]
 	}
-	if format == "json" {
+	switch opt.format {
+	case "csv":
+		return writeTopRunCSV(e.stdout, shown, run.CommKernel)
+	case "json":
 		type row struct {
 			analyze.KernelTiming
 			Ranks         int     `json:"ranks"`
@@ -154,7 +158,11 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 		return enc.Encode(out)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
+	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
+	if opt.filter != nil {
+		fmt.Fprintf(w, "--filter %s: %d of %d kernels match\n", termtext.Sanitize(opt.filter.String()), len(matched), len(rows))
+	}
+	fmt.Fprintln(w)
 	names := make([]string, len(shown))
 	for i, k := range shown {
 		names[i] = k.Name
@@ -175,8 +183,8 @@ func runTopRun(e *env, args []string, rf *runFlags, n int, format string) error 
 		fmt.Fprintf(w, "%-*s %7d %7s %7s %7s %7s %15s %15s %4.1f%%\n", nameW, names[i],
 			k.Count, k.Total, k.Mean, k.Min, k.Max, at(k.RankMin, k.RankMinAt), at(k.RankMax, k.RankMaxAt), 100*k.Share)
 	}
-	if len(shown) < len(rows) {
-		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(rows)-len(shown))
+	if len(shown) < len(matched) {
+		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(matched)-len(shown))
 	}
 	fmt.Fprintln(w, "\nRANK MIN/MAX: the smallest and largest total of the kernel on one rank, and which rank.")
 	return nil

@@ -215,7 +215,7 @@ func TestRunChecksSelectable(t *testing.T) {
 		code := runMain(&env{stdout: &out, stderr: &errOut}, args)
 		return out.String(), errOut.String(), code
 	}
-	list, _, _ := run("analyzers")
+	list, _, _ := run("analyzers", "--long")
 	for _, c := range distributed.Checks() {
 		if !strings.Contains(list, c.Name+" (cross-rank: runs only)\n") {
 			t.Errorf("analyzers does not list %s", c.Name)

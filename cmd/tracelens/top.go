@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"unicode/utf8"
 
@@ -14,10 +15,16 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-const topArgs = "[-n N] [--sort total|count|mean|max] [--format text|json] [--wide] TRACE"
+const topArgs = "[-n N] [--sort total|count|mean|max] [--filter REGEX] [--format text|json|csv] [--wide] TRACE"
 
 func topCommand() command {
-	return command{name: "top", args: topArgs, summary: "rank kernels by GPU time (count, total, mean, median, p95, min, max, share)", run: runTop}
+	return command{name: "top", args: topArgs, summary: "rank kernels by GPU time (count, total, mean, median, p95, min, max, share)", run: runTop,
+		examples: []string{
+			"tracelens top trace.json",
+			"tracelens top -n 5 --sort count trace.json",
+			"tracelens top --filter 'gemm|cutlass' --wide trace.json",
+			"tracelens top --format csv -n 0 trace.json > kernels.csv",
+		}}
 }
 
 // topJSON is the machine-readable form of `top`. Later commands extend this
@@ -40,7 +47,8 @@ func runTop(e *env, args []string) error {
 	rf := addRunFlags(fs)
 	n := fs.Int("n", 20, "show the top `N` kernels (0 = all)")
 	sortBy := fs.String("sort", "total", "sort by `KEY`: total, count, mean or max")
-	format := fs.String("format", "text", "output `FORMAT`: text or json")
+	format := fs.String("format", "text", "output `FORMAT`: text, json or csv (a header row, then every column of every kernel shown)")
+	filter := fs.String("filter", "", "list only the kernels whose full name matches `REGEX` (Go syntax: 'gemm|cutlass', '(?i)attention')")
 	pos, err := parseFlags(e, fs, topArgs, args)
 	if err != nil {
 		return err
@@ -56,11 +64,17 @@ func runTop(e *env, args []string) error {
 	if !ok {
 		return usageError{fmt.Sprintf("unknown --sort %q (want total, count, mean or max)", *sortBy)}
 	}
-	if *format != "text" && *format != "json" {
-		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
+	if *format != "text" && *format != "json" && *format != "csv" {
+		return usageError{fmt.Sprintf("unknown --format %q (want text, json or csv)", *format)}
+	}
+	opt := topOptions{n: *n, format: *format}
+	if *filter != "" {
+		if opt.filter, err = regexp.Compile(*filter); err != nil {
+			return usageError{fmt.Sprintf("bad --filter: %v", err)}
+		}
 	}
 	if distributed.IsRun(pos) {
-		return runTopRun(e, pos, rf, *n, *format)
+		return runTopRun(e, pos, rf, opt)
 	}
 	t, err := loadTrace(e, path)
 	if err != nil {
@@ -72,11 +86,15 @@ func runTop(e *env, args []string) error {
 	for _, r := range rows {
 		launches += r.Count
 	}
-	shown := rows
+	matched := keep(opt, rows, func(k analyze.KernelStat) string { return k.Name })
+	shown := matched
 	if *n > 0 && len(shown) > *n {
 		shown = shown[:*n]
 	}
-	if *format == "json" {
+	switch *format {
+	case "csv":
+		return writeTopCSV(e.stdout, shown)
+	case "json":
 		out := topJSON{Summary: topSummary{Events: t.Events, KernelLaunches: launches, DistinctKernels: len(rows), GPUKernelUs: all.Micros(), Device: t.DeviceName()}}
 		out.Kernels = make([]analyze.KernelTiming, 0, len(shown))
 		for i := range shown {
@@ -87,7 +105,11 @@ func runTop(e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	writeTopText(e.stdout, t, rows, shown, all, launches, e.nameWidth(topNameWidth))
+	tb := topTable{t: t, rows: rows, matched: len(matched), shown: shown, all: all, launches: launches}
+	if opt.filter != nil {
+		tb.filter = opt.filter.String()
+	}
+	writeTopText(e.stdout, tb, e.nameWidth(topNameWidth))
 	return nil
 }
 
@@ -105,31 +127,53 @@ const topAutotuneMark = "[autotune] "
 // topNameWidth makes a row exactly 100 columns: the numeric columns take 61.
 const topNameWidth = 39
 
+// topTable is what the kernel table shows: the trace's kernels (rows,
+// their launches and time), those the filter kept (matched; all without
+// one) and the first of those that -n shows.
+type topTable struct {
+	t        *trace.Trace
+	rows     []analyze.KernelStat
+	matched  int
+	shown    []analyze.KernelStat
+	all      trace.Duration
+	launches int
+	// filter is --filter's expression, "" without one.
+	filter string
+}
+
 // writeTopText writes the kernel table, its names cut to width runes
 // (0: whole, --wide) and distinct.
-func writeTopText(w io.Writer, t *trace.Trace, rows, shown []analyze.KernelStat, all trace.Duration, launches, width int) {
-	dev := t.DeviceName()
+func writeTopText(w io.Writer, tb topTable, width int) {
+	dev := tb.t.DeviceName()
 	if dev == "" {
 		dev = "unknown device"
 	}
-	fmt.Fprintf(w, "%s\n%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time\n\n",
-		termtext.Sanitize(t.Source), termtext.Sanitize(dev), launches, len(rows), all)
-	if len(rows) == 0 {
+	fmt.Fprintf(w, "%s\n%s: %d kernel launches, %d distinct kernels, %s of GPU kernel time\n",
+		termtext.Sanitize(tb.t.Source), termtext.Sanitize(dev), tb.launches, len(tb.rows), tb.all)
+	if tb.filter != "" {
+		fmt.Fprintf(w, "--filter %s: %d of %d kernels match\n", termtext.Sanitize(tb.filter), tb.matched, len(tb.rows))
+	}
+	fmt.Fprintln(w)
+	if len(tb.rows) == 0 {
 		fmt.Fprintln(w, "no GPU kernels in this trace")
 		return
 	}
-	names := topNames(shown, width)
+	if tb.matched == 0 {
+		fmt.Fprintln(w, "no kernel name matches the filter")
+		return
+	}
+	names := topNames(tb.shown, width)
 	nameW := topNameWidth
 	for _, n := range names {
 		nameW = max(nameW, utf8.RuneCountInString(n))
 	}
 	fmt.Fprintf(w, "%-*s %6s %7s %7s %7s %7s %7s %7s %5s\n", nameW, "KERNEL", "COUNT", "TOTAL", "MEAN", "MEDIAN", "P95", "MIN", "MAX", "SHARE")
-	for i, r := range shown {
+	for i, r := range tb.shown {
 		fmt.Fprintf(w, "%-*s %6d %7s %7s %7s %7s %7s %7s %4.1f%%\n", nameW, names[i],
 			r.Count, r.Total, r.Mean, r.Median, r.P95, r.Min, r.Max, r.Share*100)
 	}
-	if len(shown) < len(rows) {
-		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", len(rows)-len(shown))
+	if len(tb.shown) < tb.matched {
+		fmt.Fprintf(w, "... %d more kernels (use -n 0 for all)\n", tb.matched-len(tb.shown))
 	}
 }
 

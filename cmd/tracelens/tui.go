@@ -18,7 +18,12 @@ import (
 const tuiArgs = "TRACE | BASE NEW | RUN (DIR, GLOB or rank files)"
 
 func tuiCommand() command {
-	return command{name: "tui", args: tuiArgs, summary: "explore a trace (the diff of two, the ranks of a run) in a terminal UI", run: runTUI}
+	return command{name: "tui", args: tuiArgs, summary: "explore a trace (the diff of two, the ranks of a run) in a terminal UI", run: runTUI,
+		examples: []string{
+			"tracelens tui trace.json",
+			"tracelens tui base.json new.json",
+			"tracelens tui runs/ddp/",
+		}}
 }
 
 func runTUI(e *env, args []string) error {

@@ -8,7 +8,11 @@ import (
 )
 
 func versionCommand() command {
-	return command{name: "version", args: "", summary: "print the version, the Go it was built with and the JSON schema version", run: runVersion}
+	return command{name: "version", args: "", summary: "print the version, the Go it was built with and the JSON schema version", run: runVersion,
+		examples: []string{
+			"tracelens version",
+			"tracelens --version",
+		}}
 }
 
 // version describes this binary from the build information Go embeds:
