@@ -278,6 +278,9 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 					r.Notes = append(r.Notes, note)
 				}
 			}
+			if note := detectableNote(d, alpha); note != "" {
+				r.Notes = append(r.Notes, note)
+			}
 		}
 	}
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)

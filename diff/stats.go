@@ -57,12 +57,16 @@ type Delta struct {
 	// Note explains why a difference cannot be claimed ("need ≥ 4 samples
 	// per side …", "all samples equal"); empty otherwise.
 	Note string
+	// MinDetectablePct is MinDetectablePct of these samples at the α they
+	// were tested at: +Inf with too few samples, NaN with none.
+	MinDetectablePct float64
 }
 
 // CompareSamples summarises base and new, tests whether they differ at
 // significance level alpha, and explains when they cannot be tested.
 func CompareSamples(base, new []float64, alpha float64) Delta {
 	d := Delta{Base: Summarize(base), New: Summarize(new), P: 1}
+	d.MinDetectablePct = MinDetectablePct(d, alpha)
 	switch {
 	case d.Base.Median == d.New.Median:
 		d.Pct = 0
@@ -79,6 +83,9 @@ func CompareSamples(base, new []float64, alpha float64) Delta {
 	_, d.P = MannWhitneyU(base, new)
 	if minP(n1, n2) >= alpha {
 		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g", MinSamples(alpha), alpha)
+		if d.Separated() {
+			d.Note += "; the ranges do not overlap (every new sample on one side of every base sample), an untested but consistent change"
+		}
 		return d
 	}
 	if allEqual(d.Base.Values, d.New.Values) {

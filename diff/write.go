@@ -247,6 +247,12 @@ type jsonMetric struct {
 	NBase       int      `json:"n_base"`
 	NNew        int      `json:"n_new"`
 	Note        string   `json:"note,omitempty"`
+	// Separated: the sides' samples do not overlap at all.
+	// MinDetectablePct: the smallest change of the median (percent) the
+	// U test at α could detect with these sample counts and spreads; null
+	// when none can (too few samples).
+	Separated        bool     `json:"separated"`
+	MinDetectablePct *float64 `json:"min_detectable_pct"`
 }
 
 type jsonRow struct {
@@ -266,6 +272,9 @@ type jsonRow struct {
 	BaseNames     []string `json:"base_names,omitempty"`
 	NewNames      []string `json:"new_names,omitempty"`
 	Note          string   `json:"note,omitempty"`
+	// Separated and MinDetectablePct as in jsonMetric.
+	Separated        bool     `json:"separated"`
+	MinDetectablePct *float64 `json:"min_detectable_pct"`
 }
 
 type jsonTotal struct {
@@ -317,7 +326,17 @@ func pctPtr(p float64) *float64 {
 
 func toJSONMetric(d Delta) jsonMetric {
 	return jsonMetric{Base: d.Base.Median, New: d.New.Median, DeltaPct: pctPtr(d.Pct), PValue: d.P, Significant: d.Significant,
-		BaseSpread: d.Base.Spread, NewSpread: d.New.Spread, NBase: len(d.Base.Values), NNew: len(d.New.Values), Note: d.Note}
+		BaseSpread: d.Base.Spread, NewSpread: d.New.Spread, NBase: len(d.Base.Values), NNew: len(d.New.Values), Note: d.Note,
+		Separated: d.Separated(), MinDetectablePct: finitePtr(d.MinDetectablePct)}
+}
+
+// finitePtr is v, or nil (JSON null) when v is NaN or infinite: a change
+// no sample count here can detect.
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 func toJSONRows(rows []Row) []jsonRow {
@@ -326,7 +345,8 @@ func toJSONRows(rows []Row) []jsonRow {
 		out = append(out, jsonRow{Name: k.Name, Status: k.Status, BaseTotalUs: k.BaseTotalUs, NewTotalUs: k.NewTotalUs,
 			DeltaPct: pctPtr(k.Pct), PValue: k.P, Significant: k.Significant, Match: k.Match, Category: k.Category,
 			BaseCount: k.BaseCount, NewCount: k.NewCount, BasePerStepUs: k.Base.Median, NewPerStepUs: k.New.Median,
-			BaseNames: k.BaseNames, NewNames: k.NewNames, Note: k.Note})
+			BaseNames: k.BaseNames, NewNames: k.NewNames, Note: k.Note,
+			Separated: k.Separated(), MinDetectablePct: finitePtr(k.MinDetectablePct)})
 	}
 	return out
 }
