@@ -234,7 +234,7 @@ func openFinding(t *testing.T, m *Model, id string) *findingsScreen {
 // whose link matches and expects the timeline.
 func followToTimeline(t *testing.T, m *Model, fs *findingsScreen, match func(link) bool) *timelineScreen {
 	t.Helper()
-	row := slices.IndexFunc(fs.links, match)
+	row := slices.IndexFunc(fs.lines.links, match)
 	if row < 0 {
 		t.Fatal("the finding has no such timeline link")
 	}
@@ -290,7 +290,7 @@ func TestFindingGapJumpsToTimeline(t *testing.T) {
 			m := loaded(t, recordedOptions(name), 120, 40)
 			fs := openFinding(t, m, "gpu-idle")
 			ts := followToTimeline(t, m, fs, func(l link) bool { return l.kernel < 0 && l.ok() })
-			got := fs.links[slices.IndexFunc(fs.links, func(l link) bool { return l.kernel < 0 && l.ok() })].at
+			got := fs.lines.links[slices.IndexFunc(fs.lines.links, func(l link) bool { return l.kernel < 0 && l.ok() })].at
 			if int64(got.Start) != want[0] || int64(got.End) != want[1] {
 				t.Errorf("gap %d–%d (%s), want %d–%d", got.Start, got.End, got.Dur(), want[0], want[1])
 			}
@@ -313,9 +313,9 @@ func TestFindingDetailWrapsTitle(t *testing.T) {
 	v := m.View()
 	title := m.data.res.Findings[fs.open].Title
 	var lines []string
-	for i, k := range fs.kinds {
+	for i, k := range fs.lines.kinds {
 		if k == lineTitle {
-			lines = append(lines, fs.lines[i])
+			lines = append(lines, fs.lines.lines[i])
 		}
 	}
 	if len(lines) < 2 || strings.Join(lines, " ") != title {

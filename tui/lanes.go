@@ -36,7 +36,8 @@ type lane struct {
 	n          int
 	start, end func(i int) trace.Time
 	// describe names item i for the readout; ref is what Enter opens
-	// (a GPU activity, an op, a step index), or -1.
+	// (a GPU activity, an op, a step index) or e reads (a Python
+	// frame), or -1.
 	describe func(i int) string
 	ref      func(i int) int
 	// short names item i inside the lane, where room is short (a Python
@@ -253,7 +254,7 @@ func buildLanes(t *trace.Trace) []lane {
 		n, name := threadLabel(f[0].Thread)
 		host = append(host, hostLane{f[0].Thread, lane{kind: lanePy, label: fmt.Sprintf("cpu%d py", n), what: "Python on " + name, n: len(f),
 			start: func(i int) trace.Time { return f[i].Start }, end: func(i int) trace.Time { return f[i].End },
-			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(int) int { return -1 },
+			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(i int) int { return from + i },
 			short:  func(i int) string { _, _, fn, _ := trace.ParseFrameName(f[i].Name); return sanitize(fn) },
 			parent: func(i int) int { return localParent(f[i].Parent, from, len(f)) }}})
 	})

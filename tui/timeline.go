@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -221,7 +222,8 @@ func (s *timelineScreen) open(m *Model) {
 	case laneOps:
 		m.showOp(t.Ops[l.ref(i)].Name)
 	case laneSteps:
-		s.setStep(l.ref(i))
+		step := l.ref(i)
+		m.follow(func() { s.setStep(step) })
 	}
 }
 
@@ -550,3 +552,49 @@ func (s *timelineScreen) setFilter(f string) bool {
 }
 
 func (s *timelineScreen) back() bool { return false }
+
+func (s *timelineScreen) save() func() {
+	saved := *s
+	saved.shown = slices.Clone(s.shown)
+	return func() {
+		lanes := s.lanes
+		*s = saved
+		s.lanes = lanes
+	}
+}
+
+// selection is what the cursor reads: a kernel's full name, an op's
+// path, a frame's stack, a step or range; or the readout's whole line.
+func (s *timelineScreen) selection(row bool) (string, bool) {
+	l, i := s.underCursor()
+	if i < 0 {
+		return "", false
+	}
+	text := l.describe(i)
+	if l.kind == laneGPU {
+		g := &s.d.t.GPU[l.ref(i)]
+		if g.Kind == trace.Kernel {
+			text = sanitize(g.Name)
+		}
+	}
+	if row {
+		text = l.what + "\t" + trace.Duration(l.end(i)-l.start(i)).String() + "\t" + text
+	}
+	return text, true
+}
+
+// sourceLine is the source line of what the cursor reads: a Python
+// frame's own, or the user's line analyze found above a GPU launch.
+func (s *timelineScreen) sourceLine() string {
+	l, i := s.underCursor()
+	if i < 0 {
+		return ""
+	}
+	switch l.kind {
+	case lanePy:
+		return s.d.t.Frames[l.ref(i)].Name
+	case laneGPU:
+		return s.d.res.View().UserLine(l.ref(i))
+	}
+	return ""
+}
