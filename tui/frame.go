@@ -5,6 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/progress"
+	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/lipgloss"
 )
 
 // View draws the whole terminal: tab bar, body, status line.
@@ -110,4 +115,29 @@ func (m *Model) loadingView(w, h int) string {
 	lines[h/2] = cut("  "+line, w)
 	lines[h-1] = cut("  q quits", w)
 	return strings.Join(lines, "\n")
+}
+
+// newFilterInput is the / prompt. Its cursor does not blink: a blink is a
+// timer message per half second for an idle UI, and the status line is
+// redrawn on every key anyway.
+func newFilterInput(st *styles) textinput.Model {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.PromptStyle = st.plain
+	in.TextStyle = st.plain
+	in.PlaceholderStyle = st.dim
+	in.Cursor.Style = st.plain
+	in.Cursor.TextStyle = st.plain
+	in.Cursor.SetMode(cursor.CursorStatic)
+	return in
+}
+
+// newProgressBar is the loading screen's bar, in the 16-colour palette
+// and the renderer's colour profile (plain with NO_COLOR).
+func newProgressBar(r *lipgloss.Renderer, st *styles) progress.Model {
+	p := progress.New(progress.WithSolidFill("6"), progress.WithFillCharacters('█', '░'), progress.WithColorProfile(r.ColorProfile()))
+	p.EmptyColor = ""
+	p.PercentFormat = " %3.0f%%"
+	p.PercentageStyle = st.plain
+	return p
 }

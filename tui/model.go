@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
@@ -171,31 +170,6 @@ func New(opts Options) *Model {
 		keys: newKeyMap(), input: newFilterInput(st), helpView: newHelp(st), bar: newProgressBar(r, st)}
 	m.prog.phase.Store("reading")
 	return m
-}
-
-// newFilterInput is the / prompt. Its cursor does not blink: a blink is a
-// timer message per half second for an idle UI, and the status line is
-// redrawn on every key anyway.
-func newFilterInput(st *styles) textinput.Model {
-	in := textinput.New()
-	in.Prompt = "/"
-	in.PromptStyle = st.plain
-	in.TextStyle = st.plain
-	in.PlaceholderStyle = st.dim
-	in.Cursor.Style = st.plain
-	in.Cursor.TextStyle = st.plain
-	in.Cursor.SetMode(cursor.CursorStatic)
-	return in
-}
-
-// newProgressBar is the loading screen's bar, in the 16-colour palette
-// and the renderer's colour profile (plain with NO_COLOR).
-func newProgressBar(r *lipgloss.Renderer, st *styles) progress.Model {
-	p := progress.New(progress.WithSolidFill("6"), progress.WithFillCharacters('█', '░'), progress.WithColorProfile(r.ColorProfile()))
-	p.EmptyColor = ""
-	p.PercentFormat = " %3.0f%%"
-	p.PercentageStyle = st.plain
-	return p
 }
 
 // Err is the error that ended the session (a trace that could not be
@@ -368,6 +342,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case editorDoneMsg:
 		m.flash = msg.text()
 		return m, nil
+	case ranksLanesMsg:
+		// Lanes read for a rank no longer shown are dropped.
+		if msg.d == m.data {
+			m.screens[scrTimeline].(*timelineScreen).addRanks(msg)
+		}
+		return m, nil
 	}
 	return m, nil
 }
@@ -437,6 +417,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	next := m.next
 	m.next = nil
+	if m.loaded && m.cur == scrTimeline {
+		if ask := m.askRanks(); ask != nil {
+			return tea.Batch(next, ask)
+		}
+	}
 	return next
 }
 
