@@ -86,5 +86,8 @@ func (d *detailLines) selection(dd *data, t *table, row bool) (string, bool) {
 	if k := d.links[i].kernel; k >= 0 && !row {
 		return dd.kernels[k].full, true
 	}
+	if d.src[i] != "" && !row {
+		return sanitize(d.src[i]), true
+	}
 	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d.lines[i]), "→")), true
 }

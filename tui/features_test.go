@@ -396,7 +396,9 @@ func TestColourCarriesMeaning(t *testing.T) {
 	press(m, "5")
 	// The GPU lane is a bar chart (it has the rows), each bar in its
 	// kernel's category colour.
-	bar := func(sgr string) *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(sgr) + "[▁▂▃▄▅▆▇█]") }
+	bar := func(sgr string) *regexp.Regexp {
+		return regexp.MustCompile(regexp.QuoteMeta(sgr) + "[▁▂▃▄▅▆▇█]")
+	}
 	if v := m.View(); !bar("\x1b[94m").MatchString(v) || !bar("\x1b[96m").MatchString(v) || !strings.Contains(v, "\x1b[2;91m"+idleMark) || !strings.Contains(v, "\x1b[94m█ gemm") {
 		t.Errorf("timeline GPU lane is not coloured by category (gemm blue, elementwise cyan) with idle marks and a legend:\n%q", v)
 	}

@@ -88,6 +88,10 @@ func (m *Model) statusLine(w int) string {
 		}
 	}
 	right := "? help  q quit"
+	if width(left)+width(right)+1 > w && w-width(right)-1 >= 20 {
+		// A long message gives way, not the way to help and out.
+		left = cut(left, w-width(right)-1)
+	}
 	pad := w - width(left) - width(right)
 	if pad < 1 {
 		return m.st.status.Render(fit(left, w)) + m.osc

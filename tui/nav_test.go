@@ -213,6 +213,10 @@ func TestRunFindingOpens(t *testing.T) {
 	if rs.focus {
 		t.Errorf("↑ on the first finding does not return to the ranks")
 	}
+	press(m, "G", "down", "esc")
+	if rs.focus {
+		t.Errorf("Esc in the findings list does not return to the ranks")
+	}
 }
 
 // TestReverseSort: S flips the sort column's direction and the header's

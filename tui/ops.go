@@ -293,13 +293,7 @@ func (s *opsScreen) save() func() {
 // its row; in the detail, the line under the cursor.
 func (s *opsScreen) selection(row bool) (string, bool) {
 	if s.detail != nil {
-		if i, ok := s.detail.lines.selected(s.detail.view); ok {
-			if k := s.detail.lines.links[i]; k.kernel >= 0 && !row {
-				return s.d.kernels[k.kernel].full, true
-			}
-			return strings.TrimSpace(s.detail.lines.lines[i]), true
-		}
-		return s.detail.name, true
+		return s.detail.lines.selection(s.d, s.detail.view, row)
 	}
 	if !s.isTree {
 		return tableSelection(s.flat, row, nil)

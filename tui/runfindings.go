@@ -112,12 +112,17 @@ func (r *runFindings) renderDetail(d *data, w, h int, st *styles) []string {
 	return r.detail.render(w, h, st)
 }
 
-// closeFinding closes the open finding, reporting whether one was open.
+// closeFinding closes the open finding, or leaves the findings list for
+// the ranks, reporting whether it did either.
 func (r *runFindings) closeFinding() bool {
-	if r.detail == nil {
+	switch {
+	case r.detail != nil:
+		r.open, r.detail = -1, nil
+	case r.focus:
+		r.setFocus(false)
+	default:
 		return false
 	}
-	r.open, r.detail = -1, nil
 	return true
 }
 
@@ -126,7 +131,7 @@ func (r *runFindings) findingHint() string {
 	case r.detail != nil:
 		return fmt.Sprintf("run finding %d/%d  line %s  Enter on → follows  Esc back", r.open+1, len(r.findings), r.detail.position())
 	case r.focus:
-		return r.fs.position() + " run findings  Enter opens  ↑ ranks"
+		return r.fs.position() + " run findings  Enter opens  ↑ or Esc: ranks"
 	}
 	return ""
 }

@@ -13,8 +13,8 @@ import (
 
 // Row limits: how many rows a lane may take beyond its first.
 const (
-	maxLevelRows = 8 // a nesting lane's levels
-	maxBarRows   = 3 // a GPU stream's bar
+	maxLevelRows = 24 // a nesting lane's levels
+	maxBarRows   = 4 // a GPU stream's bar
 )
 
 // heights gives each shown lane its rows, room in all: one each, then

@@ -112,7 +112,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 		{"2", "[2 Kernels]", []string{"KERNEL", "CATEGORY"}},
 		{"3", "[3 Ops]", []string{"OP", "CALLS"}},
 		{"4", "[4 Findings]", []string{"FINDING", "SEVERITY"}},
-		{"5", "[5 Timeline]", []string{"gpu0 s7", "cpu1 ops", "cpu2 ops", " py ", "steps", " rng "}},
+		{"5", "[5 Timeline]", []string{"gpu0 s7", "cpu1 ops", "cpu2 ops", " py ", "steps", " ranges "}},
 		{"6", "[6 Diff]", nil},
 		{"7", "[7 Ranks]", nil},
 	}
@@ -165,7 +165,15 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 				if styled := s.styled(); !sgrColour.MatchString(styled[strings.Index(styled, "Straggler"):]) {
 					t.Errorf("the straggler is not coloured:\n%q", styled)
 				}
-				// Drill into rank 0: every screen shows it.
+				// Leave a run finding the walk opened (Esc closes it, Esc
+				// leaves the findings list; one key per send, since Esc
+				// and the next key together read as Alt), then drill
+				// into rank 0: every screen shows it.
+				for range 2 {
+					s.keys("Escape")
+					s.settled()
+				}
+				s.waitFor("the rank table", "Enter shows this rank")
 				s.keys("g", "Enter")
 				s.waitFor("rank 0", "[1 Overview]", "rank 0: rank0.pt.trace.json.gz")
 			}
