@@ -14,7 +14,7 @@ import (
 // Row limits: how many rows a lane may take beyond its first.
 const (
 	maxLevelRows = 24 // a nesting lane's levels
-	maxBarRows   = 4 // a GPU stream's bar
+	maxBarRows   = 4  // a GPU stream's bar
 )
 
 // heights gives each shown lane its rows, room in all: one each, then
