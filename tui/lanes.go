@@ -240,6 +240,14 @@ func lanesOf(t *trace.Trace, shift trace.Duration, group string, own bool) []lan
 		l.index()
 		ls = append(ls, l)
 	}
+	gpuLanes(t, add)
+	hostLanes(t, add)
+	return ls
+}
+
+// gpuLanes adds a lane per GPU stream, each followed by its GPU-side
+// ranges.
+func gpuLanes(t *trace.Trace, add func(lane)) {
 	// GPU-side ranges (gpu_user_annotation: the step and the optimizer
 	// as the stream ran them) go right under their stream.
 	type stream struct{ device, stream int32 }
@@ -261,6 +269,11 @@ func lanesOf(t *trace.Trace, shift trace.Duration, group string, own bool) []lan
 			add(rangeLane(t.GPUAnnotations, ix, fmt.Sprintf("s%d ranges", g[0].Stream), fmt.Sprintf("ranges on GPU %d stream %d", g[0].Device, g[0].Stream)))
 		}
 	})
+}
+
+// hostLanes adds per host thread its ops and Python frames, then the
+// annotation lanes: steps, and user ranges per thread.
+func hostLanes(t *trace.Trace, add func(lane)) {
 	// Host lanes are numbered by thread in trace order; the readout names
 	// the thread as the trace does.
 	threadNo := map[trace.Index]int{}
@@ -335,7 +348,6 @@ func lanesOf(t *trace.Trace, shift trace.Duration, group string, own bool) []lan
 		}
 	}
 	flush()
-	return ls
 }
 
 // localParent turns a parent link into an index within the lane that

@@ -74,7 +74,13 @@ func newOpsScreen(d *data) *opsScreen {
 		}
 	}
 	s.flat = newTable(flatCols, nil, nil, 4, flatCell)
+	s.tree = newOpsTree(d, s)
+	return s
+}
 
+// newOpsTree is the op tree's table: a row per visible node, names
+// indented by depth, kernel leaves in their category's colour.
+func newOpsTree(d *data, s *opsScreen) *table {
 	nodes := d.tree.nodes
 	// Kernel leaves take their category's colour, as on the Kernels screen.
 	leafStyle := func(row int, st *styles) lipgloss.Style {
@@ -121,8 +127,7 @@ func newOpsScreen(d *data) *opsScreen {
 		}
 		return ""
 	}
-	s.tree = newTable(treeCols, nil, d.tree.visible(s.open, ""), -1, treeCell)
-	return s
+	return newTable(treeCols, nil, d.tree.visible(s.open, ""), -1, treeCell)
 }
 
 func (s *opsScreen) title() string { return "Ops" }
