@@ -376,6 +376,11 @@ func TestEditSource(t *testing.T) {
 	if b, _ := readFile(record); strings.TrimSpace(b) != "+42 "+file {
 		t.Errorf("the editor got %q, want +42 %s", b, file)
 	}
+	// On the Ops table, e reads the selected op's line without opening it.
+	press(m, "esc")
+	if got := os.sourceLine(); got != line {
+		t.Errorf("the Ops table's first op reads source line %q, its detail %q", got, line)
+	}
 	// No source line: the overview's findings have none.
 	press(m, "1", "e")
 	if !strings.Contains(m.View(), "no source line for the selected item") {

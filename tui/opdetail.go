@@ -127,15 +127,7 @@ func (o *opDetail) shapes(l *detailLines, t *trace.Trace, calls []int32, w int) 
 func (o *opDetail) pythonLines(l *detailLines, d *data, w int) {
 	l.add("", lineText, noLink)
 	l.add("Python lines (e opens in $EDITOR)", lineSection, noLink)
-	v := d.res.View()
-	by := map[string]int{}
-	d.tree.leaves(o.nodes, func(leaf int32) {
-		for _, g := range d.tree.nodes[leaf].launches {
-			if line := v.UserLine(int(g)); line != "" {
-				by[line]++
-			}
-		}
-	})
+	by := userLines(d, o.nodes)
 	if len(by) == 0 {
 		l.add("    none: analyze names the user's line per GPU launch, and none of this op's has one", lineText, noLink)
 		return
@@ -146,6 +138,21 @@ func (o *opDetail) pythonLines(l *detailLines, d *data, w int) {
 	if len(by) > maxDistinct {
 		l.add(fmt.Sprintf("    … %d more lines", len(by)-maxDistinct), lineText, noLink)
 	}
+}
+
+// userLines counts the user's source lines (analyze's View.UserLine)
+// above the GPU launches under the op tree's nodes ns.
+func userLines(d *data, ns []int32) map[string]int {
+	v := d.res.View()
+	by := map[string]int{}
+	d.tree.leaves(ns, func(leaf int32) {
+		for _, g := range d.tree.nodes[leaf].launches {
+			if line := v.UserLine(int(g)); line != "" {
+				by[line]++
+			}
+		}
+	})
+	return by
 }
 
 // opKernel is one kernel (or copy) the op launched, summed over its

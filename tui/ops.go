@@ -312,10 +312,22 @@ func (s *opsScreen) selection(row bool) (string, bool) {
 }
 
 // sourceLine is the op detail's Python line (the one under the cursor,
-// else the first).
+// else the first); on the table or tree, the line above most of the
+// selected op's (or kernel leaf's) launches.
 func (s *opsScreen) sourceLine() string {
 	if s.detail != nil {
 		return s.detail.sourceLine()
+	}
+	var nodes []int32
+	if row, ok := s.cur().selected(); !ok {
+		return ""
+	} else if s.isTree {
+		nodes = []int32{int32(row)}
+	} else {
+		nodes = s.byName[sanitize(s.d.res.Ops[row].Name)]
+	}
+	if top := ranked(userLines(s.d, nodes), 1); len(top) > 0 {
+		return top[0].name
 	}
 	return ""
 }
