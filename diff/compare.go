@@ -278,9 +278,6 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 					r.Notes = append(r.Notes, note)
 				}
 			}
-			if note := detectableNote(d, alpha); note != "" {
-				r.Notes = append(r.Notes, note)
-			}
 		}
 	}
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
@@ -294,6 +291,11 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.StepChange = decompose(base, next)
 	if note := profilerNote(r, base, next); note != "" {
 		r.Notes = append(r.Notes, note)
+	}
+	if m := r.Metric(StepTime); m != nil {
+		if note := detectableNote(m.Delta, alpha); note != "" {
+			r.Notes = append(r.Notes, note)
+		}
 	}
 	if note := profilerOptionsNote(base.ProfilerOptions, next.ProfilerOptions); note != "" {
 		r.Notes = append(r.Notes, note)

@@ -91,15 +91,15 @@ func diffTable(rows []diff.Row, what string, short bool) *table {
 	changeStyle := func(row int, st *styles) lipgloss.Style { return st.change(mark(rows[row].Status, &rows[row].Delta)) }
 	cols := []column{
 		{title: "", width: 1, style: changeStyle},
-		{title: what, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
-		{title: "STATUS", width: 7, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].Status, rows[b].Status) })},
+		{title: what, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
+		{title: "STATUS", width: 7, drop: 2, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].Status, rows[b].Status) })},
 		{title: "BASE/STEP", width: 10, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].Base.Median, rows[a].Base.Median) })},
 		{title: "NEW/STEP", width: 9, right: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[b].New.Median, rows[a].New.Median) })},
 		{title: "CHANGE", width: 9, right: true, style: changeStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(change(&rows[b]), change(&rows[a])) })},
 		{title: "DELTA", width: 8, right: true, style: changeStyle, order: orderBy(n, func(a, b int) int {
 			return cmp.Compare(math.Abs(nanTo(rows[b].Pct)), math.Abs(nanTo(rows[a].Pct)))
 		})},
-		{title: "P", width: 5, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].P, rows[b].P) })},
+		{title: "P", width: 5, right: true, drop: 1, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rows[a].P, rows[b].P) })},
 	}
 	cell := func(row, col int) string {
 		r := &rows[row]
@@ -162,6 +162,8 @@ func (s *diffScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.cur().cycleSort()
 		return true
+	case key.Matches(msg, m.keys.reverse):
+		return s.cur().flipSort()
 	case key.Matches(msg, m.keys.open):
 		s.open(m)
 		return true
@@ -179,11 +181,13 @@ func (s *diffScreen) open(m *Model) {
 	}
 	if s.byCat {
 		cat := sanitize(s.r.Categories[row].Name)
-		m.filters[scrKernels] = cat
-		ks := m.screens[scrKernels].(*kernelsScreen)
-		ks.back()
-		ks.tbl.setFilter(cat)
-		m.goTo(scrKernels)
+		m.follow(func() {
+			m.filters[scrKernels] = cat
+			ks := m.screens[scrKernels].(*kernelsScreen)
+			ks.back()
+			ks.tbl.setFilter(cat)
+			m.goTo(scrKernels)
+		})
 		return
 	}
 	r := &s.r.Kernels[row]
@@ -290,3 +294,23 @@ func (s *diffScreen) setFilter(f string) bool {
 }
 
 func (s *diffScreen) back() bool { return false }
+
+func (s *diffScreen) save() func() {
+	if s.r == nil {
+		return func() {}
+	}
+	kernels, cats, byCat := s.kernels.clone(), s.cats.clone(), s.byCat
+	return func() {
+		restoreTable(s.kernels, kernels)
+		restoreTable(s.cats, cats)
+		s.byCat = byCat
+	}
+}
+
+// selection is the selected kernel's or category's name, or its row.
+func (s *diffScreen) selection(row bool) (string, bool) {
+	if s.r == nil {
+		return "", false
+	}
+	return tableSelection(s.cur(), row, nil)
+}

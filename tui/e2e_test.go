@@ -84,8 +84,11 @@ func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSessio
 	// CI runners set CI, which termenv reads as "not a terminal" (no
 	// colour); the tmux pane is a terminal, as a user's is, so the
 	// program must not inherit it.
-	cmd := fmt.Sprintf("unset CI; %s '%s' tui %s; echo $? > '%s'; sleep 60", env, bin, strings.Join(quoted, " "), s.status)
+	// Nor $EDITOR: e must not start the user's editor in a test.
+	cmd := fmt.Sprintf("unset CI EDITOR VISUAL; %s '%s' tui %s; echo $? > '%s'; sleep 60", env, bin, strings.Join(quoted, " "), s.status)
 	s.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", s.name, "sh", "-c", cmd)
+	// Applications may set tmux's clipboard with OSC 52 (y checks it).
+	s.tmux("set-option", "-s", "set-clipboard", "on")
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	return s
 }
@@ -234,5 +237,94 @@ func TestTmuxUnreadableTrace(t *testing.T) {
 	screen := s.waitFor("error message", "tracelens: "+bad)
 	if strings.Contains(screen, "q quits") {
 		t.Errorf("terminal not restored after the error:\n%s", screen)
+	}
+}
+
+// TestTmuxIssue29Keys presses the keys issue 29 added in a real
+// terminal: op detail from the Ops table, a link and Esc back to the
+// same line, y copying through OSC 52 into tmux's buffer, e without
+// $EDITOR, S, a regex filter with an invalid step, q closing help, the
+// timeline filling the screen; then on a run, a run finding opened and
+// every rank's lanes on the timeline.
+func TestTmuxIssue29Keys(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (apt-get install tmux); the end-to-end terminal test needs it")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end terminal test skipped in -short mode")
+	}
+	bin := buildBinary(t)
+	s := startTmux(t, bin, "", "embedded:eggroll_hooks.json.gz")
+	s.waitFor("first frame", "[1 Overview]")
+
+	s.keys("3", "Enter")
+	s.waitFor("op detail", "OP DETAIL", "aten::bmm", "Called from", "Input shapes", "[[2048, 1, 1], [2048, 1, 256]]",
+		"capture_traces.py(84): eggroll_perturb_hook", "gemmk1_kernel", "op detail  line")
+	s.keys("y")
+	s.waitFor("copied", "copied the name: capture_traces.py(84): eggroll_perturb_hook")
+	if buf := s.tmux("show-buffer"); buf != "capture_traces.py(84): eggroll_perturb_hook" {
+		t.Errorf("tmux's buffer after y holds %q, want the source line", buf)
+	}
+	s.keys("e")
+	s.waitFor("e without $EDITOR", "set $EDITOR to open capture_traces.py:84")
+
+	// Follow the first kernel link and come back to the same line.
+	s.keys("G", "Enter")
+	s.waitFor("kernel from the op", "Duration histogram", "esc ← Ops")
+	s.keys("Escape")
+	screen := s.waitFor("back on the op", "OP DETAIL", "op detail  line 20/20", "gemvx::kernel")
+	checkFrame(t, s, screen, "back on the op")
+	s.keys("Escape")
+	s.waitFor("ops table", "1/34 ops  sort gpu total  Enter opens")
+
+	s.keys("2", "S")
+	s.waitFor("reverse sort", "TOTAL▲", "vectorized_elementwis")
+	s.keys("/", "^gem(mk1|v2T")
+	s.waitFor("invalid regexp", "missing closing )", `(filter "^gem" kept)`)
+	s.keys(")", "Enter")
+	s.waitFor("regexp filter", `filter "^gem(mk1|v2T)"`, "/2 kernels  sort total")
+
+	s.keys("?")
+	s.waitFor("help", "any key closes help", "y copy the name (OSC 52)", "S     reverse the sort")
+	s.keys("q")
+	s.waitFor("q closes help", "/2 kernels  sort total")
+
+	s.keys("5")
+	screen = s.waitFor("timeline", "cpu1 ranges", "cpu1 py")
+	rows := 0
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "|") && !strings.Contains(l, "|0ns") {
+			rows++
+		}
+	}
+	if rows < 30 {
+		t.Errorf("the timeline fills %d of 40 rows with lanes, want at least 30:\n%s", rows, screen)
+	}
+	s.keys("q")
+	if st := s.exitStatus(); st != "0" {
+		t.Fatalf("exit status %s after q", st)
+	}
+
+	t.Run("run", func(t *testing.T) { tmuxRunKeys(t, bin) })
+}
+
+// tmuxRunKeys opens a run's finding and its timeline of every rank.
+func tmuxRunKeys(t *testing.T, bin string) {
+	abs, err := filepath.Abs("../fixtures/runs/ddp_host_straggler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startTmux(t, bin, "", abs)
+	r.waitFor("ranks", "[7 Ranks]", "RUN FINDINGS")
+	r.keys("Down", "Enter")
+	r.waitFor("run finding", "RUN FINDING 1 OF 2", "Rank 1 makes the other ranks wait", "Evidence", "ranks 1")
+	// Esc then 5 in one send-keys would reach the program as Alt-5.
+	r.keys("Escape")
+	r.waitFor("finding closed", "RUN FINDINGS", "run findings  Enter opens")
+	r.keys("5")
+	r.waitFor("every rank on the timeline", "2 ranks on one clock", "r0 gpu0 s7", "r1 gpu1 s7", "rank 1 GPU 1 stream 7")
+	r.keys("q")
+	if st := r.exitStatus(); st != "0" {
+		t.Fatalf("exit status %s after q", st)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -234,7 +235,7 @@ func openFinding(t *testing.T, m *Model, id string) *findingsScreen {
 // whose link matches and expects the timeline.
 func followToTimeline(t *testing.T, m *Model, fs *findingsScreen, match func(link) bool) *timelineScreen {
 	t.Helper()
-	row := slices.IndexFunc(fs.links, match)
+	row := slices.IndexFunc(fs.lines.links, match)
 	if row < 0 {
 		t.Fatal("the finding has no such timeline link")
 	}
@@ -290,7 +291,7 @@ func TestFindingGapJumpsToTimeline(t *testing.T) {
 			m := loaded(t, recordedOptions(name), 120, 40)
 			fs := openFinding(t, m, "gpu-idle")
 			ts := followToTimeline(t, m, fs, func(l link) bool { return l.kernel < 0 && l.ok() })
-			got := fs.links[slices.IndexFunc(fs.links, func(l link) bool { return l.kernel < 0 && l.ok() })].at
+			got := fs.lines.links[slices.IndexFunc(fs.lines.links, func(l link) bool { return l.kernel < 0 && l.ok() })].at
 			if int64(got.Start) != want[0] || int64(got.End) != want[1] {
 				t.Errorf("gap %d–%d (%s), want %d–%d", got.Start, got.End, got.Dur(), want[0], want[1])
 			}
@@ -313,9 +314,9 @@ func TestFindingDetailWrapsTitle(t *testing.T) {
 	v := m.View()
 	title := m.data.res.Findings[fs.open].Title
 	var lines []string
-	for i, k := range fs.kinds {
+	for i, k := range fs.lines.kinds {
 		if k == lineTitle {
-			lines = append(lines, fs.lines[i])
+			lines = append(lines, fs.lines.lines[i])
 		}
 	}
 	if len(lines) < 2 || strings.Join(lines, " ") != title {
@@ -393,7 +394,12 @@ func TestColourCarriesMeaning(t *testing.T) {
 		t.Errorf("findings screen does not colour high severity:\n%q", v)
 	}
 	press(m, "5")
-	if v := m.View(); !strings.Contains(v, "\x1b[94m░") || !strings.Contains(v, "\x1b[96m░") || !strings.Contains(v, "\x1b[2;91m"+idleMark) || !strings.Contains(v, "\x1b[94m█ gemm") {
+	// The GPU lane is a bar chart (it has the rows), each bar in its
+	// kernel's category colour.
+	bar := func(sgr string) *regexp.Regexp {
+		return regexp.MustCompile(regexp.QuoteMeta(sgr) + "[▁▂▃▄▅▆▇█]")
+	}
+	if v := m.View(); !bar("\x1b[94m").MatchString(v) || !bar("\x1b[96m").MatchString(v) || !strings.Contains(v, "\x1b[2;91m"+idleMark) || !strings.Contains(v, "\x1b[94m█ gemm") {
 		t.Errorf("timeline GPU lane is not coloured by category (gemm blue, elementwise cyan) with idle marks and a legend:\n%q", v)
 	}
 	plain := loaded(t, diffOptions(), 120, 40)

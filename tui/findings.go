@@ -19,9 +19,7 @@ type findingsScreen struct {
 	d      *data
 	tbl    *table
 	detail *table // one row per line of the open finding
-	links  []link // per detail line: where Enter leads
-	kinds  []lineKind
-	lines  []string
+	lines  detailLines
 	open   int
 	w      int // width the detail was built for
 	lastW  int // width of the last render
@@ -37,12 +35,12 @@ func newFindingsScreen(d *data) *findingsScreen {
 	saving := orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].SavingUs, fs[a].SavingUs) })
 	cols := []column{
 		{title: "#", width: 3, right: true, order: saving},
-		{title: "FINDING", prose: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(titles[a], titles[b]) })},
+		{title: "FINDING", prose: true, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(titles[a], titles[b]) })},
 		{title: "SEVERITY", width: 9, order: orderBy(n, func(a, b int) int { return cmp.Compare(severityRank(fs[a].Severity), severityRank(fs[b].Severity)) }),
 			style: func(row int, st *styles) lipgloss.Style { return st.severity(fs[row].Severity) }},
 		{title: "SAVING/STEP", width: 12, right: true, order: saving},
 		{title: "SHARE", width: 6, right: true, drop: 1, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[b].Share, fs[a].Share) })},
-		{title: "ANALYZER", width: 16, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[a].ID, fs[b].ID) })},
+		{title: "ANALYZER", width: 16, drop: 2, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(fs[a].ID, fs[b].ID) })},
 	}
 	fields := []findingField{fieldRank, fieldTitle, fieldSeverity, fieldSaving, fieldShare, fieldAnalyzer}
 	cell := func(row, col int) string { return findingText(fs, titles, row, fields[col]) }
@@ -93,8 +91,8 @@ func (s *findingsScreen) title() string { return "Findings" }
 func (s *findingsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.detail != nil {
 		if key.Matches(msg, m.keys.open) {
-			if i, ok := s.detail.selected(); ok {
-				s.links[i].follow(m)
+			if i, ok := s.lines.selected(s.detail); ok {
+				s.lines.links[i].follow(m)
 			}
 			return true
 		}
@@ -110,35 +108,30 @@ func (s *findingsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.tbl.cycleSort()
 		return true
+	case key.Matches(msg, m.keys.reverse):
+		return s.tbl.flipSort()
 	}
 	return tableKeys(s.tbl, &m.keys, msg)
 }
 
-// lineKind is how a line of a finding's detail is drawn.
-type lineKind uint8
-
-const (
-	lineText lineKind = iota
-	lineTitle
-	lineMeta // severity, confidence, saving
-	lineSection
-	lineLink
-)
-
-// build lays the open finding out for width w: the title and text wrap,
-// evidence tables keep their columns, and each kernel, chain or gap the
-// evidence names gets a line of its own that Enter follows (to the
-// kernel's detail, or to the timeline at that place).
+// build lays the open finding out for width w (findingLines).
 func (s *findingsScreen) build(w int) {
 	f := &s.d.res.Findings[s.open]
-	s.lines, s.links, s.kinds = s.lines[:0], s.links[:0], s.kinds[:0]
-	add := func(l string, kind lineKind, to link) {
-		s.lines = append(s.lines, l)
-		s.kinds = append(s.kinds, kind)
-		s.links = append(s.links, to)
-	}
-	for _, l := range wrap(sanitize(f.Title), w) {
-		add(l, lineTitle, noLink)
+	s.lines = findingLines(s.d, f, nil, w)
+	s.detail = s.lines.table(fmt.Sprintf("FINDING %d OF %d", s.open+1, len(s.d.res.Findings)),
+		func(st *styles) lipgloss.Style { return st.severity(f.Severity) })
+	s.w = w
+}
+
+// findingLines lays finding f out for width w: the title and text wrap,
+// evidence tables keep their columns, and each kernel, chain or gap the
+// evidence names gets a line of its own that Enter follows (to the
+// kernel's detail in d, or to the timeline at that place). ranks, when
+// set, are the ranks a run's finding concerns.
+func findingLines(d *data, f *analyze.Finding, ranks []int, w int) detailLines {
+	var l detailLines
+	for _, t := range wrap(sanitize(f.Title), w) {
+		l.add(t, lineTitle, noLink)
 	}
 	meta := fmt.Sprintf("severity %s · confidence %s · saves %s per step (%.1f%% of a step) · %s",
 		f.Severity, f.Confidence, us(f.SavingUs), f.Share*100, sanitize(f.ID))
@@ -149,69 +142,55 @@ func (s *findingsScreen) build(w int) {
 	if f.NoTimeCost() {
 		meta = fmt.Sprintf("severity %s · confidence %s · no time saving: the cost is device memory · %s", f.Severity, f.Confidence, sanitize(f.ID))
 	}
-	for _, l := range wrap(meta, w) {
-		add(l, lineMeta, noLink)
+	if len(ranks) > 0 {
+		meta += " · ranks " + strings.Trim(fmt.Sprint(ranks), "[]")
 	}
-	add("", lineText, noLink)
-	add("Evidence", lineSection, noLink)
-	for _, e := range f.Evidence {
-		if e.Text != "" {
-			for _, l := range wrap(sanitize(e.Text), w-2) {
-				add("  "+l, lineText, noLink)
-			}
+	for _, t := range wrap(meta, w) {
+		l.add(t, lineMeta, noLink)
+	}
+	l.add("", lineText, noLink)
+	l.add("Evidence", lineSection, noLink)
+	for i := range f.Evidence {
+		evidenceLines(&l, d, &f.Evidence[i], w)
+	}
+	l.add("", lineText, noLink)
+	l.add("Fix", lineSection, noLink)
+	for _, t := range wrap(sanitize(f.Fix), w-2) {
+		l.add("  "+t, lineText, noLink)
+	}
+	return l
+}
+
+// evidenceLines adds one piece of evidence: its text, its table (a row
+// that points at a place links to it) and its kernels.
+func evidenceLines(l *detailLines, d *data, e *analyze.Evidence, w int) {
+	if e.Text != "" {
+		for _, t := range wrap(sanitize(e.Text), w-2) {
+			l.add("  "+t, lineText, noLink)
 		}
-		if e.Table != nil {
-			for i, l := range evidenceTable(e.Table, w-4) {
-				// Line 0 is the header; row i-1 may point at a place
-				// (a gap): analyze says where.
-				if p, ok := e.RowPlace(i - 1); i > 0 && ok {
-					add("  → "+l, lineLink, placeLink(p))
-					continue
-				}
-				add("    "+l, lineText, noLink)
-			}
-		}
-		if p, ok := e.Place(); ok {
-			add(fmt.Sprintf("  → timeline: the first time these %d kernels run back to back", len(e.Kernels)), lineLink, placeLink(p))
-		}
-		for _, k := range e.Kernels {
-			row, ok := s.d.kernelIndex[k]
-			if !ok {
-				add("    kernel "+sanitize(analyze.ShortKernelName(k)), lineText, noLink)
+	}
+	if e.Table != nil {
+		for i, t := range evidenceTable(e.Table, w-4) {
+			// Line 0 is the header; row i-1 may point at a place (a
+			// gap): analyze says where.
+			if p, ok := e.RowPlace(i - 1); i > 0 && ok {
+				l.add("  → "+t, lineLink, placeLink(p))
 				continue
 			}
-			add("  → kernel "+s.d.kernels[row].short, lineLink, kernelLink(row))
+			l.add("    "+t, lineText, noLink)
 		}
 	}
-	add("", lineText, noLink)
-	add("Fix", lineSection, noLink)
-	for _, l := range wrap(sanitize(f.Fix), w-2) {
-		add("  "+l, lineText, noLink)
+	if p, ok := e.Place(); ok {
+		l.add(fmt.Sprintf("  → timeline: the first time these %d kernels run back to back", len(e.Kernels)), lineLink, placeLink(p))
 	}
-	lines, kinds := s.lines, s.kinds
-	style := func(row int, st *styles) lipgloss.Style {
-		switch kinds[row] {
-		case lineTitle:
-			return st.header
-		case lineMeta:
-			return st.severity(f.Severity)
-		case lineSection:
-			return st.title
-		case lineLink:
-			return st.link
+	for _, k := range e.Kernels {
+		row, ok := d.kernelIndex[k]
+		if !ok {
+			l.add("    kernel "+sanitize(analyze.ShortKernelName(k)), lineText, noLink)
+			continue
 		}
-		return st.plain
+		l.add("  → kernel "+d.kernels[row].short, lineLink, kernelLink(row))
 	}
-	cols := []column{{title: fmt.Sprintf("FINDING %d OF %d", s.open+1, len(s.d.res.Findings)), prose: true, style: style}}
-	s.detail = newTable(cols, nil, orderBy(len(lines), func(a, b int) int { return 0 }), -1, func(row, col int) string { return lines[row] })
-	// Start on the first link: it is what the user most likely wants.
-	for i, l := range s.links {
-		if l.ok() {
-			s.detail.selectRow(i)
-			break
-		}
-	}
-	s.w = w
 }
 
 // evidenceTable renders a small table with columns as wide as their
@@ -289,7 +268,14 @@ func (s *findingsScreen) render(w, h int, st *styles) []string {
 	}
 	if s.open >= 0 {
 		if s.w != w-2 {
+			cursor := -1
+			if s.detail != nil {
+				cursor = s.detail.cursor
+			}
 			s.build(w - 2)
+			if cursor >= 0 {
+				s.detail.cursor = cursor
+			}
 		}
 		return s.detail.render(w, h, st)
 	}
@@ -317,4 +303,24 @@ func (s *findingsScreen) back() bool {
 	}
 	s.open, s.detail = -1, nil
 	return true
+}
+
+func (s *findingsScreen) save() func() {
+	saved := *s
+	saved.tbl, saved.detail = s.tbl.clone(), s.detail.clone()
+	return func() {
+		tbl := s.tbl
+		*s = saved
+		restoreTable(tbl, saved.tbl)
+		s.tbl = tbl
+	}
+}
+
+// selection is the selected finding's title or row; in its detail, the
+// line under the cursor (a kernel's full name on a kernel's line).
+func (s *findingsScreen) selection(row bool) (string, bool) {
+	if s.detail != nil {
+		return s.lines.selection(s.d, s.detail, row)
+	}
+	return tableSelection(s.tbl, row, nil)
 }

@@ -29,8 +29,8 @@ func newKernelsScreen(d *data) *kernelsScreen {
 		return orderBy(n, func(a, b int) int { return cmp.Compare(f(&ks[b]), f(&ks[a])) })
 	}
 	cols := []column{
-		{title: "KERNEL", order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].short, ks[b].short) })},
-		{title: "CATEGORY", width: 11, drop: 2, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) }),
+		{title: "KERNEL", asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].short, ks[b].short) })},
+		{title: "CATEGORY", width: 11, drop: 2, asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(ks[a].Category, ks[b].Category) }),
 			style: func(row int, st *styles) lipgloss.Style { return st.category(ks[row].Category) }},
 		{title: "COUNT", width: 6, right: true, order: desc(func(k *kernelRow) float64 { return float64(k.Count) })},
 		{title: "TOTAL", width: 7, right: true, order: desc(func(k *kernelRow) float64 { return k.TotalUs })},
@@ -93,8 +93,39 @@ func (s *kernelsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.tbl.cycleSort()
 		return true
+	case key.Matches(msg, m.keys.reverse):
+		return s.tbl.flipSort()
 	}
 	return tableKeys(s.tbl, &m.keys, msg)
+}
+
+func (s *kernelsScreen) save() func() {
+	tbl, detail := s.tbl.clone(), s.detail
+	var top int
+	if detail != nil {
+		top = detail.top
+	}
+	return func() {
+		restoreTable(s.tbl, tbl)
+		s.detail = detail
+		if detail != nil {
+			detail.top = top
+		}
+	}
+}
+
+// selection is the selected kernel's full name, or its row.
+func (s *kernelsScreen) selection(row bool) (string, bool) {
+	return tableSelection(s.tbl, row && s.detail == nil, func(r int) string { return s.d.kernels[r].full })
+}
+
+// sourceLine is the first Python line analyze found above the selected
+// kernel's launches.
+func (s *kernelsScreen) sourceLine() string {
+	if r, ok := s.tbl.selected(); ok && len(s.d.kernels[r].Python) > 0 {
+		return s.d.kernels[r].Python[0]
+	}
+	return ""
 }
 
 // open shows the detail of kernel row.

@@ -16,9 +16,10 @@ import (
 type keyMap struct {
 	// Everywhere.
 	next, prev, screen, filter, back, help, quit, forceQuit key.Binding
+	copyName, copyRow, edit                                 key.Binding
 	// Tables and detail views.
-	up, down, pageUp, pageDown, top, bottom         key.Binding
-	sort, open, opsTree, expand, collapse, diffView key.Binding
+	up, down, pageUp, pageDown, top, bottom                  key.Binding
+	sort, reverse, open, opsTree, expand, collapse, diffView key.Binding
 	// Timeline.
 	cursorLeft, cursorRight, lineStart, lineEnd, laneUp, laneDown key.Binding
 	panLeft, panRight, pageLeft, pageRight                        key.Binding
@@ -37,11 +38,14 @@ func newKeyMap() keyMap {
 		next:      bind(k("tab"), "tab", "next screen"),
 		prev:      bind(k("shift+tab"), "shift+tab", "previous screen"),
 		screen:    bind(k("1", "2", "3", "4", "5", "6", "7"), "1…7", "screen by number"),
-		filter:    bind(k("/"), "/", "filter rows (substring)"),
-		back:      bind(k("esc"), "esc", "close detail / clear filter"),
+		filter:    bind(k("/"), "/", "filter rows (regexp)"),
+		back:      bind(k("esc"), "esc", "back / close / clear filter"),
 		help:      bind(k("?"), "?", "this help (any key closes)"),
 		quit:      bind(k("q"), "q", "quit"),
 		forceQuit: bind(k("ctrl+c"), "ctrl+c", "quit, even in the filter"),
+		copyName:  bind(k("y"), "y", "copy the name (OSC 52)"),
+		copyRow:   bind(k("Y"), "Y", "copy the row"),
+		edit:      bind(k("e"), "e", "source line in $EDITOR"),
 
 		up:       bind(k("up", "k"), "↑ k", "row up"),
 		down:     bind(k("down", "j"), "↓ j", "row down"),
@@ -50,6 +54,7 @@ func newKeyMap() keyMap {
 		top:      bind(k("home", "g"), "home g", "first row"),
 		bottom:   bind(k("end", "G"), "end G", "last row"),
 		sort:     bind(k("s"), "s", "next sort column"),
+		reverse:  bind(k("S"), "S", "reverse the sort"),
 		open:     bind(k("enter"), "enter", "open / follow link"),
 		opsTree:  bind(k("t"), "t", "Ops: table / tree"),
 		expand:   bind(k("right", "l"), "→ l", "Ops tree: expand"),
@@ -85,7 +90,8 @@ type helpSection struct {
 }
 
 // helpSections groups every binding for the help screen. The columns keep
-// the whole list within the 22 body lines of an 80×24 terminal.
+// the whole list within the 22 body lines and 80 columns of an 80×24
+// terminal.
 func (k *keyMap) helpSections(in *textinput.Model) []helpSection {
 	clearText := in.KeyMap.DeleteBeforeCursor
 	clearText.SetHelp("ctrl+u", "clear the text")
@@ -95,10 +101,11 @@ func (k *keyMap) helpSections(in *textinput.Model) []helpSection {
 			{k.filter, k.back, k.quit, k.forceQuit},
 		}},
 		{"Tables and detail views", [][]key.Binding{
-			{k.up, k.down, k.pageUp, k.pageDown},
-			{k.top, k.bottom, k.sort, k.open},
+			{k.up, k.down, k.pageUp, k.pageDown, k.top},
+			{k.bottom, k.sort, k.reverse, k.open},
 			{k.opsTree, k.expand, k.collapse, k.diffView},
 		}},
+		{"The selected item", [][]key.Binding{{k.copyName}, {k.copyRow}, {k.edit}}},
 		{"Timeline", [][]key.Binding{
 			{k.cursorLeft, k.cursorRight, k.lineStart, k.lineEnd, k.laneUp},
 			{k.laneDown, k.panLeft, k.panRight, k.pageLeft, k.pageRight},
@@ -110,14 +117,14 @@ func (k *keyMap) helpSections(in *textinput.Model) []helpSection {
 
 // helpLines draws the help screen from the key map, in w cells.
 func (m *Model) helpLines(w int) []string {
-	lines := []string{" Keys"}
+	lines := []string{cut(" Keys (the mouse wheel scrolls)", w)}
 	for _, s := range m.keys.helpSections(&m.input) {
 		lines = append(lines, cut("  "+s.title, w))
 		for _, l := range strings.Split(m.helpView.FullHelpView(s.columns), "\n") {
 			lines = append(lines, cut("    "+strings.TrimRight(l, " "), w))
 		}
 	}
-	return append(lines, cut("  The mouse wheel scrolls.", w))
+	return lines
 }
 
 // newHelp returns a help view drawn with the UI's renderer, so NO_COLOR

@@ -32,11 +32,17 @@ type lane struct {
 	label string // the short label left of the lane
 	what  string // the longer name the readout under the lanes uses
 	key   string // lower-cased label and name, for the / filter
+	// t is the trace the lane's items index; group, in a run, names its
+	// rank ("r1"), and own says it is the rank the other screens show.
+	t     *trace.Trace
+	group string
+	own   bool
 
 	n          int
 	start, end func(i int) trace.Time
 	// describe names item i for the readout; ref is what Enter opens
-	// (a GPU activity, an op, a step index), or -1.
+	// (a GPU activity, an op, a step index) or e reads (a Python
+	// frame), or -1.
 	describe func(i int) string
 	ref      func(i int) int
 	// short names item i inside the lane, where room is short (a Python
@@ -50,10 +56,22 @@ type lane struct {
 	prefix           []trace.Duration // busy time before segment k
 	// tops are the items no earlier item contains (the outermost ones).
 	tops []int32
+	// maxDepth is how deep the lane's items nest (0: flat).
+	maxDepth int
 }
 
-// index computes the segments and the outermost items.
+// index computes the segments, the outermost items and the nesting
+// depth.
 func (l *lane) index() {
+	if l.parent != nil {
+		depth := make([]uint16, l.n)
+		for i := 0; i < l.n; i++ {
+			if p := l.parent(i); p >= 0 && p < i {
+				depth[i] = depth[p] + 1
+				l.maxDepth = max(l.maxDepth, int(depth[i]))
+			}
+		}
+	}
 	l.prefix = append(l.prefix[:0], 0)
 	var curEnd trace.Time
 	for i := 0; i < l.n; i++ {
@@ -77,6 +95,18 @@ func (l *lane) index() {
 		}
 		curEnd = max(curEnd, b)
 	}
+}
+
+// setGroup puts the lane in a rank's group ("r1"): the label column
+// names the rank, the readout says "rank 1 …", and "/rank 1" or "/r1"
+// filters its lanes.
+func (l *lane) setGroup(group string) {
+	if group == "" {
+		return
+	}
+	l.group = group
+	l.key += "\x00" + group + "\x00rank " + strings.TrimPrefix(group, "r")
+	l.what = "rank " + strings.TrimPrefix(group, "r") + " " + l.what
 }
 
 // label2 is the name drawn inside the lane for item i.
@@ -185,19 +215,39 @@ func runs(n int, same func(i, j int) bool, f func(from, to int)) {
 	}
 }
 
-// buildLanes makes the timeline's lanes: GPU streams first (what the
-// user tunes), then per host thread its ops and Python frames, then the
-// annotation lanes (steps, user ranges) that say what the program was in.
-func buildLanes(t *trace.Trace) []lane {
+// buildLanes makes the timeline's lanes of a trace.
+func buildLanes(t *trace.Trace) []lane { return lanesOf(t, 0, "", true) }
+
+// lanesOf makes the lanes of t: GPU streams first (what the user tunes),
+// then per host thread its ops and Python frames, then the annotation
+// lanes (steps, user ranges) that say what the program was in. In a
+// run, shift moves t's times onto the shown rank's clock and group names
+// the rank; own says t is the trace the other screens show.
+func lanesOf(t *trace.Trace, shift trace.Duration, group string, own bool) []lane {
 	var ls []lane
 	add := func(l lane) {
 		if l.n == 0 {
 			return
 		}
+		l.t, l.own = t, own
 		l.key = strings.ToLower(l.label + "\x00" + l.what)
+		l.setGroup(group)
+		if shift != 0 {
+			start, end := l.start, l.end
+			l.start = func(i int) trace.Time { return start(i) + trace.Time(shift) }
+			l.end = func(i int) trace.Time { return end(i) + trace.Time(shift) }
+		}
 		l.index()
 		ls = append(ls, l)
 	}
+	gpuLanes(t, add)
+	hostLanes(t, add)
+	return ls
+}
+
+// gpuLanes adds a lane per GPU stream, each followed by its GPU-side
+// ranges.
+func gpuLanes(t *trace.Trace, add func(lane)) {
 	// GPU-side ranges (gpu_user_annotation: the step and the optimizer
 	// as the stream ran them) go right under their stream.
 	type stream struct{ device, stream int32 }
@@ -216,9 +266,14 @@ func buildLanes(t *trace.Trace) []lane {
 			start: func(i int) trace.Time { return g[i].Start }, end: func(i int) trace.Time { return g[i].End },
 			describe: func(i int) string { return gpuName(&g[i]) }, ref: func(i int) int { return from + i }})
 		if ix := gpuRanges[stream{g[0].Device, g[0].Stream}]; len(ix) > 0 {
-			add(rangeLane(t.GPUAnnotations, ix, fmt.Sprintf("s%d rng", g[0].Stream), fmt.Sprintf("ranges on GPU %d stream %d", g[0].Device, g[0].Stream)))
+			add(rangeLane(t.GPUAnnotations, ix, fmt.Sprintf("s%d ranges", g[0].Stream), fmt.Sprintf("ranges on GPU %d stream %d", g[0].Device, g[0].Stream)))
 		}
 	})
+}
+
+// hostLanes adds per host thread its ops and Python frames, then the
+// annotation lanes: steps, and user ranges per thread.
+func hostLanes(t *trace.Trace, add func(lane)) {
 	// Host lanes are numbered by thread in trace order; the readout names
 	// the thread as the trace does.
 	threadNo := map[trace.Index]int{}
@@ -246,6 +301,7 @@ func buildLanes(t *trace.Trace) []lane {
 		host = append(host, hostLane{o[0].Thread, lane{kind: laneOps, label: fmt.Sprintf("cpu%d ops", n), what: "ops on " + name, n: len(o),
 			start: func(i int) trace.Time { return o[i].Start }, end: func(i int) trace.Time { return o[i].End },
 			describe: func(i int) string { return opPathText(t, trace.Index(from+i)) }, ref: func(i int) int { return from + i },
+			short:  func(i int) string { return sanitize(o[i].Name) },
 			parent: func(i int) int { return localParent(o[i].Parent, from, len(o)) }}})
 	})
 	runs(len(t.Frames), func(i, j int) bool { return t.Frames[i].Thread == t.Frames[j].Thread }, func(from, to int) {
@@ -253,7 +309,7 @@ func buildLanes(t *trace.Trace) []lane {
 		n, name := threadLabel(f[0].Thread)
 		host = append(host, hostLane{f[0].Thread, lane{kind: lanePy, label: fmt.Sprintf("cpu%d py", n), what: "Python on " + name, n: len(f),
 			start: func(i int) trace.Time { return f[i].Start }, end: func(i int) trace.Time { return f[i].End },
-			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(int) int { return -1 },
+			describe: func(i int) string { return frameStackText(t, trace.Index(from+i)) }, ref: func(i int) int { return from + i },
 			short:  func(i int) string { _, _, fn, _ := trace.ParseFrameName(f[i].Name); return sanitize(fn) },
 			parent: func(i int) int { return localParent(f[i].Parent, from, len(f)) }}})
 	})
@@ -279,7 +335,7 @@ func buildLanes(t *trace.Trace) []lane {
 			return
 		}
 		n, name := threadLabel(t.Annotations[idx[0]].Thread)
-		add(rangeLane(t.Annotations, idx, fmt.Sprintf("cpu%d rng", n), "ranges on "+name))
+		add(rangeLane(t.Annotations, idx, fmt.Sprintf("cpu%d ranges", n), "ranges on "+name))
 		idx = nil
 	}
 	for i := range t.Annotations {
@@ -292,7 +348,6 @@ func buildLanes(t *trace.Trace) []lane {
 		}
 	}
 	flush()
-	return ls
 }
 
 // localParent turns a parent link into an index within the lane that

@@ -6,28 +6,36 @@ import (
 )
 
 // Links between screens: a finding names kernels, gaps and chains; the
-// timeline names kernels and ops. Following one switches screen and puts
-// the cursor on the thing named, clearing a filter that would hide it.
+// timeline names kernels and ops; an op names its callers and kernels.
+// Following one pushes where the user was on the back stack (Esc returns
+// there), switches screen and puts the cursor on the thing named,
+// clearing a filter that would hide it.
 
 // showKernel opens kernel row's detail on the Kernels screen.
 func (m *Model) showKernel(row int) {
-	ks := m.screens[scrKernels].(*kernelsScreen)
-	m.filters[scrKernels] = ""
-	ks.tbl.setFilter("")
-	ks.show(row)
-	m.goTo(scrKernels)
+	m.follow(func() {
+		ks := m.screens[scrKernels].(*kernelsScreen)
+		m.filters[scrKernels] = ""
+		ks.tbl.setFilter("")
+		ks.show(row)
+		m.goTo(scrKernels)
+	})
 }
 
-// showOp selects the op named name in the Ops table.
+// showOp opens the detail of the op named name (its row of the Ops
+// table).
 func (m *Model) showOp(name string) {
 	os := m.screens[scrOps].(*opsScreen)
 	for row := range m.data.res.Ops {
 		if m.data.res.Ops[row].Name == name {
-			m.filters[scrOps] = ""
-			os.setFilter("")
-			os.isTree = false
-			os.flat.selectRow(row)
-			m.goTo(scrOps)
+			m.follow(func() {
+				m.filters[scrOps] = ""
+				os.setFilter("")
+				os.isTree = false
+				os.flat.selectRow(row)
+				os.openRow(row, "")
+				m.goTo(scrOps)
+			})
 			return
 		}
 	}
@@ -36,10 +44,12 @@ func (m *Model) showOp(name string) {
 // showTimeline puts the timeline on span, named what, on the lane of GPU
 // stream (device, stream) when there is one.
 func (m *Model) showTimeline(span trace.Span, device, stream int32, what string) {
-	ts := m.screens[scrTimeline].(*timelineScreen)
-	m.filters[scrTimeline] = ""
-	ts.show(span, ts.laneOfGPU(device, stream), what)
-	m.goTo(scrTimeline)
+	m.follow(func() {
+		ts := m.screens[scrTimeline].(*timelineScreen)
+		m.filters[scrTimeline] = ""
+		ts.show(span, ts.laneOfGPU(device, stream), what)
+		m.goTo(scrTimeline)
+	})
 }
 
 // link is where a line of a detail view leads, if anywhere.
@@ -50,13 +60,17 @@ type link struct {
 	at             trace.Span
 	device, stream int32
 	what           string // what the place is ("the gap", "the chain")
+	// op, when set, is an op's name: the link opens its detail.
+	op string
 }
 
 var noLink = link{kernel: -1}
 
 func kernelLink(row int) link { return link{kernel: row} }
 
-func (l link) ok() bool { return l.kernel >= 0 || l.at.End > l.at.Start }
+func opLink(name string) link { return link{kernel: -1, op: name} }
+
+func (l link) ok() bool { return l.kernel >= 0 || l.at.End > l.at.Start || l.op != "" }
 
 func (l link) follow(m *Model) {
 	switch {
@@ -64,6 +78,8 @@ func (l link) follow(m *Model) {
 		m.showKernel(l.kernel)
 	case l.at.End > l.at.Start:
 		m.showTimeline(l.at, l.device, l.stream, l.what)
+	case l.op != "":
+		m.showOp(l.op)
 	}
 }
 
@@ -75,12 +91,14 @@ func placeLink(p analyze.Place) link {
 
 // showFinding opens finding row's detail on the Findings screen.
 func (m *Model) showFinding(row int) {
-	fs := m.screens[scrFindings].(*findingsScreen)
-	m.filters[scrFindings] = ""
-	fs.back()
-	fs.tbl.setFilter("")
-	fs.tbl.selectRow(row)
-	fs.open = row
-	fs.build(max(m.width-2, 20))
-	m.goTo(scrFindings)
+	m.follow(func() {
+		fs := m.screens[scrFindings].(*findingsScreen)
+		m.filters[scrFindings] = ""
+		fs.back()
+		fs.tbl.setFilter("")
+		fs.tbl.selectRow(row)
+		fs.open = row
+		fs.build(max(m.width-2, 20))
+		m.goTo(scrFindings)
+	})
 }

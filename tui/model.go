@@ -3,11 +3,9 @@ package tui
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
@@ -71,6 +69,9 @@ type screen interface {
 	setFilter(f string) bool
 	// back closes a detail view and reports whether one was open.
 	back() bool
+	// save captures the screen's state (cursor, scroll, sort, filter,
+	// open detail) and returns what puts it back (the back stack).
+	save() (restore func())
 }
 
 const (
@@ -119,6 +120,18 @@ type Model struct {
 	// next is a command a screen's key handler asks for (reading another
 	// rank), returned by Update.
 	next tea.Cmd
+	// stack is the back stack: where each followed link came from.
+	stack []place
+	// filterErr is why the / prompt's text is not a valid regexp (the
+	// previous filter stays applied); nil when it is.
+	filterErr error
+	// flash is a one-time message for the status line ("copied"),
+	// cleared by the next key.
+	flash string
+	// osc is an escape sequence for the terminal (OSC 52, the clipboard)
+	// that the frames carry until oscClearMsg number oscSeq arrives.
+	osc    string
+	oscSeq int
 }
 
 // loadProgress is shared between the loading goroutine and the UI.
@@ -157,31 +170,6 @@ func New(opts Options) *Model {
 		keys: newKeyMap(), input: newFilterInput(st), helpView: newHelp(st), bar: newProgressBar(r, st)}
 	m.prog.phase.Store("reading")
 	return m
-}
-
-// newFilterInput is the / prompt. Its cursor does not blink: a blink is a
-// timer message per half second for an idle UI, and the status line is
-// redrawn on every key anyway.
-func newFilterInput(st *styles) textinput.Model {
-	in := textinput.New()
-	in.Prompt = "/"
-	in.PromptStyle = st.plain
-	in.TextStyle = st.plain
-	in.PlaceholderStyle = st.dim
-	in.Cursor.Style = st.plain
-	in.Cursor.TextStyle = st.plain
-	in.Cursor.SetMode(cursor.CursorStatic)
-	return in
-}
-
-// newProgressBar is the loading screen's bar, in the 16-colour palette
-// and the renderer's colour profile (plain with NO_COLOR).
-func newProgressBar(r *lipgloss.Renderer, st *styles) progress.Model {
-	p := progress.New(progress.WithSolidFill("6"), progress.WithFillCharacters('█', '░'), progress.WithColorProfile(r.ColorProfile()))
-	p.EmptyColor = ""
-	p.PercentFormat = " %3.0f%%"
-	p.PercentageStyle = st.plain
-	return p
 }
 
 // Err is the error that ended the session (a trace that could not be
@@ -288,7 +276,7 @@ func newScreens(d *data) [numScreens]screen {
 		scrFindings: newFindingsScreen(d),
 		scrTimeline: newTimeline(d),
 		scrDiff:     newDiffScreen(d),
-		scrRanks:    newRanksScreen(d.run, d.rank),
+		scrRanks:    newRanksScreen(d),
 	}
 }
 
@@ -310,6 +298,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		first := m.data == nil
 		m.data, m.screens, m.loaded = msg.d, msg.screens, true
+		// The places on the back stack were on the screens just replaced.
+		m.stack = nil
 		switch {
 		case m.data.diff != nil:
 			// `tui BASE NEW` asks for the comparison: open on it.
@@ -342,7 +332,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
+		m.flash = ""
 		return m, m.key(msg)
+	case oscClearMsg:
+		if int(msg) == m.oscSeq {
+			m.osc = ""
+		}
+		return m, nil
+	case editorDoneMsg:
+		m.flash = msg.text()
+		return m, nil
+	case ranksLanesMsg:
+		// Lanes read for a rank no longer shown are dropped.
+		if msg.d == m.data {
+			m.screens[scrTimeline].(*timelineScreen).addRanks(msg)
+		}
+		return m, nil
 	}
 	return m, nil
 }
@@ -373,9 +378,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.help {
-		if key.Matches(msg, km.quit) {
-			return tea.Quit
-		}
+		// Help says any key closes it, q included.
 		m.help = false
 		return nil
 	}
@@ -385,11 +388,15 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, km.help):
 		m.help = true
 	case key.Matches(msg, km.next):
-		m.cur = (m.cur + 1) % numScreens
+		m.switchTo((m.cur + 1) % numScreens)
 	case key.Matches(msg, km.prev):
-		m.cur = (m.cur + numScreens - 1) % numScreens
+		m.switchTo((m.cur + numScreens - 1) % numScreens)
 	case key.Matches(msg, km.screen):
-		m.cur = int(msg.Runes[0] - '1')
+		m.switchTo(int(msg.Runes[0] - '1'))
+	case key.Matches(msg, km.copyName, km.copyRow):
+		return m.copySelection(key.Matches(msg, km.copyRow))
+	case key.Matches(msg, km.edit):
+		return m.editSource()
 	case key.Matches(msg, km.filter):
 		if m.screens[m.cur].setFilter(m.filters[m.cur]) {
 			m.editing = true
@@ -398,6 +405,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.input.Focus()
 		}
 	case key.Matches(msg, km.back):
+		if m.pop() {
+			break
+		}
 		if !m.screens[m.cur].back() && m.filters[m.cur] != "" {
 			m.filters[m.cur] = ""
 			m.screens[m.cur].setFilter("")
@@ -407,15 +417,32 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	next := m.next
 	m.next = nil
+	if m.loaded && m.cur == scrTimeline {
+		if ask := m.askRanks(); ask != nil {
+			return tea.Batch(next, ask)
+		}
+	}
 	return next
 }
 
+// switchTo shows screen s, chosen by the user: the trail of followed
+// links is left, so the back stack empties.
+func (m *Model) switchTo(s int) {
+	m.cur = s
+	m.stack = nil
+}
+
 // editFilter handles keys while the / prompt is open: the filter applies
-// as it is typed; Enter keeps it, Esc clears it; the rest is textinput's
-// line editing.
+// as it is typed, a Go regexp or a plain substring; text that is not a
+// valid regexp leaves the last valid filter applied and the prompt says
+// why. Enter keeps the filter (not while the text is invalid), Esc clears
+// it; the rest is textinput's line editing.
 func (m *Model) editFilter(msg tea.KeyMsg) {
 	switch {
 	case key.Matches(msg, m.keys.accept):
+		if m.filterErr != nil {
+			return
+		}
 		m.editing = false
 		m.input.Blur()
 		return
@@ -432,6 +459,11 @@ func (m *Model) editFilter(msg tea.KeyMsg) {
 	if f != m.input.Value() {
 		m.input.SetValue(f)
 	}
+	if _, err := compileFilter(f); err != nil {
+		m.filterErr = err
+		return
+	}
+	m.filterErr = nil
 	if f != m.filters[m.cur] {
 		m.filters[m.cur] = f
 		m.screens[m.cur].setFilter(f)
@@ -440,99 +472,5 @@ func (m *Model) editFilter(msg tea.KeyMsg) {
 
 // goTo switches to screen s (used by links between screens).
 func (m *Model) goTo(s int) { m.cur = s }
-
-// View draws the whole terminal: tab bar, body, status line.
-func (m *Model) View() string {
-	w, h := max(m.width, 20), max(m.height, 5)
-	if !m.loaded {
-		return m.loadingView(w, h)
-	}
-	lines := make([]string, 0, h)
-	lines = append(lines, m.tabBar(w))
-	var body []string
-	if m.help {
-		body = m.helpLines(w)
-	} else {
-		body = m.screens[m.cur].render(w, h-2, m.st)
-	}
-	for i := 0; i < h-2; i++ {
-		if i < len(body) {
-			lines = append(lines, body[i])
-		} else {
-			lines = append(lines, "")
-		}
-	}
-	lines = append(lines, m.statusLine(w))
-	return strings.Join(lines, "\n")
-}
-
-func (m *Model) tabBar(w int) string {
-	var b strings.Builder
-	used := 0
-	for i, t := range screenTitles {
-		label := " " + strconv.Itoa(i+1) + " " + t + " "
-		if i == m.cur {
-			label = "[" + strconv.Itoa(i+1) + " " + t + "]"
-		}
-		if used+width(label) > w {
-			break
-		}
-		used += width(label)
-		if i == m.cur {
-			b.WriteString(m.st.tabOn.Render(label))
-		} else {
-			b.WriteString(m.st.tabOff.Render(label))
-		}
-	}
-	if rest := w - used; rest > 12 {
-		b.WriteString(m.st.dim.Render(padLeft(cut(sanitize(m.data.name), rest-1), rest)))
-	}
-	return b.String()
-}
-
-func (m *Model) statusLine(w int) string {
-	var left string
-	switch {
-	case m.editing:
-		// Not in the status colours: the prompt's cursor is a reversed
-		// cell, which a reversed line would hide.
-		hint := "  Enter keeps, Esc clears"
-		m.input.Width = max(w-width(hint)-3, 1)
-		return m.input.View() + m.st.dim.Render(hint)
-	case m.help:
-		left = "any key closes help"
-	default:
-		left = m.screens[m.cur].hint()
-		if f := m.filters[m.cur]; f != "" {
-			left = "filter \"" + f + "\"  " + left
-		}
-	}
-	right := "? help  q quit"
-	pad := w - width(left) - width(right)
-	if pad < 1 {
-		return m.st.status.Render(fit(left, w))
-	}
-	return m.st.status.Render(left + strings.Repeat(" ", pad) + right)
-}
-
-func (m *Model) loadingView(w, h int) string {
-	phase, _ := m.prog.phase.Load().(string)
-	read, total := m.prog.read.Load(), m.prog.total.Load()
-	elapsed := time.Since(m.started).Truncate(100 * time.Millisecond)
-	var line string
-	if total > 0 {
-		frac := min(float64(read)/float64(total), 1)
-		const percent = 5 // " 100%"
-		m.bar.Width = max(min(w-30, 50), 10) + percent
-		line = fmt.Sprintf("%s  %d/%d MB", m.bar.ViewAs(frac), read>>20, total>>20)
-	} else {
-		line = fmt.Sprintf("%d MB read", read>>20)
-	}
-	lines := make([]string, h)
-	lines[h/2-1] = cut("  "+phase+" ("+elapsed.String()+")", w)
-	lines[h/2] = cut("  "+line, w)
-	lines[h-1] = cut("  q quits", w)
-	return strings.Join(lines, "\n")
-}
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -12,7 +13,8 @@ import (
 )
 
 // opsScreen is screen 3: the key_averages()-like op table, or with t the
-// op tree (op → child ops → kernels).
+// op tree (op → child ops → kernels); Enter on either opens the op's
+// detail.
 type opsScreen struct {
 	d      *data
 	flat   *table
@@ -20,6 +22,10 @@ type opsScreen struct {
 	open   []bool // expanded tree nodes
 	isTree bool
 	filter string
+	// byName lists the tree's op nodes of each op name (sanitised).
+	byName map[string][]int32
+	detail *opDetail // nil when a table is shown
+	lastW  int       // width of the last render
 }
 
 func newOpsScreen(d *data) *opsScreen {
@@ -33,7 +39,7 @@ func newOpsScreen(d *data) *opsScreen {
 		names[i] = sanitize(ops[i].Name)
 	}
 	flatCols := []column{
-		{title: "OP", order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
+		{title: "OP", asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(names[a], names[b]) })},
 		{title: "CALLS", width: 6, right: true, order: desc(func(o *analyze.OpStat) float64 { return float64(o.Calls) })},
 		{title: "CPU TOTAL", width: 10, right: true, order: desc(func(o *analyze.OpStat) float64 { return o.TotalCPUUs })},
 		{title: "CPU SELF", width: 9, right: true, drop: 2, order: desc(func(o *analyze.OpStat) float64 { return o.SelfCPUUs })},
@@ -61,9 +67,20 @@ func newOpsScreen(d *data) *opsScreen {
 		}
 		return ""
 	}
-	s := &opsScreen{d: d, open: make([]bool, len(d.tree.nodes))}
+	s := &opsScreen{d: d, open: make([]bool, len(d.tree.nodes)), byName: map[string][]int32{}}
+	for i := range d.tree.nodes {
+		if nd := &d.tree.nodes[i]; !nd.kernel {
+			s.byName[nd.name] = append(s.byName[nd.name], int32(i))
+		}
+	}
 	s.flat = newTable(flatCols, nil, nil, 4, flatCell)
+	s.tree = newOpsTree(d, s)
+	return s
+}
 
+// newOpsTree is the op tree's table: a row per visible node, names
+// indented by depth, kernel leaves in their category's colour.
+func newOpsTree(d *data, s *opsScreen) *table {
 	nodes := d.tree.nodes
 	// Kernel leaves take their category's colour, as on the Kernels screen.
 	leafStyle := func(row int, st *styles) lipgloss.Style {
@@ -110,8 +127,7 @@ func newOpsScreen(d *data) *opsScreen {
 		}
 		return ""
 	}
-	s.tree = newTable(treeCols, nil, d.tree.visible(s.open, ""), -1, treeCell)
-	return s
+	return newTable(treeCols, nil, d.tree.visible(s.open, ""), -1, treeCell)
 }
 
 func (s *opsScreen) title() string { return "Ops" }
@@ -125,6 +141,15 @@ func (s *opsScreen) cur() *table {
 
 func (s *opsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	km := &m.keys
+	if s.detail != nil {
+		if key.Matches(msg, km.open) {
+			if i, ok := s.detail.lines.selected(s.detail.view); ok {
+				s.detail.lines.links[i].follow(m)
+			}
+			return true
+		}
+		return tableKeys(s.detail.view, km, msg)
+	}
 	switch {
 	case key.Matches(msg, km.opsTree):
 		s.isTree = !s.isTree
@@ -132,13 +157,26 @@ func (s *opsScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, km.sort):
 		s.cur().cycleSort()
 		return true
+	case key.Matches(msg, km.reverse):
+		return s.cur().flipSort()
 	}
 	if !s.isTree {
+		if key.Matches(msg, km.open) {
+			if row, ok := s.flat.selected(); ok {
+				s.openRow(row, "")
+			}
+			return true
+		}
 		return tableKeys(s.flat, km, msg)
 	}
 	row, ok := s.tree.selected()
 	switch {
-	case key.Matches(msg, km.open, km.expand):
+	case key.Matches(msg, km.open):
+		if ok {
+			s.openNode(int32(row))
+		}
+		return true
+	case key.Matches(msg, km.expand):
 		if ok && len(s.d.tree.nodes[row].kids) > 0 {
 			s.open[row] = key.Matches(msg, km.expand) || !s.open[row]
 			s.rebuild()
@@ -166,22 +204,130 @@ func (s *opsScreen) rebuild() {
 	s.tree.refresh()
 }
 
-func (s *opsScreen) scroll(d int) { s.cur().move(d) }
+// openRow opens the detail of row of the Ops table: every node of the
+// op tree with its name. focus, when set, is a kernel to select.
+func (s *opsScreen) openRow(row int, focus string) {
+	stat := &s.d.res.Ops[row]
+	name := sanitize(stat.Name)
+	s.detail = &opDetail{name: name, nodes: s.byName[name], stat: stat, focus: focus}
+	s.detail.build(s.d, max(s.lastW-2, 20))
+}
 
-func (s *opsScreen) render(w, h int, st *styles) []string { return s.cur().render(w, h, st) }
+// openNode opens the detail of node n of the op tree; a kernel leaf
+// opens its op's, on the kernel's line.
+func (s *opsScreen) openNode(n int32) {
+	nd := &s.d.tree.nodes[n]
+	focus := ""
+	if nd.kernel {
+		if len(nd.launches) > 0 {
+			focus = s.d.t.GPU[nd.launches[0]].Name
+		}
+		n = nd.parent
+		nd = &s.d.tree.nodes[n]
+	}
+	s.detail = &opDetail{name: nd.name, nodes: []int32{n}, focus: focus}
+	s.detail.build(s.d, max(s.lastW-2, 20))
+}
+
+func (s *opsScreen) scroll(d int) {
+	if s.detail != nil {
+		s.detail.view.move(d)
+		return
+	}
+	s.cur().move(d)
+}
+
+func (s *opsScreen) render(w, h int, st *styles) []string {
+	s.lastW = w
+	if s.detail != nil {
+		if s.detail.w != w-2 {
+			cursor := s.detail.view.cursor
+			s.detail.build(s.d, w-2)
+			s.detail.view.cursor = cursor
+		}
+		return s.detail.view.render(w, h, st)
+	}
+	return s.cur().render(w, h, st)
+}
 
 func (s *opsScreen) hint() string {
-	if s.isTree {
-		return s.tree.position() + " tree rows  → expands ← collapses  t table"
+	if s.detail != nil {
+		return "op detail  line " + s.detail.view.position() + "  Enter on → follows  e source  Esc back"
 	}
-	return s.flat.position() + " ops  sort " + s.flat.sortName() + "  t tree"
+	if s.isTree {
+		return s.tree.position() + " tree rows  → expands ← collapses  Enter opens  t table"
+	}
+	return s.flat.position() + " ops  sort " + s.flat.sortName() + "  Enter opens  t tree"
 }
 
 func (s *opsScreen) setFilter(f string) bool {
+	if s.detail != nil {
+		return false
+	}
 	s.filter = f
 	s.flat.setFilter(f)
 	s.rebuild()
 	return true
 }
 
-func (s *opsScreen) back() bool { return false }
+func (s *opsScreen) back() bool {
+	if s.detail == nil {
+		return false
+	}
+	s.detail = nil
+	return true
+}
+
+func (s *opsScreen) save() func() {
+	flat, tree, open, isTree, filter := s.flat.clone(), s.tree.clone(), slices.Clone(s.open), s.isTree, s.filter
+	var detail *opDetail
+	if s.detail != nil {
+		c := *s.detail
+		c.view = c.view.clone()
+		detail = &c
+	}
+	return func() {
+		restoreTable(s.flat, flat)
+		restoreTable(s.tree, tree)
+		copy(s.open, open)
+		s.isTree, s.filter, s.detail = isTree, filter, detail
+	}
+}
+
+// selection is the selected op's name (a kernel leaf's full name), or
+// its row; in the detail, the line under the cursor.
+func (s *opsScreen) selection(row bool) (string, bool) {
+	if s.detail != nil {
+		return s.detail.lines.selection(s.d, s.detail.view, row)
+	}
+	if !s.isTree {
+		return tableSelection(s.flat, row, nil)
+	}
+	return tableSelection(s.tree, row, func(r int) string {
+		if nd := &s.d.tree.nodes[r]; nd.kernel && len(nd.launches) > 0 {
+			return sanitize(s.d.t.GPU[nd.launches[0]].Name)
+		}
+		return s.d.tree.nodes[r].name
+	})
+}
+
+// sourceLine is the op detail's Python line (the one under the cursor,
+// else the first); on the table or tree, the line above most of the
+// selected op's (or kernel leaf's) launches.
+func (s *opsScreen) sourceLine() string {
+	if s.detail != nil {
+		return s.detail.sourceLine()
+	}
+	var nodes []int32
+	if row, ok := s.cur().selected(); !ok {
+		return ""
+	} else if s.isTree {
+		nodes = []int32{int32(row)}
+	} else {
+		nodes = s.byName[sanitize(s.d.res.Ops[row].Name)]
+	}
+	if top := ranked(userLines(s.d, nodes), 1); len(top) > 0 {
+		return top[0].name
+	}
+	return ""
+}

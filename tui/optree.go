@@ -27,6 +27,10 @@ type opNode struct {
 	calls  int            // op calls, or kernel launches for a leaf
 	cpu    trace.Duration // wall time of the calls (ops only)
 	gpu    trace.Duration // GPU time launched inside, children included
+	// ops are the op calls of an op node; gpu the GPU activities of a
+	// leaf (what an op's detail reads: shapes, callers, source lines).
+	ops      []int32
+	launches []int32
 }
 
 type nodeKey struct {
@@ -71,6 +75,7 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 		}
 		n := child(parent, o.Name, false)
 		opNode[i] = n
+		tr.nodes[n].ops = append(tr.nodes[n].ops, int32(i))
 		tr.nodes[n].calls++
 		tr.nodes[n].cpu += o.Dur()
 	}
@@ -94,6 +99,7 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 			}
 		}
 		leaf := child(parent, name, true)
+		tr.nodes[leaf].launches = append(tr.nodes[leaf].launches, int32(g))
 		tr.nodes[leaf].calls++
 		for n := leaf; n >= 0; n = tr.nodes[n].parent {
 			tr.nodes[n].gpu += a.Dur()
@@ -121,6 +127,44 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 	return tr
 }
 
+// leaves calls f for every kernel leaf under the nodes ns, each once:
+// a node inside another of ns is that one's already.
+func (tr *opTree) leaves(ns []int32, f func(leaf int32)) {
+	in := make(map[int32]bool, len(ns))
+	for _, n := range ns {
+		in[n] = true
+	}
+	var walk func(n int32)
+	walk = func(n int32) {
+		if tr.nodes[n].kernel {
+			f(n)
+			return
+		}
+		for _, k := range tr.nodes[n].kids {
+			walk(k)
+		}
+	}
+	for _, n := range ns {
+		nested := false
+		for p := tr.nodes[n].parent; p >= 0 && !nested; p = tr.nodes[p].parent {
+			nested = in[p]
+		}
+		if !nested {
+			walk(n)
+		}
+	}
+}
+
+// path is node n's name path, outermost first.
+func (tr *opTree) path(n int32) string {
+	var names []string
+	for ; n >= 0; n = tr.nodes[n].parent {
+		names = append(names, tr.nodes[n].name)
+	}
+	slices.Reverse(names)
+	return strings.Join(names, " › ")
+}
+
 // visible lists the nodes shown: with no filter, the expanded part of the
 // tree; with a filter, every node whose subtree has a matching name, all
 // expanded, so a search shows where the match sits.
@@ -128,12 +172,12 @@ func (tr *opTree) visible(open []bool, filter string) []int32 {
 	var out []int32
 	var hit []bool
 	if filter != "" {
-		f := strings.ToLower(filter)
+		f := filterMatcher(filter)
 		hit = make([]bool, len(tr.nodes))
 		// Children come after parents in nodes, so a reverse pass sees
 		// every child before its parent.
 		for i := len(tr.nodes) - 1; i >= 0; i-- {
-			if hit[i] || strings.Contains(tr.nodes[i].key, f) {
+			if hit[i] || f.match(tr.nodes[i].key) {
 				hit[i] = true
 				if p := tr.nodes[i].parent; p >= 0 {
 					hit[p] = true

@@ -270,6 +270,15 @@ func (s *overviewScreen) setFilter(f string) bool {
 
 func (s *overviewScreen) back() bool { return false }
 
+func (s *overviewScreen) save() func() {
+	f := s.findings.clone()
+	return func() { restoreTable(s.findings, f) }
+}
+
+func (s *overviewScreen) selection(row bool) (string, bool) {
+	return tableSelection(s.findings, row, nil)
+}
+
 // severityRank orders severities high first.
 func severityRank(s string) int {
 	switch s {

@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 )
 
@@ -20,20 +19,25 @@ import (
 // late it arrives at collectives on average (SKEW) and how long it makes
 // the others wait;
 // the straggler explained; the run's findings. Enter drills into a rank:
-// every other screen then shows that rank's trace.
+// every other screen then shows that rank's trace; ↓ past the last rank
+// moves to the run's findings, and Enter opens one.
 type ranksScreen struct {
+	d   *data
 	run *distributed.Result
 	// shown is the index (into run.Ranks) of the rank the other screens
 	// show.
 	shown int
 	tbl   *table
+	runFindings
 }
 
-func newRanksScreen(run *distributed.Result, shown int) *ranksScreen {
-	s := &ranksScreen{run: run, shown: shown}
+func newRanksScreen(d *data) *ranksScreen {
+	run, shown := d.run, d.rank
+	s := &ranksScreen{d: d, run: run, shown: shown}
 	if run == nil {
 		return s
 	}
+	s.runFindings = newRunFindings(run)
 	rs := run.Ranks
 	n := len(rs)
 	straggler := -1
@@ -59,7 +63,7 @@ func newRanksScreen(run *distributed.Result, shown int) *ranksScreen {
 		return st.plain
 	}
 	cols := []column{
-		{title: "RANK", width: 6, right: true, style: stragglerStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Rank, rs[b].Rank) })},
+		{title: "RANK", width: 6, right: true, asc: true, style: stragglerStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Rank, rs[b].Rank) })},
 		{title: "STEP", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.StepMedianUs })},
 		{title: "COMM", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.CommKernelUs })},
 		{title: "EXPOSED", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.ExposedCommUs })},
@@ -70,7 +74,7 @@ func newRanksScreen(run *distributed.Result, shown int) *ranksScreen {
 		{title: "LAST", width: 5, right: true, drop: 4, order: desc(func(r *distributed.RankRow) float64 { return float64(r.LastArrivals) })},
 		{title: "OTHERS WAIT", width: 11, right: true, style: stragglerStyle, order: desc(func(r *distributed.RankRow) float64 { return r.CausedWaitUs })},
 		{title: "CLOCK", width: 8, right: true, drop: 1, order: desc(func(r *distributed.RankRow) float64 { return r.ClockOffsetUs })},
-		{title: "TRACE", order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Source, rs[b].Source) })},
+		{title: "TRACE", asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Source, rs[b].Source) })},
 	}
 	cell := func(row, col int) string {
 		r := &rs[row]
@@ -117,6 +121,13 @@ func (s *ranksScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	if s.run == nil {
 		return false
 	}
+	if s.detail != nil || s.focus {
+		return s.findingKeys(m, s.d, msg)
+	}
+	if key.Matches(msg, m.keys.down) && s.fs != nil && s.tbl.cursor == len(s.tbl.view)-1 {
+		s.setFocus(true)
+		return true
+	}
 	switch {
 	case key.Matches(msg, m.keys.open):
 		if row, ok := s.tbl.selected(); ok {
@@ -126,12 +137,20 @@ func (s *ranksScreen) handle(m *Model, msg tea.KeyMsg) bool {
 	case key.Matches(msg, m.keys.sort):
 		s.tbl.cycleSort()
 		return true
+	case key.Matches(msg, m.keys.reverse):
+		return s.tbl.flipSort()
 	}
 	return tableKeys(s.tbl, &m.keys, msg)
 }
 
 func (s *ranksScreen) scroll(d int) {
-	if s.run != nil {
+	switch {
+	case s.run == nil:
+	case s.detail != nil:
+		s.detail.move(d)
+	case s.focus:
+		s.fs.move(d)
+	default:
 		s.tbl.move(d)
 	}
 }
@@ -158,8 +177,8 @@ func (s *ranksScreen) header(w int, st *styles) []string {
 	return append(out, "")
 }
 
-// footer lists the run's dimensions, findings and notes.
-func (s *ranksScreen) footer(w int, st *styles) []string {
+// dimensions lists the run's parallelism dimensions.
+func (s *ranksScreen) dimensions(w int, st *styles) []string {
 	r := s.run
 	var out []string
 	if len(r.Dimensions) > 0 {
@@ -169,18 +188,15 @@ func (s *ranksScreen) footer(w int, st *styles) []string {
 				us(d.CommKernelUs), us(d.ExposedCommUs), us(d.WaitUs), byteCount(d.Bytes)), w))
 		}
 	}
-	if len(r.Findings) > 0 {
-		out = append(out, "", st.title.Render(" Run findings"))
-		for _, f := range r.Findings {
-			saves := fmt.Sprintf("saves %s per step", us(f.SavingUs))
-			if f.SavingFrom == analyze.FromOneOff {
-				saves = "a one-time " + us(f.OneOffUs).String()
-			}
-			out = append(out, st.severity(f.Severity).Render(cut(fmt.Sprintf("  %-6s %s (%s)", f.Severity, sanitize(f.Title), saves), w)))
-		}
-		if r.CombinedSavingUs > 0 {
-			out = append(out, cut(fmt.Sprintf("  all findings fixed: ~%s per step (rank %d's own findings ranked with the run's)", us(r.CombinedSavingUs), r.Rank), w))
-		}
+	return out
+}
+
+// notes lists the run's combined saving, unmatched kernels and warnings.
+func (s *ranksScreen) notes(w int, st *styles) []string {
+	r := s.run
+	var out []string
+	if len(r.Findings) > 0 && r.CombinedSavingUs > 0 {
+		out = append(out, cut(fmt.Sprintf("  all findings fixed: ~%s per step (rank %d's own findings ranked with the run's)", us(r.CombinedSavingUs), r.Rank), w))
 	}
 	for _, u := range r.Unmatched {
 		out = append(out, st.dim.Render(cut(fmt.Sprintf(" unmatched: rank %d, group %s: %d communication kernels (%s)", u.Rank, sanitize(u.Group), u.Count, sanitize(u.Reason)), w)))
@@ -209,34 +225,88 @@ func (s *ranksScreen) render(w, h int, st *styles) []string {
 	if s.run == nil {
 		return []string{"", cut("  One trace is open. To compare the ranks of a multi-rank run: tracelens tui DIR (or GLOB, or the rank files)", w)}
 	}
-	head, foot := s.header(w, st), s.footer(w, st)
-	// The table gets what is left, at least its header and three ranks;
-	// the footer gives way first.
-	room := h - len(head) - len(foot)
-	if need := min(len(s.run.Ranks), 3) + 1; room < need {
-		foot = foot[:max(len(foot)-(need-room), 0)]
-		room = h - len(head) - len(foot)
+	if s.detail != nil {
+		return s.renderDetail(s.d, w, h, st)
 	}
+	head, dims, notes := s.header(w, st), s.dimensions(w, st), s.notes(w, st)
+	// The findings get up to their rows; the rank table what is left, at
+	// least its header and three ranks; notes, then dimensions, then
+	// findings give way first.
+	fh := 0
+	if s.fs != nil {
+		fh = 2 + min(len(s.run.Findings), 8) // blank, header, rows
+	}
+	need := min(len(s.run.Ranks), 3) + 1
+	for _, part := range []*[]string{&notes, &dims} {
+		if over := len(head) + len(dims) + len(notes) + fh + need - h; over > 0 {
+			*part = (*part)[:max(len(*part)-over, 0)]
+		}
+	}
+	if over := len(head) + len(dims) + len(notes) + fh + need - h; over > 0 {
+		fh = max(fh-over, 0)
+	}
+	room := min(h-len(head)-len(dims)-len(notes)-fh, len(s.tbl.view)+1)
 	out := append(head, s.tbl.render(w, max(room, 2), st)...)
-	return append(out, foot...)
+	out = append(out, dims...)
+	if fh >= 3 {
+		out = append(out, "")
+		out = append(out, s.fs.render(w, fh-1, st)...)
+	}
+	return append(out, notes...)
 }
 
 func (s *ranksScreen) hint() string {
 	if s.run == nil {
 		return "ranks"
 	}
-	return s.tbl.position() + " ranks  sort " + s.tbl.sortName() + "  Enter: this rank on every screen  ● shown"
+	if h := s.findingHint(); h != "" {
+		return h
+	}
+	return s.tbl.position() + " ranks  sort " + s.tbl.sortName() + "  Enter shows this rank  ● shown  ↓ run findings"
 }
 
 func (s *ranksScreen) setFilter(f string) bool {
-	if s.run == nil {
+	if s.run == nil || s.detail != nil || s.focus {
 		return false
 	}
 	s.tbl.setFilter(f)
 	return true
 }
 
-func (s *ranksScreen) back() bool { return false }
+func (s *ranksScreen) back() bool {
+	if s.run == nil {
+		return false
+	}
+	return s.closeFinding()
+}
+
+func (s *ranksScreen) save() func() {
+	if s.run == nil {
+		return func() {}
+	}
+	tbl, rf := s.tbl.clone(), s.runFindings.saved()
+	return func() {
+		restoreTable(s.tbl, tbl)
+		s.runFindings.restore(rf)
+	}
+}
+
+// selection is the selected rank's trace file or row, or the run
+// finding's.
+func (s *ranksScreen) selection(row bool) (string, bool) {
+	switch {
+	case s.run == nil:
+		return "", false
+	case s.detail != nil:
+		return s.lines.selection(s.d, s.detail, row)
+	case s.focus:
+		return tableSelection(s.fs, row, nil)
+	}
+	if r, ok := s.tbl.selected(); ok && !row {
+		return sanitize(s.run.Ranks[r].Source), true
+	}
+	return tableSelection(s.tbl, row, nil)
+}
 
 // openRank reads rank row of the run and shows it on every screen; the
 // Ranks screen keeps its place.

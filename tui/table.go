@@ -22,6 +22,9 @@ type column struct {
 	// is built so that cycling the sort costs nothing; nil when the column
 	// is not sortable.
 	order []int32
+	// asc says order runs from the smallest value up (names, ranks);
+	// figures run from the largest down. The header's arrow says which.
+	asc bool
 	// style, when set, colours the column's cell of a row (a severity,
 	// a category, a better/worse change); the cursor row stays uniform.
 	style func(row int, st *styles) lipgloss.Style
@@ -49,11 +52,18 @@ type table struct {
 	base []int32
 
 	sortCol int
+	// reverse flips the sort column's order (S); rev caches the flipped
+	// orders, one per column, made on first use.
+	reverse bool
+	rev     [][]int32
 	filter  string
 	view    []int32 // rows shown, in order
 	cursor  int     // index into view
-	offset  int     // first index of view on screen
-	height  int     // rows on screen, from the last render
+	// hideCursor draws the cursor row like the others (a list the
+	// cursor is not in).
+	hideCursor bool
+	offset     int // first index of view on screen
+	height     int // rows on screen, from the last render
 }
 
 // newTable builds a table sorted by column sortCol (or in base order when
@@ -66,10 +76,29 @@ func newTable(cols []column, extra []string, base []int32, sortCol int, cell fun
 }
 
 func (t *table) order() []int32 {
-	if t.sortCol >= 0 && t.sortCol < len(t.cols) && t.cols[t.sortCol].order != nil {
-		return t.cols[t.sortCol].order
+	if !t.sortable() {
+		return t.base
 	}
-	return t.base
+	ord := t.cols[t.sortCol].order
+	if !t.reverse {
+		return ord
+	}
+	if t.rev == nil {
+		t.rev = make([][]int32, len(t.cols))
+	}
+	if t.rev[t.sortCol] == nil {
+		r := make([]int32, len(ord))
+		for i, row := range ord {
+			r[len(ord)-1-i] = row
+		}
+		t.rev[t.sortCol] = r
+	}
+	return t.rev[t.sortCol]
+}
+
+// sortable reports whether the table is sorted by one of its columns.
+func (t *table) sortable() bool {
+	return t.sortCol >= 0 && t.sortCol < len(t.cols) && t.cols[t.sortCol].order != nil
 }
 
 // refresh recomputes the visible rows after a sort or filter change,
@@ -80,11 +109,11 @@ func (t *table) refresh() {
 	if t.filter == "" {
 		t.view = ord
 	} else {
-		f := strings.ToLower(t.filter)
+		f := filterMatcher(t.filter)
 		t.buildKeys(len(ord))
 		view := make([]int32, 0, 64)
 		for _, r := range ord {
-			if strings.Contains(t.key[r], f) {
+			if f.match(t.key[r]) {
 				view = append(view, r)
 			}
 		}
@@ -124,7 +153,8 @@ func (t *table) buildKeys(n int) {
 	}
 }
 
-// setFilter filters rows by case-insensitive substring.
+// setFilter filters rows by a case-insensitive regexp or substring
+// (compileFilter).
 func (t *table) setFilter(f string) {
 	if f == t.filter {
 		return
@@ -133,21 +163,45 @@ func (t *table) setFilter(f string) {
 	t.refresh()
 }
 
-// cycleSort sorts by the next sortable column.
+// cycleSort sorts by the next sortable column, in its own direction.
 func (t *table) cycleSort() {
 	for i := 1; i <= len(t.cols); i++ {
 		c := (t.sortCol + i) % len(t.cols)
 		if t.cols[c].order != nil {
-			t.sortCol = c
+			t.sortCol, t.reverse = c, false
 			t.refresh()
 			return
 		}
 	}
 }
 
-// sortName names the column the table is sorted by, or "".
+// flipSort reverses the direction of the sort column; false when the
+// table is not sorted by a column (tree views, detail views).
+func (t *table) flipSort() bool {
+	if !t.sortable() {
+		return false
+	}
+	t.reverse = !t.reverse
+	t.refresh()
+	return true
+}
+
+// ascending reports whether the rows run from the smallest value of the
+// sort column up.
+func (t *table) ascending() bool { return t.cols[t.sortCol].asc != t.reverse }
+
+// sortArrow is ▲ for an ascending sort, ▼ for a descending one.
+func (t *table) sortArrow() string {
+	if t.ascending() {
+		return "▲"
+	}
+	return "▼"
+}
+
+// sortName names the column the table is sorted by, or "" (the header
+// shows its direction).
 func (t *table) sortName() string {
-	if t.sortCol >= 0 && t.sortCol < len(t.cols) && t.cols[t.sortCol].order != nil {
+	if t.sortable() {
 		return strings.ToLower(t.cols[t.sortCol].title)
 	}
 	return ""
@@ -256,8 +310,8 @@ func (t *table) render(w, h int, st *styles) []string {
 	b.WriteString(strings.Repeat(" ", gutter))
 	for i, c := range shown {
 		title := t.cols[c].title
-		if c == t.sortCol && t.cols[c].order != nil {
-			title += "▼"
+		if c == t.sortCol && t.sortable() {
+			title += t.sortArrow()
 		}
 		t.writeCell(&b, title, widths[i], t.cols[c].right, false, i == len(shown)-1)
 	}
@@ -272,12 +326,13 @@ func (t *table) render(w, h int, st *styles) []string {
 	for i := t.offset; i < len(t.view) && i < t.offset+t.height; i++ {
 		row := int(t.view[i])
 		b.Reset()
-		if i == t.cursor {
+		onCursor := i == t.cursor && !t.hideCursor
+		if onCursor {
 			b.WriteString("> ")
 		} else {
 			b.WriteString("  ")
 		}
-		styled := i != t.cursor
+		styled := !onCursor
 		for j, c := range shown {
 			col := &t.cols[c]
 			if styled && col.style != nil {
@@ -292,7 +347,7 @@ func (t *table) render(w, h int, st *styles) []string {
 			t.writeCell(&b, t.cell(row, c), widths[j], col.right, col.prose, j == len(shown)-1)
 		}
 		line := b.String()
-		if i == t.cursor {
+		if onCursor {
 			line = st.cursor.Render(fit(strings.TrimRight(line, " "), w))
 		} else {
 			line = strings.TrimRight(line, " ")

@@ -1,13 +1,12 @@
 package tui
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -39,16 +38,43 @@ type timelineScreen struct {
 	// the lanes and named markWhat; empty when none.
 	mark     trace.Span
 	markWhat string
+	// labelW is the width of the lane labels, "> " included.
+	labelW int
+	// In a run: ranksAsked once the other ranks' traces were asked
+	// for, and ranksNote what the header says about them.
+	ranksAsked bool
+	ranksNote  string
 }
 
-const laneLabelW = 11
+// minLabelW is the narrowest lane label column.
+const minLabelW = 11
 
 func newTimeline(d *data) *timelineScreen {
 	t := d.t
-	s := &timelineScreen{d: d, step: -1, whole: t.Span(), lanes: buildLanes(t)}
+	s := &timelineScreen{d: d, step: -1, whole: t.Span()}
+	s.setLanes(buildLanes(t))
+	if d.run != nil {
+		for i := range s.lanes {
+			s.lanes[i].setGroup(rankGroup(d.run, d.rank))
+		}
+		s.setLanes(s.lanes)
+	}
 	s.win = s.whole
 	s.setFilter("")
 	return s
+}
+
+// setLanes shows lanes, sizing the label column to them.
+func (s *timelineScreen) setLanes(ls []lane) {
+	s.lanes = ls
+	s.labelW = minLabelW
+	for i := range ls {
+		w := 2 + width(ls[i].label)
+		if ls[i].group != "" {
+			w += width(ls[i].group) + 1
+		}
+		s.labelW = max(s.labelW, w+1)
+	}
 }
 
 func (s *timelineScreen) title() string { return "Timeline" }
@@ -138,8 +164,8 @@ func (s *timelineScreen) show(span trace.Span, laneIdx int, what string) {
 func (s *timelineScreen) laneOfGPU(device, stream int32) int {
 	for i := range s.lanes {
 		l := &s.lanes[i]
-		if l.kind == laneGPU && l.n > 0 {
-			g := &s.d.t.GPU[l.ref(0)]
+		if l.kind == laneGPU && l.n > 0 && l.own {
+			g := &l.t.GPU[l.ref(0)]
 			if g.Device == device && g.Stream == stream {
 				return i
 			}
@@ -208,10 +234,10 @@ func (s *timelineScreen) handle(m *Model, msg tea.KeyMsg) bool {
 // to its row in the Ops table, a step to the step's window.
 func (s *timelineScreen) open(m *Model) {
 	l, i := s.underCursor()
-	if i < 0 {
+	if i < 0 || !l.own {
 		return
 	}
-	t := s.d.t
+	t := l.t
 	switch l.kind {
 	case laneGPU:
 		g := &t.GPU[l.ref(i)]
@@ -221,7 +247,8 @@ func (s *timelineScreen) open(m *Model) {
 	case laneOps:
 		m.showOp(t.Ops[l.ref(i)].Name)
 	case laneSteps:
-		s.setStep(l.ref(i))
+		step := l.ref(i)
+		m.follow(func() { s.setStep(step) })
 	}
 }
 
@@ -237,297 +264,6 @@ func (s *timelineScreen) underCursor() (*lane, int) {
 
 func (s *timelineScreen) scroll(d int) {
 	s.lane = min(max(s.lane+d/3, 0), max(len(s.shown)-1, 0))
-}
-
-// shades are the block characters for busy fractions 0, (0,¼], … (¾,1].
-var shades = [...]string{" ", "░", "▒", "▓", "█"}
-
-// idleMark fills a GPU column with no activity at all, so a gap shows
-// even without colour.
-const idleMark = "·"
-
-func (s *timelineScreen) render(w, h int, st *styles) []string {
-	t := s.d.t
-	if len(s.lanes) == 0 {
-		return []string{"", "  no activity in this trace"}
-	}
-	s.cols = max(w-laneLabelW-1, 10)
-	if !s.placed {
-		s.placed = true
-		if l := &s.lanes[0]; l.n > 0 {
-			s.cur = s.colOf(l.start(0))
-		}
-	}
-	if s.hasCurAt {
-		// The first column that starts inside the place: its whole
-		// interval then reads the place, not what came before it.
-		s.hasCurAt = false
-		s.cur = s.colOf(s.curAt)
-		if s.colStart(s.cur) < s.curAt {
-			s.cur++
-		}
-	}
-	s.cur = min(max(s.cur, 0), s.cols-1)
-	cd := s.colDur()
-	var out []string
-	where := "whole trace"
-	if s.step >= 0 {
-		where = fmt.Sprintf("step #%d (%d of %d)", t.Steps[s.step].Number, s.step+1, len(t.Steps))
-	}
-	b := s.bounds()
-	zoom := float64(b.Dur()) / float64(max(s.win.Dur(), 1))
-	out = append(out, cut(fmt.Sprintf(" %s  %s  window %s–%s  zoom %.0f×  %s/column", where, b.Dur(),
-		trace.Duration(s.win.Start-b.Start), trace.Duration(s.win.End-b.Start), zoom, cd), w))
-	out = append(out, s.ruler(b.Start))
-	if len(s.shown) == 0 {
-		return append(out, st.dim.Render(cut("  no lane matches the filter \""+s.filter+"\" (Esc clears it)", w)))
-	}
-	// Lanes: as many as fit, scrolled so the selected one shows.
-	s.lane = min(s.lane, len(s.shown)-1)
-	room := max(h-len(out)-3, 1)
-	first := 0
-	if s.lane >= room {
-		first = s.lane - room + 1
-	}
-	for li := first; li < len(s.shown) && li < first+room; li++ {
-		l := &s.lanes[s.shown[li]]
-		mark := "  "
-		label := st.plain
-		if li == s.lane {
-			mark = "> "
-			label = st.header
-		}
-		line := label.Render(fit(mark+l.label, laneLabelW)) + "|"
-		switch {
-		case l.spans():
-			line += s.spanCells(l, st)
-		case l.kind == lanePy:
-			line += s.frameCells(l, st)
-		default:
-			line += s.densityCells(l, st)
-		}
-		out = append(out, line)
-	}
-	out = append(out, s.cursorLine(st))
-	a := s.colStart(s.cur)
-	where = fmt.Sprintf(" cursor %s into the %s", trace.Duration(a-b.Start), map[bool]string{true: "step", false: "trace"}[s.step >= 0])
-	if s.markWhat != "" {
-		where += fmt.Sprintf("   ━ %s: %s at +%s", s.markWhat, s.mark.Dur(), trace.Duration(s.mark.Start-b.Start))
-	}
-	out = append(out, cut(where, w))
-	l, i := s.underCursor()
-	if i >= 0 {
-		hint := ""
-		switch l.kind {
-		case laneGPU:
-			if t.GPU[l.ref(i)].Kind == trace.Kernel {
-				hint = "  (Enter: kernel detail)"
-			}
-		case laneOps:
-			hint = "  (Enter: op in the Ops table)"
-		case laneSteps:
-			hint = "  (Enter: this step)"
-		}
-		out = append(out, cut(fmt.Sprintf(" %s: %s at +%s  %s%s", l.what, trace.Duration(l.end(i)-l.start(i)), trace.Duration(l.start(i)-b.Start), l.describe(i), hint), w))
-	} else {
-		out = append(out, cut(fmt.Sprintf(" %s: idle", l.what), w))
-	}
-	if lg := s.legend(w, st); lg != "" {
-		out = append(out, lg)
-	}
-	return out
-}
-
-// densityCells draws a busy lane: one shade per column, coloured by the
-// lane's kind; on a GPU stream by the category of the kernel at the
-// column's middle, and a column with no activity at all is an idle mark.
-func (s *timelineScreen) densityCells(l *lane, st *styles) string {
-	var sb, run strings.Builder
-	runStyle := ""
-	idle := "\x00idle"
-	flush := func() {
-		switch runStyle {
-		case "":
-			sb.WriteString(run.String())
-		case idle:
-			sb.WriteString(st.idleLane.Render(run.String()))
-		case "\x00lane":
-			sb.WriteString(l.style(st).Render(run.String()))
-		default:
-			sb.WriteString(st.category(runStyle).Render(run.String()))
-		}
-		run.Reset()
-	}
-	prev := l.busyBefore(s.colStart(0))
-	for c := 0; c < s.cols; c++ {
-		a, z := s.colStart(c), s.colStart(c+1)
-		next := l.busyBefore(z)
-		f := float64(next-prev) / float64(max(z-a, 1))
-		prev = next
-		cell, style := shades[0], runStyle
-		switch {
-		case f > 0 && l.kind == laneGPU:
-			cell, style = shades[min(int(f*4-1e-9)+1, 4)], s.gpuCategory(l, a, z)
-		case f > 0:
-			cell, style = shades[min(int(f*4-1e-9)+1, 4)], "\x00lane"
-		case l.kind == laneGPU:
-			cell, style = idleMark, idle
-		}
-		if style != runStyle {
-			flush()
-			runStyle = style
-		}
-		run.WriteString(cell)
-	}
-	flush()
-	return strings.TrimRight(sb.String(), " ")
-}
-
-// gpuCategory is the category (analyze's) of the GPU activity at the
-// middle of column [a, b) of a stream lane, or of the first one in it.
-func (s *timelineScreen) gpuCategory(l *lane, a, b trace.Time) string {
-	mid := a + (b-a)/2
-	i := l.first(mid+1) - 1
-	if i < 0 || l.end(i) <= a {
-		i++
-	}
-	if i < 0 || i >= l.n || l.start(i) >= b {
-		return "\x00lane"
-	}
-	g := &s.d.t.GPU[l.ref(i)]
-	switch g.Kind {
-	case trace.Memcpy:
-		return analyze.CategoryCopy
-	case trace.Memset:
-		return analyze.CategoryMemset
-	}
-	if row, ok := s.d.kernelIndex[g.Name]; ok {
-		return s.d.kernels[row].Category
-	}
-	return "\x00lane"
-}
-
-// legend names the colours of the GPU lanes: the trace's categories in
-// their colours (none without colour).
-func (s *timelineScreen) legend(w int, st *styles) string {
-	if !st.colour {
-		return ""
-	}
-	parts := []string{" GPU by category:"}
-	for _, c := range s.d.res.Categories {
-		parts = append(parts, st.category(c.Category).Render("█ "+c.Category))
-	}
-	parts = append(parts, st.idleLane.Render(idleMark+" idle"))
-	return cut(strings.Join(parts, " "), w)
-}
-
-// spanCells draws steps and ranges as labelled spans: the name where the
-// outermost item starts, then a line to its end. Lanes with more items in
-// the window than columns fall back to density.
-func (s *timelineScreen) spanCells(l *lane, st *styles) string {
-	cells := make([]string, s.cols)
-	for i := range cells {
-		cells[i] = " "
-	}
-	drawn := 0
-	for k := 0; k < len(l.tops); k++ {
-		i := int(l.tops[k])
-		if l.end(i) <= s.win.Start {
-			continue
-		}
-		if l.start(i) >= s.win.End {
-			break
-		}
-		if drawn++; drawn > s.cols {
-			return s.densityCells(l, st)
-		}
-		a, z := max(s.colOf(l.start(i)), 0), min(s.colOf(l.end(i)-1), s.cols-1)
-		label := []rune(l.describe(i))
-		if l.kind == laneSteps {
-			label = []rune(fmt.Sprintf("#%d", s.d.t.Steps[i].Number))
-		}
-		for c := a; c <= z; c++ {
-			switch {
-			case c == a:
-				cells[c] = "▕"
-			case c-a-1 < len(label) && c < z:
-				cells[c] = string(label[c-a-1])
-			default:
-				cells[c] = "─"
-			}
-		}
-	}
-	line := strings.TrimRight(strings.Join(cells, ""), " ")
-	return l.style(st).Render(line)
-}
-
-// cursorLine marks the cursor column with ▲ and underlines the place the
-// last link showed, when it is in the window.
-func (s *timelineScreen) cursorLine(st *styles) string {
-	cells := []rune(strings.Repeat(" ", s.cols))
-	if s.mark.End > s.mark.Start && s.mark.End > s.win.Start && s.mark.Start < s.win.End {
-		a, z := max(s.colOf(s.mark.Start), 0), min(s.colOf(s.mark.End-1), s.cols-1)
-		for c := a; c <= z; c++ {
-			cells[c] = '━'
-		}
-	}
-	cells[s.cur] = '▲'
-	line := strings.TrimRight(string(cells), " ")
-	return strings.Repeat(" ", laneLabelW+1) + st.warn.Render(line)
-}
-
-// frameCells draws a Python lane like a flame graph at the window's level
-// of detail: each column shows the outermost frame under it that is
-// shorter than a quarter of the window, named where it changes. Frames
-// longer than that (the script, the training loop) would draw one bar
-// across the lane; the readout under the lanes names them.
-func (s *timelineScreen) frameCells(l *lane, st *styles) string {
-	var b strings.Builder
-	limit := s.win.Dur() / 4
-	prevName, pos := "", 0
-	var label []rune
-	for c := 0; c < s.cols; c++ {
-		a := s.colStart(c)
-		i := l.cover(a + (s.colStart(c+1)-a)/2)
-		if i < 0 {
-			b.WriteByte(' ')
-			prevName = ""
-			continue
-		}
-		if l.parent != nil {
-			for p := l.parent(i); p >= 0 && p < i && trace.Duration(l.end(p)-l.start(p)) < limit; p = l.parent(p) {
-				i = p
-			}
-		}
-		name := l.label2(i)
-		switch {
-		case name != prevName:
-			label, pos = []rune(name), 0
-			b.WriteString("▕")
-		case pos < len(label):
-			b.WriteRune(label[pos])
-			pos++
-		default:
-			b.WriteString("─")
-		}
-		prevName = name
-	}
-	return l.style(st).Render(strings.TrimRight(b.String(), " "))
-}
-
-// ruler labels the time axis relative to the start of the bounds.
-func (s *timelineScreen) ruler(origin trace.Time) string {
-	line := []rune(strings.Repeat(" ", laneLabelW+1+s.cols))
-	for c := 0; c < s.cols; c += 16 {
-		label := "|" + trace.Duration(s.colStart(c)-origin).String()
-		pos := laneLabelW + 1 + c
-		for i, r := range []rune(label) {
-			if pos+i < len(line) {
-				line[pos+i] = r
-			}
-		}
-	}
-	return strings.TrimRight(string(line), " ")
 }
 
 func (s *timelineScreen) hint() string {
@@ -550,3 +286,55 @@ func (s *timelineScreen) setFilter(f string) bool {
 }
 
 func (s *timelineScreen) back() bool { return false }
+
+func (s *timelineScreen) save() func() {
+	saved := *s
+	saved.shown = slices.Clone(s.shown)
+	return func() {
+		lanes, labelW, asked, note := s.lanes, s.labelW, s.ranksAsked, s.ranksNote
+		*s = saved
+		s.lanes, s.labelW, s.ranksAsked, s.ranksNote = lanes, labelW, asked, note
+		if len(lanes) != len(saved.lanes) {
+			// The run's other ranks arrived meanwhile.
+			s.setFilter(s.filter)
+		}
+	}
+}
+
+// selection is what the cursor reads: a kernel's full name, an op's
+// path, a frame's stack, a step or range; or the readout's whole line.
+func (s *timelineScreen) selection(row bool) (string, bool) {
+	l, i := s.underCursor()
+	if i < 0 {
+		return "", false
+	}
+	text := l.describe(i)
+	if l.kind == laneGPU {
+		g := &l.t.GPU[l.ref(i)]
+		if g.Kind == trace.Kernel {
+			text = sanitize(g.Name)
+		}
+	}
+	if row {
+		text = l.what + "\t" + trace.Duration(l.end(i)-l.start(i)).String() + "\t" + text
+	}
+	return text, true
+}
+
+// sourceLine is the source line of what the cursor reads: a Python
+// frame's own, or the user's line analyze found above a GPU launch.
+func (s *timelineScreen) sourceLine() string {
+	l, i := s.underCursor()
+	if i < 0 {
+		return ""
+	}
+	switch l.kind {
+	case lanePy:
+		return l.t.Frames[l.ref(i)].Name
+	case laneGPU:
+		if l.own {
+			return s.d.res.View().UserLine(l.ref(i))
+		}
+	}
+	return ""
+}

@@ -89,7 +89,8 @@ func screenAfter(t *testing.T, opts Options, w, h int, keys ...string) string {
 	for _, k := range keys {
 		tm.Send(keyPress(k))
 	}
-	tm.Send(keyPress("q"))
+	// Ctrl-C, not q: q closes help rather than quitting.
+	tm.Send(keyPress("ctrl+c"))
 	m := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
 	if m.Err() != nil {
 		t.Fatal(m.Err())
@@ -133,7 +134,11 @@ func TestGoldenScreens(t *testing.T) {
 		{"kernels_filter_sort", hooks, 120, 40, []string{"2", "/", "M", "U", "L", "enter", "s", "s"}},
 		{"kernel_detail", hooks, 120, 40, []string{"2", "enter"}},
 		{"ops_120x40", hooks, 120, 40, []string{"3"}},
-		{"ops_tree", hooks, 120, 40, []string{"3", "t", "down", "enter"}},
+		{"ops_tree", hooks, 120, 40, []string{"3", "t", "down", "right"}},
+		// Enter opens an op's detail: from the table, from a tree node,
+		// from a kernel leaf (its op's, on the kernel's line).
+		{"op_detail", hooks, 120, 40, []string{"3", "enter"}},
+		{"op_detail_tree_leaf", hooks, 120, 40, []string{"3", "t", "down", "right", "down", "right", "down", "down", "enter"}},
 		{"findings_120x40", hooks, 120, 40, []string{"4"}},
 		{"finding_detail", hooks, 120, 40, []string{"4", "enter"}},
 		{"finding_link_to_kernel", hooks, 120, 40, []string{"4", "/", "t", "f", "3", "2", "enter", "enter", "enter"}},
@@ -156,6 +161,9 @@ func TestGoldenScreens(t *testing.T) {
 		// tui DIR opens on the ranks of the run, showing the straggler.
 		{"ranks_host_straggler", runOptions("ddp_host_straggler"), 120, 40, nil},
 		{"ranks_two_groups_80x24", runOptions("two_groups"), 80, 24, nil},
+		// ↓ past the last rank reaches the run's findings; Enter opens one.
+		{"run_finding_detail", runOptions("two_groups"), 120, 40, []string{"down", "down", "enter"}},
+		{"kernels_reversed", hooks, 120, 40, []string{"2", "S"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -348,7 +356,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 	for n := range fs.d.res.Findings {
 		press(m, "enter")
 		var ok bool
-		if i, ok = fs.detail.selected(); ok && fs.links[i].kernel >= 0 {
+		if i, ok = fs.detail.selected(); ok && fs.lines.links[i].kernel >= 0 {
 			break
 		}
 		if n == len(fs.d.res.Findings)-1 {
@@ -356,7 +364,7 @@ func TestFindingLinksToKernel(t *testing.T) {
 		}
 		press(m, "esc", "down")
 	}
-	want := fs.d.kernels[fs.links[i].kernel].full
+	want := fs.d.kernels[fs.lines.links[i].kernel].full
 	press(m, "enter")
 	if m.cur != scrKernels {
 		t.Fatalf("Enter on a link left screen %d", m.cur)

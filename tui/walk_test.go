@@ -112,7 +112,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 		{"2", "[2 Kernels]", []string{"KERNEL", "CATEGORY"}},
 		{"3", "[3 Ops]", []string{"OP", "CALLS"}},
 		{"4", "[4 Findings]", []string{"FINDING", "SEVERITY"}},
-		{"5", "[5 Timeline]", []string{"gpu0 s7", "cpu1 ops", "cpu2 ops", " py ", "steps", " rng "}},
+		{"5", "[5 Timeline]", []string{"gpu0 s7", "cpu1 ops", "cpu2 ops", " py ", "steps", " ranges "}},
 		{"6", "[6 Diff]", nil},
 		{"7", "[7 Ranks]", nil},
 	}
@@ -159,29 +159,43 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 			if styled := s.styled(); !sgrColour.MatchString(styled) {
 				t.Errorf("overview has no colour:\n%q", styled)
 			}
-			if run.name == "run" {
-				s.keys("7")
-				s.waitFor("ranks", "[7 Ranks]", "Straggler: rank 1")
-				if styled := s.styled(); !sgrColour.MatchString(styled[strings.Index(styled, "Straggler"):]) {
-					t.Errorf("the straggler is not coloured:\n%q", styled)
-				}
-				// Drill into rank 0: every screen shows it.
-				s.keys("g", "Enter")
-				s.waitFor("rank 0", "[1 Overview]", "rank 0: rank0.pt.trace.json.gz")
-			}
-			if run.name == "diff" {
-				s.keys("6")
-				s.waitFor("diff", "[6 Diff]", "▼ step wall")
-				styled := s.styled()
-				i := strings.Index(styled, "▼ step wall")
-				if i < 0 || !sgrColour.MatchString(styled[max(i-20, 0):i]) {
-					t.Errorf("the diff's ▼ is not coloured:\n%q", styled)
-				}
-			}
-			s.keys("q")
-			if st := s.exitStatus(); st != "0" {
-				t.Fatalf("exit status %s after q", st)
-			}
+			walkEnd(t, s, run.name)
 		})
+	}
+}
+
+// walkEnd checks what a run's walk ends on: the straggler coloured and a
+// drill into rank 0 on a run, the diff's coloured ▼ on a diff; then q.
+func walkEnd(t *testing.T, s *tmuxSession, run string) {
+	if run == "run" {
+		s.keys("7")
+		s.waitFor("ranks", "[7 Ranks]", "Straggler: rank 1")
+		if styled := s.styled(); !sgrColour.MatchString(styled[strings.Index(styled, "Straggler"):]) {
+			t.Errorf("the straggler is not coloured:\n%q", styled)
+		}
+		// Leave a run finding the walk opened (Esc closes it, Esc
+		// leaves the findings list; one key per send, since Esc
+		// and the next key together read as Alt), then drill
+		// into rank 0: every screen shows it.
+		for range 2 {
+			s.keys("Escape")
+			s.settled()
+		}
+		s.waitFor("the rank table", "Enter shows this rank")
+		s.keys("g", "Enter")
+		s.waitFor("rank 0", "[1 Overview]", "rank 0: rank0.pt.trace.json.gz")
+	}
+	if run == "diff" {
+		s.keys("6")
+		s.waitFor("diff", "[6 Diff]", "▼ step wall")
+		styled := s.styled()
+		i := strings.Index(styled, "▼ step wall")
+		if i < 0 || !sgrColour.MatchString(styled[max(i-20, 0):i]) {
+			t.Errorf("the diff's ▼ is not coloured:\n%q", styled)
+		}
+	}
+	s.keys("q")
+	if st := s.exitStatus(); st != "0" {
+		t.Fatalf("exit status %s after q", st)
 	}
 }
