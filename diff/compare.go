@@ -269,17 +269,14 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Notes = append(r.Notes, sampleNotes("new", n)...)
 
 	for _, m := range summaryMetrics {
-		d := CompareSamples(b.metrics[m.key], n.metrics[m.key], alpha)
-		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time, Delta: d})
-		if m.key == StepTime {
-			r.Summary = append(r.Summary, untracedMetric(base, next, opt.KeepWarmup, alpha)...)
-			for _, side := range []string{"base", "new"} {
-				if note := unsteadyNote(side, d); note != "" {
-					r.Notes = append(r.Notes, note)
-				}
-			}
+		bs, ns := b.metrics[m.key], n.metrics[m.key]
+		if m.optional && (len(bs) == 0 || len(ns) == 0) {
+			continue
 		}
+		r.Summary = append(r.Summary, Metric{Key: m.key, Name: m.name, Time: m.time, Delta: CompareSamples(bs, ns, alpha)})
 	}
+	step := r.Metric(StepTime).Delta
+	r.Notes = append(r.Notes, unsteadyNotes(step)...)
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
 	ns := [2]int{b.side.Samples, n.side.Samples}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
@@ -289,13 +286,11 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Findings = compareFindings(base.Findings, next.Findings)
 	judgeResolved(&r.Findings, base, next)
 	r.StepChange = decompose(base, next)
-	if note := profilerNote(r, base, next); note != "" {
-		r.Notes = append(r.Notes, note)
+	if r.ProfilerLimited = profilerLimited(base, next); r.ProfilerLimited {
+		r.Notes = append(r.Notes, profilerNote(r, base, next))
 	}
-	if m := r.Metric(StepTime); m != nil {
-		if note := detectableNote(m.Delta, alpha); note != "" {
-			r.Notes = append(r.Notes, note)
-		}
+	if note := detectableNote(step, alpha); note != "" {
+		r.Notes = append(r.Notes, note)
 	}
 	if note := profilerOptionsNote(base.ProfilerOptions, next.ProfilerOptions); note != "" {
 		r.Notes = append(r.Notes, note)
@@ -330,20 +325,23 @@ func sampleNotes(label string, p *profile) []string {
 	return notes
 }
 
+// summaryMetrics are Result.Summary's metrics in order; an optional one
+// is left out unless both runs have samples of it.
 var summaryMetrics = []struct {
-	key, name string
-	time      bool
+	key, name      string
+	time, optional bool
 }{
-	{StepTime, "step time", true},
-	{HostPeriod, "host period", true},
-	{GPUPeriod, "GPU period", true},
-	{StepWall, "step wall", true},
-	{GPUBusy, "GPU busy", true},
-	{GPUIdle, "GPU idle", true},
-	{Launches, "launches", false},
-	{Kernels, "kernels", false},
-	{LaunchAPI, "launch API time", true},
-	{CPUOp, "CPU op time", true},
+	{StepTime, "step time", true, false},
+	{UntracedStep, "step time untraced (est.)", true, true},
+	{HostPeriod, "host period", true, false},
+	{GPUPeriod, "GPU period", true, false},
+	{StepWall, "step wall", true, false},
+	{GPUBusy, "GPU busy", true, false},
+	{GPUIdle, "GPU idle", true, false},
+	{Launches, "launches", false, false},
+	{Kernels, "kernels", false, false},
+	{LaunchAPI, "launch API time", true, false},
+	{CPUOp, "CPU op time", true, false},
 }
 
 // series is one kernel's (or category's) samples in one run.

@@ -113,7 +113,7 @@ func TestRecordedPairs(t *testing.T) {
 		if math.Abs(sum-c.DeltaUs) > 1e-6 || math.Abs(c.DeltaUs-w.StepChangeUs) > 0.01 {
 			t.Errorf("%s: lines sum to %.3f µs, step change %.3f, pairs.py says %.3f", pair, sum, c.DeltaUs, w.StepChangeUs)
 		}
-		pct := c.DeltaUs / c.BaseUs * 100
+		pct := c.pct()
 		unsteady := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "sample its period poorly") })
 		flagged := r.ProfilerLimited || unsteady
 		if math.Signbit(pct) != math.Signbit(w.TruthPct) || math.Abs(pct-w.TruthPct) > PairTolerancePts {

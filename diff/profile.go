@@ -26,6 +26,9 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 			Samples: len(steps) - first, StepsSynthetic: a.Summary.StepsSynthetic, PeriodBound: a.StepStats.SteadyPeriodBound},
 		metrics: map[string][]float64{},
 	}
+	if c := a.ProfilerCost; c != nil && len(c.UntracedPerStepUs) == len(steps) {
+		p.metrics[UntracedStep] = c.UntracedPerStepUs[first:]
+	}
 	for _, s := range steps[first:] {
 		p.metrics[StepTime] = append(p.metrics[StepTime], s.PeriodUs)
 		p.metrics[HostPeriod] = append(p.metrics[HostPeriod], s.HostPeriodUs)

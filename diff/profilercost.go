@@ -24,27 +24,6 @@ const UntracedStep = "untraced_step_us"
 // optim_encoder 56–66 %).
 const ProfilerShareLimit = 0.2
 
-// untracedSamples is the untraced step estimate of the compared steps, or
-// nil without an estimate.
-func untracedSamples(a *analyze.Result, first int) []float64 {
-	c := a.ProfilerCost
-	if c == nil || len(c.UntracedPerStepUs) != len(a.Steps) || first > len(a.Steps) {
-		return nil
-	}
-	return append([]float64(nil), c.UntracedPerStepUs[first:]...)
-}
-
-// untracedMetric is the UntracedStep metric when both runs have the
-// estimate, else nothing.
-func untracedMetric(base, next *analyze.Result, keepWarmup bool, alpha float64) []Metric {
-	ub := untracedSamples(base, firstCompared(len(base.Steps), keepWarmup))
-	un := untracedSamples(next, firstCompared(len(next.Steps), keepWarmup))
-	if len(ub) == 0 || len(un) == 0 {
-		return nil
-	}
-	return []Metric{{Key: UntracedStep, Name: "step time untraced (est.)", Time: true, Delta: CompareSamples(ub, un, alpha)}}
-}
-
 // profilerShare is the profiler's estimated host work as a share of a
 // host-bound run's steady step, 0 for a GPU-bound run (its host work,
 // profiler's included, hides under GPU work) or without an estimate.
@@ -56,18 +35,20 @@ func profilerShare(a *analyze.Result) float64 {
 	return c.SteadyOverheadUs / ss.SteadyPeriodUs
 }
 
-// profilerNote warns when the profiler's host work is a large share of a
-// host-bound side's step: host code runs slower traced, by an amount that
-// differs between programs (the overhead model's residuals are ±0.76 ms a
-// step), so the traced change can differ from the untraced program's in
-// size and even direction (layout_deep: +41 % traced, −37 % untraced).
-// It returns "" when neither side is above ProfilerShareLimit.
+// profilerLimited reports whether the profiler's host work is over
+// ProfilerShareLimit of either run's step (profilerShare).
+func profilerLimited(base, next *analyze.Result) bool {
+	return max(profilerShare(base), profilerShare(next)) >= ProfilerShareLimit
+}
+
+// profilerNote says how much of each host-bound side's step the
+// profiler's host work takes: host code runs slower traced, by an amount
+// that differs between programs (the overhead model's residuals are
+// ±0.76 ms a step), so the traced change can differ from the untraced
+// program's in size and even direction (layout_deep: +41 % traced, −37 %
+// untraced). Compare adds it when profilerLimited.
 func profilerNote(r *Result, base, next *analyze.Result) string {
 	sb, sn := profilerShare(base), profilerShare(next)
-	if max(sb, sn) < ProfilerShareLimit {
-		return ""
-	}
-	r.ProfilerLimited = true
 	var sides []string
 	for _, x := range []struct {
 		label string
@@ -103,16 +84,17 @@ func (c *StepChange) pct() float64 {
 // luck.
 const UnsteadySpread = 0.5
 
-// unsteadyNote says when a side's step times spread beyond
-// UnsteadySpread, or "".
-func unsteadyNote(label string, d Delta) string {
-	for _, s := range []struct {
-		side string
-		sum  Summary
+// unsteadyNotes says which sides' step times spread beyond
+// UnsteadySpread.
+func unsteadyNotes(d Delta) []string {
+	var notes []string
+	for _, side := range []struct {
+		label string
+		sum   Summary
 	}{{"base", d.Base}, {"new", d.New}} {
-		if s.side == label && s.sum.Spread > UnsteadySpread {
-			return fmt.Sprintf("%s's step times vary ±%.0f%% around their median (%s): its steps come in bursts or stalls, so %d steps sample its period poorly and its step time is uncertain; profile more steps (a longer active window) or time it untraced", label, s.sum.Spread*100, FormatTime(s.sum.Median), len(s.sum.Values))
+		if s := side.sum; s.Spread > UnsteadySpread {
+			notes = append(notes, fmt.Sprintf("%s's step times vary ±%.0f%% around their median (%s): its steps come in bursts or stalls, so %d steps sample its period poorly and its step time is uncertain; profile more steps (a longer active window) or time it untraced", side.label, s.Spread*100, FormatTime(s.Median), len(s.Values)))
 		}
 	}
-	return ""
+	return notes
 }
