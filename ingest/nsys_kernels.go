@@ -38,31 +38,14 @@ func (nr *nsysReader) kernels() error {
 }
 
 // countRuntime counts the CUDA API table's rows without reading them.
-func (nr *nsysReader) countRuntime() error {
-	c, ok := nr.open(tabRuntime, runtimeCols[:4], runtimeCols[4:], "API calls cannot be linked to the GPU work they launched")
-	if !ok {
-		return nil
-	}
-	e, err := nr.plan(c)
-	if err != nil {
-		return err
-	}
-	nr.counted(e)
-	return nil
-}
+func (nr *nsysReader) countRuntime() error { return nr.count(nr.planRuntime()) }
 
 // countNVTX counts the NVTX table's rows without reading them, under the
 // same conditions as nvtx reads them.
-func (nr *nsysReader) countNVTX() error {
-	c, ok := nr.open(tabNVTX, nvtxCols[:2], nvtxCols[2:], "")
-	if !ok {
-		return nil
-	}
-	if c.idx["globalTid"] < 0 || c.idx["end"] < 0 {
-		nr.t.Warnings = append(nr.t.Warnings, tabNVTX+" lacks the end or globalTid column: its ranges were not read")
-		return nil
-	}
-	e, err := nr.plan(c)
+func (nr *nsysReader) countNVTX() error { return nr.count(nr.planNVTX()) }
+
+// count adds a planned table's rows to the event figures (counted).
+func (nr *nsysReader) count(e *eventTable, err error) error {
 	if err != nil {
 		return err
 	}
