@@ -225,6 +225,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	stats := map[string]*copyStat{}
 	var order []string
 	n := 0
+	whole := t.Span() // once: it walks every event
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {
@@ -242,7 +243,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 		s.gpu += a.Dur()
 		if a.Launch != trace.None {
 			c := &t.APICalls[a.Launch]
-			w := t.Span()
+			w := whole
 			if st := ix.apiStep[a.Launch]; st >= 0 {
 				w = trace.Span{Start: t.Steps[st].Start, End: t.Steps[st].End}
 			}
