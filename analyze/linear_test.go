@@ -2,14 +2,13 @@ package analyze
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tracelens/tracelens/fixtures/sharedtest"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -25,7 +24,7 @@ func TestRunLinearInEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds and analyzes two exports of 25 and 100 copies")
 	}
-	raw := sharedNsys(t, "caoye310__Lower-Triangular-Solves__la.sqlite.gz")
+	raw := sharedtest.NsysExport(t, "caoye310__Lower-Triangular-Solves__la.sqlite.gz")
 	cost := func(copies int) time.Duration {
 		tr := genNsys(t, raw, copies)
 		best := time.Duration(1 << 62)
@@ -43,25 +42,6 @@ func TestRunLinearInEvents(t *testing.T) {
 	if large > 8*small {
 		t.Errorf("4× the events cost %.1f× the CPU (%v vs %v): some pass is not linear in the events", float64(large)/float64(small), large, small)
 	}
-}
-
-// sharedNsys is a shared export, gunzipped (skips without shared/).
-func sharedNsys(t *testing.T, name string) []byte {
-	t.Helper()
-	f, err := os.Open(filepath.Join("../../shared/traces/nsys", name))
-	if err != nil {
-		t.Skipf("shared nsys exports not found (%v): they live in shared/traces/nsys beside the checkout", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // genNsys writes an export of copies of raw's events and reads it back.
