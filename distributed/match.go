@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -272,28 +273,15 @@ func abs[T ~int | ~int64](x T) T {
 	return x
 }
 
-// median of durations (0 for none); it sorts v.
-func median(v []trace.Duration) trace.Duration {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
 // mad is the median absolute deviation from the median.
 func mad(v []trace.Duration) trace.Duration {
 	if len(v) == 0 {
 		return 0
 	}
-	m := median(v)
+	m := stats.Median(v)
 	dev := make([]trace.Duration, len(v))
 	for i, x := range v {
 		dev[i] = abs(x - m)
 	}
-	return median(dev)
+	return stats.Median(dev)
 }

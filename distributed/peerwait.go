@@ -1,6 +1,10 @@
 package distributed
 
-import "github.com/tracelens/tracelens/trace"
+import (
+	"github.com/tracelens/tracelens/interval"
+	"github.com/tracelens/tracelens/stats"
+	"github.com/tracelens/tracelens/trace"
+)
 
 // A rank that reaches a collective before the others launches its NCCL
 // kernel, which then spins until the last rank arrives: the GPU is "busy"
@@ -29,7 +33,7 @@ func (run *Run) PeerWaits(ri int) []trace.Span {
 			}
 		}
 	}
-	return unionOf(out)
+	return interval.Union(interval.NonEmpty(out))
 }
 
 // waitSpan is participant i's wait in c on its own clock.
@@ -50,7 +54,7 @@ func (run *Run) exposedWait(c *Collective, i int) trace.Duration {
 		return 0
 	}
 	rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
-	return s.Dur() - overlap(rc.Under, s)
+	return s.Dur() - interval.Overlap(rc.Under, s)
 }
 
 // gainBound is what the ranks other than s could gain per step if rank
@@ -78,5 +82,5 @@ func (run *Run) gainBound(s int) trace.Duration {
 			others = append(others, gain[i])
 		}
 	}
-	return median(others) / trace.Duration(run.stepCount())
+	return stats.Median(others) / trace.Duration(run.stepCount())
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -180,13 +181,13 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		}
 		r.Collectives = append(r.Collectives, c)
 	}
-	union := unionOf(compute)
-	r.Compute = total(union)
+	union := interval.Union(interval.NonEmpty(compute))
+	r.Compute = interval.Length(union)
 	slices.SortFunc(r.Collectives, func(a, b RankCollective) int { return cmpTime(a.Start, b.Start) })
 	for i := range r.Collectives {
 		c := &r.Collectives[i]
-		c.Under = within(union, c.Span)
-		c.Exposed = c.Dur() - total(c.Under)
+		c.Under = interval.Within(union, c.Span)
+		c.Exposed = c.Dur() - interval.Length(c.Under)
 		r.CommKernel += c.Dur()
 		r.Exposed += c.Exposed
 	}
@@ -220,54 +221,4 @@ func cmpTime(a, b trace.Time) int {
 		return 1
 	}
 	return 0
-}
-
-// unionOf merges intervals into a sorted list of disjoint ones.
-func unionOf(spans []trace.Span) []trace.Span {
-	slices.SortFunc(spans, func(a, b trace.Span) int { return cmpTime(a.Start, b.Start) })
-	var out []trace.Span
-	for _, s := range spans {
-		if s.End <= s.Start {
-			continue
-		}
-		if n := len(out); n > 0 && s.Start <= out[n-1].End {
-			out[n-1].End = max(out[n-1].End, s.End)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func total(union []trace.Span) trace.Duration {
-	var d trace.Duration
-	for _, s := range union {
-		d += s.Dur()
-	}
-	return d
-}
-
-// overlap is the time of w covered by the sorted disjoint union.
-func overlap(union []trace.Span, w trace.Span) trace.Duration {
-	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
-	var d trace.Duration
-	for ; i < len(union) && union[i].Start < w.End; i++ {
-		lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End)
-		if hi > lo {
-			d += trace.Duration(hi - lo)
-		}
-	}
-	return d
-}
-
-// within returns the parts of the sorted disjoint union inside w.
-func within(union []trace.Span, w trace.Span) []trace.Span {
-	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
-	var out []trace.Span
-	for ; i < len(union) && union[i].Start < w.End; i++ {
-		if lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End); hi > lo {
-			out = append(out, trace.Span{Start: lo, End: hi})
-		}
-	}
-	return out
 }

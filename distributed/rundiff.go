@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -64,7 +65,7 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 						others = append(others, trace.Duration(a))
 					}
 				}
-				f.Late += trace.Duration(c.Arrive[last]) - median(others)
+				f.Late += trace.Duration(c.Arrive[last]) - stats.Median(others)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -74,7 +75,7 @@ func (run *Run) settle() {
 		for _, st := range r.Steps {
 			walls = append(walls, st.Dur())
 		}
-		s.StepMedian = median(walls)
+		s.StepMedian = stats.Median(walls)
 		s.CommKernel, s.Exposed, s.Compute = r.CommKernel, r.Exposed, r.Compute
 		if s.CommKernel > 0 {
 			s.OverlapShare = 1 - float64(s.Exposed)/float64(s.CommKernel)

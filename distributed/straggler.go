@@ -3,6 +3,7 @@ package distributed
 import (
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -66,7 +67,7 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 				others = append(others, trace.Duration(a))
 			}
 		}
-		d := trace.Duration(c.Arrive[l]) - median(others)
+		d := trace.Duration(c.Arrive[l]) - stats.Median(others)
 		late[p] += d
 		total += d
 	}
@@ -80,7 +81,7 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	for _, s := range run.Stats {
 		steps = append(steps, s.StepMedian)
 	}
-	sc := StragglerCandidate{Index: best, Step: median(steps), Steps: run.stepCount()}
+	sc := StragglerCandidate{Index: best, Step: stats.Median(steps), Steps: run.stepCount()}
 	sc.Late = late[best] / trace.Duration(sc.Steps)
 	if total > 0 {
 		sc.LateShare = float64(late[best]) / float64(total)

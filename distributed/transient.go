@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -76,7 +77,7 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 		if late[st] == nil {
 			late[st] = map[int]trace.Duration{}
 		}
-		late[st][c.Participants[l]] += trace.Duration(c.Arrive[l]) - median(others)
+		late[st][c.Participants[l]] += trace.Duration(c.Arrive[l]) - stats.Median(others)
 	}
 	threshold := max(trace.Duration(stragglerShare*float64(step)), stragglerMin)
 	pat := StepPattern{Late: make([]StepLate, n)}
