@@ -3,9 +3,9 @@ package distributed
 import (
 	"cmp"
 	"fmt"
-	"runtime/debug"
 	"slices"
 
+	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -118,10 +118,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	if ok && sc.Is && opt.Selected(IDStraggler) {
 		var ex *Explanation
 		if read != nil {
-			if opt.MemoryBudget > 0 {
-				defer debug.SetGCPercent(debug.SetGCPercent(-1))
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
-			}
+			defer ingest.CollectorLimit(opt.MemoryBudget)()
 			var err error
 			if ex, err = run.Explain(sc.Index, sc.Reference, read, opt.CommKernel); err != nil {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("straggler explanation skipped: %v", err))
