@@ -84,3 +84,20 @@ func (run *Run) gainBound(s int) trace.Duration {
 	}
 	return stats.Median(others) / trace.Duration(run.stepCount())
 }
+
+// gpuSpin is the time rank index ri's GPU only spun: its peer waits
+// (PeerWaits) less any other activity of its GPU meanwhile (compute
+// kernels, copies: RankCollective.Active). The rank's GPU busy time less
+// this is the GPU time its own work took.
+func (run *Run) gpuSpin(ri int) trace.Duration {
+	var active []trace.Span
+	for _, c := range run.Ranks[ri].Collectives {
+		active = append(active, c.Active...)
+	}
+	u := interval.Union(active)
+	var d trace.Duration
+	for _, w := range run.PeerWaits(ri) {
+		d += w.Dur() - interval.Overlap(u, w)
+	}
+	return d
+}

@@ -39,6 +39,12 @@ type Rank struct {
 	CommKernel trace.Duration
 	Exposed    trace.Duration
 	Compute    trace.Duration
+	// Busy is the union of the rank's GPU activity: kernels of every
+	// kind (spinning communication kernels included), copies and sets.
+	// GPUWindow runs from its first GPU activity's start to its last
+	// one's end.
+	Busy      trace.Duration
+	GPUWindow trace.Span
 	// Span is the interval covered by the rank's events.
 	Span trace.Span
 	// Events is the number of events in the file; Format its dialect.
@@ -79,6 +85,10 @@ type RankCollective struct {
 	// the collective is matched (PeerWaits).
 	Exposed trace.Duration
 	Under   []trace.Span
+	// Active is the rank's other GPU activity (compute kernels, copies,
+	// sets) inside the kernel (disjoint, sorted): what the GPU did besides
+	// spinning while the kernel waited (Run.gpuSpin).
+	Active []trace.Span
 	// Args holds the profiler's communication arguments; HasArgs is false
 	// when the trace has none for this kernel (launched before the
 	// profiler started, or a custom kernel).
@@ -191,7 +201,35 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		r.CommKernel += c.Dur()
 		r.Exposed += c.Exposed
 	}
+	gpuActivity(t, r, extra)
 	return r
+}
+
+// gpuActivity sets r's Busy and GPUWindow from every GPU activity of t,
+// and each of r's collectives' Active: the activity other than
+// communication kernels inside it.
+func gpuActivity(t *trace.Trace, r *Rank, extra *regexp.Regexp) {
+	var all, other []trace.Span
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.End <= g.Start {
+			continue
+		}
+		if len(all) == 0 {
+			r.GPUWindow = g.Span
+		}
+		r.GPUWindow = trace.Span{Start: min(r.GPUWindow.Start, g.Start), End: max(r.GPUWindow.End, g.End)}
+		all = append(all, g.Span)
+		if g.Kind != trace.Kernel || !IsCommKernel(g.Name, extra) {
+			other = append(other, g.Span)
+		}
+	}
+	r.Busy = interval.UnionLength(all)
+	u := interval.Union(other)
+	for i := range r.Collectives {
+		c := &r.Collectives[i]
+		c.Active = interval.Within(u, c.Span)
+	}
 }
 
 // argsOf finds the communication arguments of GPU activity g: on the
