@@ -100,13 +100,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		if last != is || spread <= lateSlack {
 			continue
 		}
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != is {
-				others = append(others, trace.Duration(a))
-			}
-		}
-		ex.Late += trace.Duration(c.Arrive[is]) - stats.Median(others)
+		ex.Late += run.lateBy(c, is)
 		st := stepOf(run.Ranks[s].Steps, run.Ranks[s].Collectives[c.Calls[is]].Start)
 		b, ok := bucket[st]
 		if !ok {

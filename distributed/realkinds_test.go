@@ -119,6 +119,13 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 					t.Errorf("%s on ranks %v, want %s", id, f.Ranks, c.ranks)
 				}
 			}
+			// A rank cannot make the others wait longer per step than a
+			// step lasts (a pipeline's eager sends wait for no one).
+			if f := found[IDStraggler]; f != nil {
+				if late, step := measure(t, f, "late per step"), res.Ranks[0].StepMedianUs; late > step {
+					t.Errorf("straggler late %.0f µs per step, more than the %.0f µs step", late, step)
+				}
+			}
 			for _, id := range c.not {
 				if f := found[id]; f != nil {
 					t.Errorf("%s on %s: %s", id, c.run, f.Title)

@@ -46,6 +46,27 @@ func (run *Run) stepCount() int {
 	return n
 }
 
+// lateBy is how late c's last participant l was: its arrival minus the
+// median of the others', but no more than the longest any other
+// participant's kernel actually waited (its wait, at most its kernel). A
+// point-to-point send that completes into the peer's buffers without
+// waiting, as NCCL's often do, costs no one anything: the recv that
+// starts later there is not a late arrival, and without the cap a
+// pipeline stage's "lateness" would add up to more than its step.
+func (run *Run) lateBy(c *Collective, l int) trace.Duration {
+	others := make([]trace.Duration, 0, len(c.Arrive)-1)
+	var waited trace.Duration
+	for i, a := range c.Arrive {
+		if i == l {
+			continue
+		}
+		others = append(others, trace.Duration(a))
+		rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
+		waited = max(waited, min(c.Wait(i), rc.Dur()))
+	}
+	return min(trace.Duration(c.Arrive[l])-stats.Median(others), waited)
+}
+
 // Straggler returns the rank the others wait for most. ok is false when
 // no collective was matched.
 func (run *Run) Straggler() (StragglerCandidate, bool) {
@@ -61,13 +82,7 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 			continue
 		}
 		p := c.Participants[l]
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != l {
-				others = append(others, trace.Duration(a))
-			}
-		}
-		d := trace.Duration(c.Arrive[l]) - stats.Median(others)
+		d := run.lateBy(c, l)
 		late[p] += d
 		total += d
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -68,16 +67,10 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 		if st < 0 || st >= n {
 			continue
 		}
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != l {
-				others = append(others, trace.Duration(a))
-			}
-		}
 		if late[st] == nil {
 			late[st] = map[int]trace.Duration{}
 		}
-		late[st][c.Participants[l]] += trace.Duration(c.Arrive[l]) - stats.Median(others)
+		late[st][c.Participants[l]] += run.lateBy(c, l)
 	}
 	threshold := max(trace.Duration(stragglerShare*float64(step)), stragglerMin)
 	pat := StepPattern{Late: make([]StepLate, n)}

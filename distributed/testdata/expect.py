@@ -22,7 +22,8 @@ Method, per run directory (one *.json[.gz] trace per rank):
   arrival, transfer = shortest duration across ranks; the last rank is the
   one with the latest arrival when it is > 50 us after the earliest.
 - late per step of rank r: over the collectives it arrived at last (by
-  > 50 us), its arrival minus the median of the other ranks' arrivals,
+  > 50 us), its arrival minus the median of the other ranks' arrivals, at
+  most the longest wait another rank's kernel spent (min(wait, duration)),
   summed and divided by the largest number of ProfilerSteps of a rank.
 - straggler: the rank with the largest late per step; it is one when that
   is >= 10% of the median (over ranks) of the median step time and
@@ -175,7 +176,10 @@ def run(d):
             p['transfer_us'] += transfer
             p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
         if latest - earliest > 50:
-            per[last]['late'] += latest - statistics.median(cs[r]['start'] for r in rs if r != last)
+            # at most what another rank's kernel really waited (a send that
+            # completes into the peer's buffers makes no one wait)
+            waited = max(min(latest - cs[r]['start'], cs[r]['dur']) for r in rs if r != last)
+            per[last]['late'] += min(latest - statistics.median(cs[r]['start'] for r in rs if r != last), waited)
             per[last]['last'] += 1
             per[last]['caused_wait_us'] += sum(latest - c['start'] for c in cs.values())
     for r in rs:
