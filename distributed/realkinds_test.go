@@ -72,7 +72,7 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 		{run: "pp_mlp", must: []string{IDPipelineBubble}, not: []string{IDAllToAllImbalance}},
 		{run: "moe_skewed", must: []string{IDAllToAllImbalance}, not: []string{IDPipelineBubble}, ranks: "1"},
 		{run: "moe_balanced", not: []string{IDAllToAllImbalance, IDStraggler, IDPipelineBubble}},
-		{run: "transient", must: []string{IDStraggler}, text: "shifts", not: []string{IDAllToAllImbalance, IDPipelineBubble}},
+		{run: "transient", must: []string{IDStraggler}, text: "shifts between steps (rank 1 in steps 1–2; rank 0 in steps 4–6)", not: []string{IDAllToAllImbalance, IDPipelineBubble}},
 	} {
 		dir, ok := dirs[c.run]
 		if !ok {
@@ -165,4 +165,40 @@ func loadJSON[T any](t *testing.T, path string) T {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestRealRunsLateRankPerStep: step by step, the rank the others waited
+// for and by how much match the script's step_late on every real run (the
+// transient run: rank 1 in steps 1–2, rank 0 in steps 4–6).
+func TestRealRunsLateRankPerStep(t *testing.T) {
+	exp := loadJSON[map[string]struct {
+		StepLate []*[2]float64 `json:"step_late"`
+	}](t, "testdata/expected.json")
+	for name, dir := range runDirs(t) {
+		want, ok := exp[name]
+		if !ok {
+			continue
+		}
+		run, err := Load([]string{dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, _ := run.Straggler()
+		pat := run.stepPattern(sc.Index, sc.Step)
+		if len(pat.Late) != len(want.StepLate) {
+			t.Errorf("%s: %d steps, want %d", name, len(pat.Late), len(want.StepLate))
+			continue
+		}
+		for i, w := range want.StepLate {
+			got := pat.Late[i]
+			switch {
+			case w == nil && got.Rank >= 0:
+				t.Errorf("%s step %d: rank %d late by %s, want none", name, i+1, run.Ranks[got.Rank].Rank, got.Late)
+			case w != nil && (got.Rank < 0 || run.Ranks[got.Rank].Rank != int(w[0])):
+				t.Errorf("%s step %d: late rank index %d, want rank %v", name, i+1, got.Rank, w[0])
+			case w != nil:
+				near(t, name+" step "+strconv.Itoa(i+1)+" late", got.Late.Micros(), w[1], 1)
+			}
+		}
+	}
 }

@@ -43,6 +43,12 @@ Method, per run directory (one *.json[.gz] trace per rank):
   from its kernel's start for min(wait, duration)) less the time other GPU
   activity (compute kernels, copies, sets) covers. Shares are of the rank's
   GPU window (first GPU activity's start to last one's end).
+- step_late (per profiled step of the first rank, in order): the rank
+  whose late time (as for late per step, summed over the collectives it
+  reached last whose launch on the first rank - the cuda_runtime/driver
+  event with the kernel's correlation, else the kernel - falls in the
+  step) is largest and at least max(10% of the median step, 500 us), with
+  that time; null when none.
 - kinds: all_reduce, all_gather, reduce_scatter, all_to_all (any "alltoall"
   in the name: message sizes may differ between ranks, uneven splits),
   send_recv ("send"/"recv"), else other.
@@ -119,13 +125,15 @@ def run(d):
         window = (min(e['ts'] for e in gpu), max(e['ts'] + e['dur'] for e in gpu))
         # record_param_comms args by External id, for kernels without args
         rpc = {e['args']['External id']: e['args'] for e in ev if e.get('name') == 'record_param_comms' and 'External id' in e.get('args', {})}
+        launch = {e['args']['correlation']: e['ts'] for e in ev
+                  if e.get('cat') in ('cuda_runtime', 'cuda_driver') and 'correlation' in e.get('args', {})}
         calls = []
         for e in comm:
             a = e['args'] if 'Collective name' in e['args'] else rpc.get(e['args'].get('External id'), {})
             calls.append(dict(start=e['ts'], end=e['ts'] + e['dur'], dur=e['dur'],
                               exposed=e['dur'] - covered(u, e['ts'], e['ts'] + e['dur']),
                               kind=kind(e['name'], a), nelems=a.get('In msg nelems'), out=a.get('Out msg nelems'),
-                              group=a.get('Process Group Name'),
+                              group=a.get('Process Group Name'), launch=launch.get(e['args'].get('correlation'), e['ts']),
                               bytes=max(a.get('In msg nelems') or 0, a.get('Out msg nelems') or 0) * DTYPE_BYTES.get(str(a.get('dtype', '')).lower(), 0)))
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
         r = rank_of(f, j)
@@ -145,6 +153,7 @@ def run(d):
                    peer_wait_us=0.0) for r in rs}
     waits = {r: [] for r in rs}  # wait intervals per rank
     bubble = {r: 0.0 for r in rs}
+    step_late = {}  # step index -> {rank: late}
     a2a_caused = {r: {q: 0.0 for q in rs} for r in rs}  # [late rank][waiting rank]: exposed wait in all-to-alls
     gain = {r: {q: 0.0 for q in rs} for r in rs}  # gain[late rank][waiting rank]
     for cs in matched:
@@ -179,7 +188,13 @@ def run(d):
             # at most what another rank's kernel really waited (a send that
             # completes into the peer's buffers makes no one wait)
             waited = max(min(latest - cs[r]['start'], cs[r]['dur']) for r in rs if r != last)
-            per[last]['late'] += min(latest - statistics.median(cs[r]['start'] for r in rs if r != last), waited)
+            late_by = min(latest - statistics.median(cs[r]['start'] for r in rs if r != last), waited)
+            per[last]['late'] += late_by
+            at = cs[rs[0]]['launch']
+            for si, (ts, dur) in enumerate(ranks[rs[0]]['steps']):
+                if ts <= at < ts + dur:
+                    step_late.setdefault(si, {}).setdefault(last, 0.0)
+                    step_late[si][last] += late_by
             per[last]['last'] += 1
             per[last]['caused_wait_us'] += sum(latest - c['start'] for c in cs.values())
     for r in rs:
@@ -229,6 +244,12 @@ def run(d):
     if is_straggler:
         out['gain_bound_per_step_us'] = statistics.median(gain[s][r] for r in rs if r != s) / nsteps
     out['step_median_us'] = step
+    threshold = max(0.1 * step, 500)
+    out['step_late'] = []
+    for si in range(len(ranks[rs[0]]['steps'])):
+        m = step_late.get(si, {})
+        best = max(sorted(m), key=lambda r: m[r], default=None)
+        out['step_late'].append([best, m[best]] if best is not None and m[best] >= threshold else None)
     return out
 
 
