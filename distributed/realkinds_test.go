@@ -179,12 +179,7 @@ func TestRealRunsLateRankPerStep(t *testing.T) {
 		if !ok {
 			continue
 		}
-		run, err := Load([]string{dir}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, _ := run.Straggler()
-		pat := run.stepPattern(sc.Index, sc.Step)
+		run, _, pat := patternOf(t, dir)
 		if len(pat.Late) != len(want.StepLate) {
 			t.Errorf("%s: %d steps, want %d", name, len(pat.Late), len(want.StepLate))
 			continue
@@ -201,4 +196,16 @@ func TestRealRunsLateRankPerStep(t *testing.T) {
 			}
 		}
 	}
+}
+
+// patternOf loads the run in dir and returns it with its straggler
+// candidate and that one's step pattern.
+func patternOf(t *testing.T, dir string) (*Run, StragglerCandidate, StepPattern) {
+	t.Helper()
+	run, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := run.Straggler()
+	return run, sc, run.stepPattern(sc.Index, sc.Step)
 }
