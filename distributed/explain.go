@@ -96,8 +96,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		if is < 0 || ir < 0 {
 			continue
 		}
-		last, spread := c.Last()
-		if last != is || spread <= lateSlack {
+		if last, ok := c.lateArrival(); !ok || last != is {
 			continue
 		}
 		ex.Late += run.lateBy(c, is)

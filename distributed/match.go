@@ -60,6 +60,17 @@ func (c *Collective) Last() (int, trace.Duration) {
 	return last, trace.Duration(c.Arrive[last] - first)
 }
 
+// lateArrival returns c's last participant when its lateness counts
+// (Run.lateBy): it arrived more than lateSlack after the first, and c is
+// not a point-to-point send/recv. A pipeline stage waiting in send/recv
+// for its neighbour is the pipeline's bubble (pipeline-bubble, with the
+// stages' balance), not a straggler: the stages run different layers, so
+// comparing their windows explains nothing.
+func (c *Collective) lateArrival() (int, bool) {
+	l, spread := c.Last()
+	return l, spread > lateSlack && c.Kind != SendRecv
+}
+
 // Wait is how long participant i waited: the latest arrival minus its own.
 func (c *Collective) Wait(i int) trace.Duration {
 	l, _ := c.Last()

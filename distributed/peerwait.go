@@ -66,8 +66,8 @@ func (run *Run) gainBound(s int) trace.Duration {
 	gain := make([]trace.Duration, len(run.Ranks))
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack || c.Participants[l] != s {
+		l, ok := c.lateArrival()
+		if !ok || c.Participants[l] != s {
 			continue
 		}
 		for i, p := range c.Participants {

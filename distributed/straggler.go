@@ -48,11 +48,10 @@ func (run *Run) stepCount() int {
 
 // lateBy is how late c's last participant l was: its arrival minus the
 // median of the others', but no more than the longest any other
-// participant's kernel actually waited (its wait, at most its kernel). A
-// point-to-point send that completes into the peer's buffers without
-// waiting, as NCCL's often do, costs no one anything: the recv that
-// starts later there is not a late arrival, and without the cap a
-// pipeline stage's "lateness" would add up to more than its step.
+// participant's kernel actually waited (its wait, at most its kernel): a
+// rank whose kernel finished before the last one arrived (NCCL let it
+// complete into the peer's buffers) did not wait for it, and without the
+// cap lateness summed over such calls could exceed the step.
 func (run *Run) lateBy(c *Collective, l int) trace.Duration {
 	others := make([]trace.Duration, 0, len(c.Arrive)-1)
 	var waited trace.Duration
@@ -77,8 +76,8 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	var total trace.Duration
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack {
+		l, ok := c.lateArrival()
+		if !ok {
 			continue
 		}
 		p := c.Participants[l]

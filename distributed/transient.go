@@ -51,8 +51,8 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 	late := make([]map[int]trace.Duration, n)
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack {
+		l, ok := c.lateArrival()
+		if !ok {
 			continue
 		}
 		// The step is the one whose host launched the collective (its

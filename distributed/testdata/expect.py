@@ -21,7 +21,8 @@ Method, per run directory (one *.json[.gz] trace per rank):
 - per collective: arrival = kernel start, wait(r) = latest arrival - own
   arrival, transfer = shortest duration across ranks; the last rank is the
   one with the latest arrival when it is > 50 us after the earliest.
-- late per step of rank r: over the collectives it arrived at last (by
+- late per step of rank r: over the collectives other than send/recv (a
+  pipeline's wait for its neighbour is its bubble) it arrived at last (by
   > 50 us), its arrival minus the median of the other ranks' arrivals, at
   most the longest wait another rank's kernel spent (min(wait, duration)),
   summed and divided by the largest number of ProfilerSteps of a rank.
@@ -179,12 +180,12 @@ def run(d):
                 bubble[r] += pw
             if c['kind'] == 'all_to_all' and latest - earliest > 50 and r != last:
                 a2a_caused[last][r] += pw
-            if latest - earliest > 50 and r != last:
+            if latest - earliest > 50 and r != last and k0['kind'] != 'send_recv':
                 gain[last][r] += pw
             p['wait_us'] += latest - cs[r]['start']
             p['transfer_us'] += transfer
             p['ends'].append(cs[r]['end'] - cs[rs[0]]['end'])
-        if latest - earliest > 50:
+        if latest - earliest > 50 and k0['kind'] != 'send_recv':
             # at most what another rank's kernel really waited (a send that
             # completes into the peer's buffers makes no one wait)
             waited = max(min(latest - cs[r]['start'], cs[r]['dur']) for r in rs if r != last)
@@ -195,6 +196,7 @@ def run(d):
                 if ts <= at < ts + dur:
                     step_late.setdefault(si, {}).setdefault(last, 0.0)
                     step_late[si][last] += late_by
+        if latest - earliest > 50:
             per[last]['last'] += 1
             per[last]['caused_wait_us'] += sum(latest - c['start'] for c in cs.values())
     for r in rs:
