@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -73,13 +74,7 @@ func compileIDs(t *trace.Trace) (ids []string, recompiles int) {
 
 // mergeSpans returns the total length of the union of spans (sorted in
 // place).
-func mergeSpans(spans []trace.Span) trace.Duration {
-	var total trace.Duration
-	for _, s := range unionSpans(spans) {
-		total += s.Dur()
-	}
-	return total
-}
+func mergeSpans(spans []trace.Span) trace.Duration { return interval.UnionLength(spans) }
 
 func runCompileOverhead(p *Pass) ([]Finding, error) {
 	t := p.Trace

@@ -1,9 +1,9 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -329,17 +329,6 @@ func Facts() []*Analyzer {
 }
 
 // unionSpans returns the union of spans as sorted, disjoint spans (it
-// sorts spans in place and reuses its storage): the one interval union of
-// the package (GPU busy time, compile regions, ...).
-func unionSpans(spans []trace.Span) []trace.Span {
-	slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-	merged := spans[:0]
-	for _, s := range spans {
-		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
-			merged[n-1].End = max(merged[n-1].End, s.End)
-			continue
-		}
-		merged = append(merged, s)
-	}
-	return merged
-}
+// sorts spans in place and reuses its storage): interval.Union, the one
+// interval union of tracelens (GPU busy time, compile regions, ...).
+func unionSpans(spans []trace.Span) []trace.Span { return interval.Union(spans) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -293,17 +294,7 @@ func (ix *index) steadyStats(r *Result) {
 func Median(v []float64) float64 { return median(v) }
 
 // median returns the median of v (which it sorts), 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	m := len(v) / 2
-	if len(v)%2 == 1 {
-		return v[m]
-	}
-	return (v[m-1] + v[m]) / 2
-}
+func median(v []float64) float64 { return stats.Median(v) }
 
 func (ix *index) launches(r *Result) {
 	t := ix.t

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -319,8 +320,8 @@ func sampleNotes(label string, p *profile) []string {
 	if p.side.StepsSynthetic {
 		notes = append(notes, fmt.Sprintf("%s (%s) marks no ProfilerStep#N: its whole trace is one sample, so its \"per step\" figures cover the whole run", label, p.side.Source))
 	}
-	if p.side.Samples < MinSamples(DefaultAlpha) {
-		notes = append(notes, fmt.Sprintf("%s has %d step(s) to compare: a difference needs ≥ %d per side to be tested, so none is claimed significant", label, p.side.Samples, MinSamples(DefaultAlpha)))
+	if p.side.Samples < stats.MinSamples(DefaultAlpha) {
+		notes = append(notes, fmt.Sprintf("%s has %d step(s) to compare: a difference needs ≥ %d per side to be tested, so none is claimed significant", label, p.side.Samples, stats.MinSamples(DefaultAlpha)))
 	}
 	return notes
 }

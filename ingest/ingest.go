@@ -556,6 +556,18 @@ type gzipError struct{ err error }
 
 func (g gzipError) Error() string { return g.err.Error() }
 
+// CollectorLimit sets the process's garbage collector up to work within
+// limit bytes (a soft memory limit, proportional collection off) and
+// returns the function that restores the previous settings; limit ≤ 0
+// changes nothing. The collector's settings are process-wide: this and
+// Options.GCLimit (the same scope, for one read) are the only places in
+// tracelens that change them, so that callers reading many traces
+// (distributed's runs) hold one scope around their work instead of each
+// setting and restoring them, out of order, on their own.
+func CollectorLimit(limit int64) (restore func()) {
+	return newGCScope(limit).restore
+}
+
 // gcScope sets the collector up for one read and restores it afterwards.
 type gcScope struct {
 	limit             int64 // current soft limit; 0: not managed
