@@ -83,7 +83,12 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 	durs := make([]trace.Duration, 0, most)
 	for r := range rows {
 		row := &rows[r]
-		slices.SortFunc(row.Launches, func(a, b trace.Index) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) })
+		// GPU activity is in (device, stream, start) order, so a kernel
+		// that ran on one stream has its launches sorted already.
+		byStart := func(a, b trace.Index) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) }
+		if !slices.IsSortedFunc(row.Launches, byStart) {
+			slices.SortFunc(row.Launches, byStart)
+		}
 		durs = durs[:0]
 		for _, i := range row.Launches {
 			durs = append(durs, t.GPU[i].Dur())
