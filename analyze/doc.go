@@ -25,10 +25,13 @@
 // per record_function range and nn.Module, and a roofline of GEMM-like
 // ops against a table of device peaks.
 //
-// Then the finding analyzers (All) run. Each reads the trace, the metrics
-// and the results of the analyzers in its Requires through its Pass — and
-// nothing else: a fact it does not require is absent, and it sees another
-// analyzer's findings only by requiring that analyzer. Run completes each
+// Then the finding analyzers (All) run, after Validate has checked their
+// graph (unique names, no cycle, Requires holding only facts). Each reads
+// the trace, the metrics and the facts in its Requires through its Pass
+// (FactOf) — and nothing else: a fact it does not require is absent, and
+// no analyzer sees another's findings; what two share is a fact (as
+// compiled-comparisons serves compiled-slower and fusion-candidate, which
+// run after the metrics because only analyzers read them). Run completes each
 // finding (its saving in ns and as a share of the steady-state step,
 // capped at the step), ranks them by saving, and estimates what fixing
 // them all saves when several draw on the same time (Overlaps,
@@ -52,11 +55,16 @@
 //     (text and typed tables built with NewTable and Add) stating the saving
 //     model, a Fix, Severity and Confidence.
 //  3. Add it to All, in the order findings of equal saving should list.
-//  4. In analyze/NAME_test.go assert its diagnosis and figure on a real
-//     trace in fixtures, the expected value computed independently of
-//     tracelens (a short script over the trace JSON, kept next to the
-//     test). TestFindingsPerFixture and the invariant tests then check it
-//     on every fixture.
+//  4. In analyze/NAME_test.go build a trace that should fire it and a
+//     close but healthy one that should not with trace/tracetest, and
+//     assert the finding's figures computed by hand from the built trace
+//     (and, where a recorded trace shows the problem, its figure there,
+//     computed independently of tracelens). TestFindingsPerFixture and the
+//     invariant tests then check it on every fixture.
+//
+// A new fact is one file too: its Analyzer (with Fact, not Run), its
+// result type, and an accessor that reads it through FactOf; analyzers
+// that need it list it in Requires.
 //
 // # Runs
 //

@@ -46,7 +46,7 @@ var FusionCandidate = &Analyzer{
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first. "+
 		"Where compiled-slower found this function's torch.compile'd variant slower on the GPU in the same trace, the fix names a hand-written kernel, not torch.compile.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledSlower},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons},
 	Run:      runFusionCandidate,
 }
 
@@ -117,7 +117,11 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	}
 	flush()
 
-	verdicts := compiledVerdicts(p)
+	cf, err := p.compiledFacts()
+	if err != nil {
+		return nil, err
+	}
+	verdicts := cf.eagerVerdicts()
 	stepUs := p.Result.StepStats.MedianWallUsNoFirst
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	launchCost := p.Result.Launches.MedianAPIUs
@@ -377,22 +381,8 @@ func (ix *index) userFuncs(gs []int) []string {
 	return out
 }
 
-// compiledVerdicts holds compiled-slower's verdict on the GPU activities
-// of the eager ranges it compared with a compiled variant: true where the
-// compiled kernels were slower, false where only its host time was.
-func compiledVerdicts(p *Pass) map[int]bool {
-	v := map[int]bool{}
-	fs, _ := p.ResultOf[CompiledSlower].([]Finding)
-	for i := range fs {
-		for _, g := range fs[i].eagerWork {
-			v[g] = v[g] || fs[i].gpuSlower
-		}
-	}
-	return v
-}
-
 // compiledVerdict returns compiled-slower's verdict on a chain's kernels
-// (compiledVerdicts): measured whether one of them ran in an eager range
+// (CompiledFacts.eagerVerdicts): measured whether one of them ran in an eager range
 // compiled-slower compared, gpuSlower whether that compiled variant was
 // slower on the GPU.
 func compiledVerdict(gr *chainGroup, verdicts map[int]bool) (measured, gpuSlower bool) {
