@@ -1,12 +1,9 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"unicode/utf8"
-
-	"github.com/tracelens/tracelens/trace"
 )
 
 // Thresholds of compiled-slower.
@@ -152,15 +149,6 @@ func fitNames(title func(c, e string) string, c, e string) string {
 	return title(ClipName(c, 10), ClipName(e, 10))
 }
 
-// ownedBy returns the GPU activities the ranges spans on thread th own.
-func (p *Pass) ownedBy(th trace.Index, spans []trace.Span) []int {
-	var out []int
-	for _, s := range spans {
-		out = append(out, p.Ownership().Activities(th, s)...)
-	}
-	return out
-}
-
 // compiledHostFinding reports compiled calls whose own GPU work is not
 // slower but whose host time is, where the step shows it.
 func (p *Pass) compiledHostFinding(c, e callGroup, exposed, perStep float64) Finding {
@@ -206,10 +194,4 @@ func (p *Pass) compiledHostFinding(c, e callGroup, exposed, perStep float64) Fin
 			"before acting on this difference"})
 	}
 	return f
-}
-
-// overlapsAny reports whether s overlaps one of the sorted disjoint spans.
-func overlapsAny(s trace.Span, merged []trace.Span) bool {
-	i, _ := slices.BinarySearchFunc(merged, s.Start, func(m trace.Span, at trace.Time) int { return cmp.Compare(m.End, at) })
-	return i < len(merged) && merged[i].Start < s.End
 }

@@ -129,28 +129,6 @@ func customGEMMFix(t *trace.Trace, kernel, where string) string {
 		kernel, where)
 }
 
-// cudaC reports whether t comes from a CUDA C program (tracelens capture,
-// an nsys export of a native program) rather than a Python framework, so
-// fixes speak its language.
-func cudaC(t *trace.Trace) bool { return t.Meta.CUDAProgram() }
-
-// launchEvidence returns a launch of the named kernel whose arguments the
-// trace recorded (a non-zero grid or block), preferring one that used
-// shared memory, and false when no launch of it has any.
-func launchEvidence(t *trace.Trace, name string) (*trace.GPUActivity, bool) {
-	var found *trace.GPUActivity
-	for i := range t.GPU {
-		a := &t.GPU[i]
-		if a.Name != name || a.Grid == [3]int32{} && a.Block == [3]int32{} {
-			continue
-		}
-		if found == nil || a.SharedMem > found.SharedMem {
-			found = a
-		}
-	}
-	return found, found != nil
-}
-
 // steadyKernelUs returns kernel k's GPU time and calls per steady-state
 // step; over the whole trace divided by steps when it has no per-step
 // figures.

@@ -93,3 +93,20 @@ func customGEMMKernel(p *Pass, k *Kernel) (customKernel, bool) {
 	}
 	return customKernel{k: k, g: g, opName: opName, byName: byName, launch: a}, true
 }
+
+// launchEvidence returns a launch of the named kernel whose arguments the
+// trace recorded (a non-zero grid or block), preferring one that used
+// shared memory, and false when no launch of it has any.
+func launchEvidence(t *trace.Trace, name string) (*trace.GPUActivity, bool) {
+	var found *trace.GPUActivity
+	for i := range t.GPU {
+		a := &t.GPU[i]
+		if a.Name != name || a.Grid == [3]int32{} && a.Block == [3]int32{} {
+			continue
+		}
+		if found == nil || a.SharedMem > found.SharedMem {
+			found = a
+		}
+	}
+	return found, found != nil
+}

@@ -292,43 +292,6 @@ func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 	return g
 }
 
-// CompileRegions finds torch.compile's own work: Dynamo and Inductor ops
-// and ranges (see compileEvent).
-var CompileRegions = &Analyzer{
-	Name: "compile-regions",
-	Doc:  "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
-	Fact: func(p *Pass) (any, error) {
-		t := p.Trace
-		var spans []trace.Span
-		isCompile := map[string]bool{}
-		for i := range t.Ops {
-			name := t.Ops[i].Name
-			c, ok := isCompile[name]
-			if !ok {
-				c = compileEvent(name)
-				isCompile[name] = c
-			}
-			if c {
-				spans = append(spans, t.Ops[i].Span)
-			}
-		}
-		for i := range t.Annotations {
-			if compileEvent(t.Annotations[i].Name) {
-				spans = append(spans, t.Annotations[i].Span)
-			}
-		}
-		return &CompileFacts{spans: spans}, nil
-	},
-}
-
-// CompileFacts is the result of CompileRegions.
-type CompileFacts struct {
-	spans []trace.Span
-}
-
-// Spans returns torch.compile's spans, in trace order (they may overlap).
-func (c *CompileFacts) Spans() []trace.Span { return slices.Clone(c.spans) }
-
 // Facts returns the fact analyzers the metrics read, each after those it
 // requires: they run first, on every Run. Other facts run when a selected
 // analyzer requires them.

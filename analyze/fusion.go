@@ -310,44 +310,9 @@ func firstDims(dims string) string {
 	return strings.ReplaceAll(dims[i+1:i+2+j], " ", "")
 }
 
-// compilerFused reports whether a kernel is already a compiler's fusion
-// (XLA's loop_*_fusion, Inductor's triton_*): fusing further is the
-// compiler's business, not a change in the user's code.
-func compilerFused(name string) bool {
-	return strings.Contains(name, "fusion") || strings.HasPrefix(name, "triton_")
-}
-
 // opLabel names the op a user wrote for GPU activity g: the outermost op
 // of its launch path, without the aten:: prefix ("repeat_interleave", not
 // the copy_ it calls).
-// compiled reports whether GPU activity g runs code a compiler already
-// scheduled or runs for the compiler: launched inside a torch.compile
-// region (Torch-Compiled Region, CompiledFunction and its backward), by
-// Inductor's autotuner, or replayed from a CUDA graph. Its
-// kernels are what Inductor chose not to fuse (library calls, reductions
-// it splits on purpose); telling the user to fuse them with torch.compile
-// would be wrong.
-func (ix *index) compiled(g int) bool {
-	t := ix.t
-	if ix.autotune != nil && ix.autotune[g] {
-		return true
-	}
-	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
-		return true
-	}
-	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
-		n := t.Ops[op].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
-			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {
-			// The last two are Inductor's autotuner timing candidate
-			// kernels (and flushing the cache between runs) while it
-			// compiles: compile-overhead's business, not the program's.
-			return true
-		}
-	}
-	return false
-}
-
 func (ix *index) opLabel(g int) string {
 	op := ix.op[g]
 	if op == trace.None {
@@ -358,27 +323,6 @@ func (ix *index) opLabel(g int) string {
 	}
 	name := strings.TrimPrefix(ix.t.Ops[op].Name, "autograd::engine::evaluate_function: ")
 	return strings.TrimPrefix(name, "aten::")
-}
-
-// userFuncs names the user functions and source files behind GPU
-// activities, in first-seen order ("lowrank (capture_traces.py:63)").
-func (ix *index) userFuncs(gs []int) []string {
-	var out []string
-	for _, g := range gs {
-		f := ix.userFrameOf(ix.frame[g])
-		if f == trace.None {
-			continue
-		}
-		file, line, fn, ok := ix.t.Frames[f].Source()
-		if !ok {
-			continue
-		}
-		s := fmt.Sprintf("%s() at %s:%d", fn, file, line)
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // compiledVerdict returns compiled-slower's verdict on a chain's kernels

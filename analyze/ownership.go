@@ -1,11 +1,12 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
-	"sort"
 
 	"github.com/tracelens/tracelens/trace"
+
+	"cmp"
+	"sort"
 )
 
 // Ownership answers, for a host interval on one thread (a record_function
@@ -251,3 +252,12 @@ func (o *OwnershipFacts) QueueAt(dev int32, at trace.Time) trace.Duration {
 // Ownership returns the Ownership fact (nil unless the analyzer requires
 // it).
 func (p *Pass) Ownership() *OwnershipFacts { return p.ix.owned }
+
+// ownedBy returns the GPU activities the ranges spans on thread th own.
+func (p *Pass) ownedBy(th trace.Index, spans []trace.Span) []int {
+	var out []int
+	for _, s := range spans {
+		out = append(out, p.Ownership().Activities(th, s)...)
+	}
+	return out
+}

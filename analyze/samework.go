@@ -72,15 +72,3 @@ func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool
 	}
 	return RooflineRow{}, false
 }
-
-// measuredSpeedup returns how many times faster the trace's fastest
-// implementation of the GEMM work kernel does (Result.SameWork, where
-// kernel is the slower side), or 0 when the trace measures none.
-func measuredSpeedup(r *Result, kernel string) (float64, string) {
-	for _, sw := range r.SameWork {
-		if row, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType); ok && row.Kernel == kernel {
-			return sw.Speedup, sw.Fast
-		}
-	}
-	return 0, ""
-}
