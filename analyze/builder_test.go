@@ -1,0 +1,79 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+	tt "github.com/tracelens/tracelens/trace/tracetest"
+)
+
+// This file holds what the analyzers' builder tests (NAME_test.go) share:
+// running one analyzer over a built trace, and the trains of launches most
+// of their traces are made of.
+
+// findingsOf runs a alone (with the facts it requires) over tr.
+func findingsOf(t *testing.T, tr *trace.Trace, a *Analyzer) []Finding {
+	t.Helper()
+	r, err := runAnalyzers(tr, []*Analyzer{a})
+	if err != nil {
+		t.Fatalf("%s: %v", a.Name, err)
+	}
+	return r.Findings
+}
+
+// oneFinding runs a over tr and returns its only finding, failing the test
+// when it reports none or several.
+func oneFinding(t *testing.T, tr *trace.Trace, a *Analyzer) *Finding {
+	t.Helper()
+	fs := findingsOf(t, tr, a)
+	if len(fs) != 1 {
+		t.Fatalf("%s: %d findings, want 1: %+v", a.Name, len(fs), fs)
+	}
+	return &fs[0]
+}
+
+// noFinding fails the test when a reports anything over tr.
+func noFinding(t *testing.T, tr *trace.Trace, a *Analyzer) {
+	t.Helper()
+	if fs := findingsOf(t, tr, a); len(fs) != 0 {
+		t.Errorf("%s fired on a healthy trace: %q", a.Name, fs[0].Title)
+	}
+}
+
+// measureOf returns the number of f's measure called name (durations in
+// µs), failing the test when f has none.
+func measureOf(t *testing.T, f *Finding, name string) float64 {
+	t.Helper()
+	for _, m := range f.Measures {
+		if m.Name == name {
+			if m.Value.Kind == KindDuration {
+				return m.Value.Num / 1e3
+			}
+			return m.Value.Num
+		}
+	}
+	t.Fatalf("%s: no measure %q in %+v", f.ID, name, f.Measures)
+	return 0
+}
+
+// checkNear fails the test when got is not want (near: within 0.1%).
+func checkNear(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if !near(got, want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// train adds n launches (cudaLaunchKernel) of the kernel name from at,
+// one every period µs, each call taking call µs and its kernel running
+// run µs right after the call returns. It returns when the last kernel
+// ends.
+func train(b *tt.Builder, name string, at trace.Time, n int, period, call, run float64) trace.Time {
+	var end trace.Time
+	for i := range n {
+		s := at + tt.Us(period*float64(i))
+		end = s + tt.Us(call+run)
+		b.Launch("cudaLaunchKernel", s, s+tt.Us(call)).Kernel(name, s+tt.Us(call), end)
+	}
+	return end
+}
