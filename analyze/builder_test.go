@@ -77,3 +77,26 @@ func train(b *tt.Builder, name string, at trace.Time, n int, period, call, run f
 	}
 	return end
 }
+
+// kernel is a kernel's name and how long it runs, for gpuBound.
+type kernel struct {
+	name string
+	us   float64
+}
+
+// gpuBound adds a GPU-bound stretch from at: the kernels' launch calls
+// (20µs each, back to back), then the kernels back to back from 10µs
+// after the last call, while the host waits in cudaDeviceSynchronize
+// until the last ends: every kernel is on the critical path. It returns
+// when the last kernel ends.
+func gpuBound(b *tt.Builder, at trace.Time, ks ...kernel) trace.Time {
+	calls := at + tt.Us(20*float64(len(ks)))
+	start := calls + tt.Us(10)
+	for i, k := range ks {
+		c := at + tt.Us(20*float64(i))
+		b.Launch("cudaLaunchKernel", c, c+tt.Us(20)).Kernel(k.name, start, start+tt.Us(k.us))
+		start += tt.Us(k.us)
+	}
+	b.API("cudaDeviceSynchronize", calls, start)
+	return start
+}

@@ -164,6 +164,13 @@ func (b *Builder) gpu(g trace.GPUActivity) {
 	b.t.GPU = append(b.t.GPU, g)
 }
 
+// LastGPU lets a test set what the builder has no method for (launch
+// configuration, occupancy) on the GPU activity added last.
+func (b *Builder) LastGPU(set func(*trace.GPUActivity)) *Builder {
+	set(&b.t.GPU[len(b.t.GPU)-1])
+	return b
+}
+
 // Alloc adds an allocator event on the current device: bytes > 0 an
 // allocation at addr, < 0 its free; allocated is the total after it.
 func (b *Builder) Alloc(at trace.Time, bytes, addr, allocated int64) *Builder {
