@@ -84,16 +84,36 @@ type kernel struct {
 	us   float64
 }
 
+// opKernel is a kernel, how long it runs and the op around its launch
+// call ("" for none), for gpuBoundOps.
+type opKernel struct {
+	op, name string
+	us       float64
+}
+
 // gpuBound adds a GPU-bound stretch from at: the kernels' launch calls
 // (20µs each, back to back), then the kernels back to back from 10µs
 // after the last call, while the host waits in cudaDeviceSynchronize
 // until the last ends: every kernel is on the critical path. It returns
 // when the last kernel ends.
 func gpuBound(b *tt.Builder, at trace.Time, ks ...kernel) trace.Time {
+	oks := make([]opKernel, len(ks))
+	for i, k := range ks {
+		oks[i] = opKernel{name: k.name, us: k.us}
+	}
+	return gpuBoundOps(b, at, oks...)
+}
+
+// gpuBoundOps is gpuBound with an op around each launch call (the call's
+// own span): kernel i's call runs from at + 20i µs.
+func gpuBoundOps(b *tt.Builder, at trace.Time, ks ...opKernel) trace.Time {
 	calls := at + tt.Us(20*float64(len(ks)))
 	start := calls + tt.Us(10)
 	for i, k := range ks {
 		c := at + tt.Us(20*float64(i))
+		if k.op != "" {
+			b.Op(k.op, c, c+tt.Us(20))
+		}
 		b.Launch("cudaLaunchKernel", c, c+tt.Us(20)).Kernel(k.name, start, start+tt.Us(k.us))
 		start += tt.Us(k.us)
 	}
