@@ -19,7 +19,7 @@ func sdpaTrace(scale float64) *trace.Trace {
 		b.Step(at, at+tt.Us(1000))
 		b.Op("aten::scaled_dot_product_attention", at, at+tt.Us(60))
 		b.Op(sdpaMathOp, at, at+tt.Us(60)).Inputs("[[2, 8, 128, 64], [2, 8, 128, 64], [2, 8, 128, 64], []]",
-			"['c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', '']")
+			`["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", ""]`)
 		gpuBoundOps(b, at, opKernel{"aten::bmm", "ampere_bf16_s16816gemm_bf16_128x64_nn", 100 * scale},
 			opKernel{"aten::_softmax", "cunn_SoftMaxForward", 50 * scale}, opKernel{"aten::bmm", "ampere_bf16_s16816gemm_bf16_128x64_nn", 100 * scale}, opKernel{"aten::mm", "ampere_bf16_s16816gemm_bf16_256x128_nn", 250})
 	}

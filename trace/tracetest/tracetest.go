@@ -107,7 +107,7 @@ type Op struct {
 }
 
 // Inputs sets the op's input dims and types as the profiler writes them
-// ("[[64, 128], [128, 256]]", "['float', 'float']").
+// ("[[64, 128], [128, 256]]", `["float", "float"]`).
 func (o *Op) Inputs(dims, types string) *Builder {
 	o.b.t.Ops[o.i].InputDims, o.b.t.Ops[o.i].InputTypes = dims, types
 	return o.b

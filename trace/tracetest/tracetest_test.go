@@ -13,7 +13,7 @@ func TestBuildLinks(t *testing.T) {
 	b := New().Step(0, Us(100))
 	b.Launch("cudaLaunchKernel", Us(12), Us(14)).Kernel("k2", Us(40), Us(50))
 	b.Frame("model.py(3): forward", Us(5), Us(30))
-	b.Op("aten::mm", Us(11), Us(20)).Inputs("[[2, 3], [3, 4]]", "['float', 'float']")
+	b.Op("aten::mm", Us(11), Us(20)).Inputs("[[2, 3], [3, 4]]", `["float", "float"]`)
 	b.Op("aten::linear", Us(10), Us(25))
 	b.Launch("cudaLaunchKernel", Us(15), Us(16)).Kernel("k1", Us(20), Us(30)).
 		Device(0, 8).Launch("cudaMemcpyAsync", Us(17), Us(18)).Copy(trace.HtoD, trace.Pageable, trace.Device, 1<<20, Us(30), Us(32))
