@@ -9,7 +9,9 @@ import (
 
 // generateTrace is 3 steps of 1000µs: a 300µs prefill (a 200µs GEMM the
 // host waits for), then 4 decode calls of 150µs, each launching 3 kernels
-// of run µs, one every 50µs from 5µs in (20µs calls).
+// of run µs, one every 50µs (20µs calls). A decode call's first launch
+// starts where the previous call ends: spans are half-open, so it belongs
+// to its own call alone.
 func generateTrace(run float64) *trace.Trace {
 	b := tt.New()
 	for s := range 3 {
@@ -20,7 +22,7 @@ func generateTrace(run float64) *trace.Trace {
 		for k := range 4 {
 			d := at + tt.Us(300+150*float64(k))
 			b.Range("decode", d, d+tt.Us(150))
-			train(b, "decode_kernel", d+tt.Us(5), 3, 50, 20, run)
+			train(b, "decode_kernel", d, 3, 50, 20, run)
 		}
 	}
 	return b.Build()

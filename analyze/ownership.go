@@ -175,7 +175,7 @@ func (o *OwnershipFacts) callRange(th trace.Index, s trace.Span) (int, int) {
 	}
 	starts := func(i int) trace.Time { return o.t.APICalls[o.calls[r[0]+i]].Start }
 	lo := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.Start })
-	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) > s.End })
+	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.End })
 	return lo, max(lo, hi)
 }
 
