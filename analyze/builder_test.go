@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -119,4 +122,25 @@ func gpuBoundOps(b *tt.Builder, at trace.Time, ks ...opKernel) trace.Time {
 	}
 	b.API("cudaDeviceSynchronize", calls, start)
 	return start
+}
+
+// TestEveryAnalyzerHasItsTest: each analyzer in All has NAME_test.go (its
+// name without dashes) holding a test on built traces (TestXxxBuilt: a
+// trace that fires it with its figures computed by hand, a close but
+// healthy one that does not), so a new analyzer comes with its test.
+func TestEveryAnalyzerHasItsTest(t *testing.T) {
+	for _, a := range All() {
+		file := strings.ReplaceAll(a.Name, "-", "") + "_test.go"
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^func Test\w+Built\(t \*testing\.T\)`).Match(src) {
+			t.Errorf("%s: %s has no TestXxxBuilt", a.Name, file)
+		}
+		if !strings.Contains(string(src), "oneFinding(") || !strings.Contains(string(src), "noFinding(") {
+			t.Errorf("%s: %s lacks a positive (oneFinding) or a negative (noFinding) case", a.Name, file)
+		}
+	}
 }
