@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // Validate checks the graph of analyzers as and everything they require,
@@ -115,4 +117,11 @@ func FactOf[T any](p *Pass, f *Analyzer) (T, error) {
 		return zero, fmt.Errorf("analyzer %s reads fact %s as %T, but it is a %T", p.Analyzer.Name, f.Name, zero, v)
 	}
 	return t, nil
+}
+
+// RunAnalyzers is Run over the analyzers as (and the facts they require)
+// instead of a selection from All: for a tool or test that brings its own
+// analyzer. cfg's Enable and Disable are not consulted.
+func RunAnalyzers(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
+	return runWith(t, as, cfg.PeerWait)
 }
