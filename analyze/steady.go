@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/tracelens/tracelens/trace"
+
 // Steady steps: the steps after the first (warm-up), whose medians are
 // "the step", "GPU busy" and "per step" in every metric, finding and face.
 
@@ -20,4 +22,17 @@ func medianOf(steps []Step, f func(*Step) float64) float64 {
 		v[i] = f(&steps[i])
 	}
 	return median(v)
+}
+
+// steadyMedians returns the medians over the steady steps of a per-step
+// time (µs), a per-step count and the steps' GPU busy time (µs): what an
+// analyzer that sums its kernels per step compares with the step.
+func steadyMedians(r *Result, time []trace.Duration, count []int) (timeUs, n, busyUs float64) {
+	var ts, ns, busy []float64
+	for i := FirstSteady(len(r.Steps)); i < len(r.Steps); i++ {
+		ts = append(ts, us(time[i]))
+		ns = append(ns, float64(count[i]))
+		busy = append(busy, r.Steps[i].GPUBusyUs)
+	}
+	return median(ts), median(ns), median(busy)
 }
