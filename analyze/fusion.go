@@ -70,7 +70,11 @@ type chainGroup struct {
 	occ [][]int // GPU indexes per occurrence
 }
 
-func runFusionCandidate(p *Pass) ([]Finding, error) {
+// fusionChains groups the runs of fusable kernels (memory-bound, launched
+// by a framework op, not compiled or the optimizer's) on one stream, in
+// one step, one call of one user function and on one tensor, by their
+// sequence of kernel names (keys in first-seen order).
+func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	t, ix := p.Trace, p.ix
 	groups := map[string]*chainGroup{}
 	var keys []string
@@ -116,6 +120,67 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		run = append(run, g)
 	}
 	flush()
+	return groups, keys
+}
+
+// chainSaving sums a chain's saving model over its occurrences, per step
+// (see fusionSaving; critShare and critUs are left to the caller), with
+// the intermediates' traffic in all and the chain's kernels. sizes caches
+// the bytes of an op's first input by its dims and types.
+func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost, bw, steps float64) (fusionSaving, float64, []int) {
+	t, ix := p.Trace, p.ix
+	var sv fusionSaving
+	var trafficTotal float64
+	var kernels []int
+	for _, occ := range gr.occ {
+		kernels = append(kernels, occ...)
+		var sum, longest trace.Duration
+		var traffic, idle, gapSave float64
+		for i, g := range occ {
+			d := t.GPU[g].Dur()
+			sum += d
+			longest = max(longest, d)
+			if i == 0 {
+				continue
+			}
+			op := &t.Ops[ix.op[g]]
+			k := [2]string{op.InputDims, op.InputTypes}
+			b, ok := sizes[k]
+			if !ok {
+				b = firstTensorBytes(op.InputDims, op.InputTypes)
+				sizes[k] = b
+			}
+			traffic += 2 * float64(b)
+			// The launch saved before kernel i shortens the chain only
+			// by the time the device sat idle waiting for it: another
+			// stream's work in the gap keeps the GPU busy anyway.
+			var gap trace.Duration
+			for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
+				gap += sp.Dur()
+			}
+			idle += us(gap)
+			gapSave += min(launchCost, us(gap))
+		}
+		// Fusing keeps at least the longest kernel's work and saves at
+		// most the intermediates' traffic at peak bandwidth.
+		gpuSave := us(sum - longest)
+		if traffic > 0 {
+			gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
+		}
+		span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
+		sv.gpuUs += gpuSave / steps
+		sv.gapsUs += gapSave / steps
+		sv.kernelUs += us(sum) / steps
+		sv.idleUs += idle / steps
+		sv.spanUs += span / steps
+		trafficTotal += traffic
+	}
+	return sv, trafficTotal, kernels
+}
+
+func runFusionCandidate(p *Pass) ([]Finding, error) {
+	t := p.Trace
+	groups, keys := p.fusionChains()
 
 	cf, err := p.compiledFacts()
 	if err != nil {
@@ -140,52 +205,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
-		var sv fusionSaving
-		var trafficTotal float64
-		var kernels []int
-		for _, occ := range gr.occ {
-			kernels = append(kernels, occ...)
-			var sum, longest trace.Duration
-			var traffic, idle, gapSave float64
-			for i, g := range occ {
-				d := t.GPU[g].Dur()
-				sum += d
-				longest = max(longest, d)
-				if i == 0 {
-					continue
-				}
-				op := &t.Ops[ix.op[g]]
-				k := [2]string{op.InputDims, op.InputTypes}
-				b, ok := sizes[k]
-				if !ok {
-					b = firstTensorBytes(op.InputDims, op.InputTypes)
-					sizes[k] = b
-				}
-				traffic += 2 * float64(b)
-				// The launch saved before kernel i shortens the chain only
-				// by the time the device sat idle waiting for it: another
-				// stream's work in the gap keeps the GPU busy anyway.
-				var gap trace.Duration
-				for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
-					gap += sp.Dur()
-				}
-				idle += us(gap)
-				gapSave += min(launchCost, us(gap))
-			}
-			// Fusing keeps at least the longest kernel's work and saves at
-			// most the intermediates' traffic at peak bandwidth.
-			gpuSave := us(sum - longest)
-			if traffic > 0 {
-				gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
-			}
-			span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
-			sv.gpuUs += gpuSave / steps
-			sv.gapsUs += gapSave / steps
-			sv.kernelUs += us(sum) / steps
-			sv.idleUs += idle / steps
-			sv.spanUs += span / steps
-			trafficTotal += traffic
-		}
+		sv, trafficTotal, kernels := p.chainSaving(gr, sizes, launchCost, bw, steps)
 		// GPU time saved shortens the step only while the GPU is the
 		// bottleneck (the Critical fact): in a launch-bound step the
 		// fused kernel just leaves the GPU idle longer. The gaps removed
