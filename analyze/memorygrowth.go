@@ -99,26 +99,6 @@ func neverFreed(t *trace.Trace, ix *index) ([]MemorySite, int64) {
 	return ix.groupSites(idx, newOpFinder(t))
 }
 
-// at returns the innermost op on thread th around time at, or None.
-func (f opFinder) at(t *trace.Trace, th trace.Index, at trace.Time) trace.Index {
-	v := f[th]
-	i, _ := slices.BinarySearchFunc(v, at, func(op trace.Index, at trace.Time) int {
-		if t.Ops[op].Start <= at {
-			return -1
-		}
-		return 1
-	})
-	if i == 0 {
-		return trace.None
-	}
-	for op := v[i-1]; op != trace.None; op = t.Ops[op].Parent {
-		if t.Ops[op].Start <= at && at <= t.Ops[op].End {
-			return op
-		}
-	}
-	return trace.None
-}
-
 // memoryFix is memory-growth's fix, pointing at the largest site.
 func memoryFix(kept []MemorySite) string {
 	where := "the step"

@@ -1,8 +1,9 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
+
+	"cmp"
 	"slices"
 	"strings"
 
@@ -318,4 +319,14 @@ func (ix *index) rangeName(g int) string {
 		return ""
 	}
 	return t.Annotations[best].Name
+}
+
+// rooflineRow returns the roofline row of op on shape and dtype.
+func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool) {
+	for _, row := range rows {
+		if row.Op == op && row.Shape == shape && row.DType == dtype {
+			return row, true
+		}
+	}
+	return RooflineRow{}, false
 }

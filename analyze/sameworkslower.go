@@ -62,13 +62,3 @@ func runSameWorkSlower(p *Pass) ([]Finding, error) {
 	}
 	return out, nil
 }
-
-// rooflineRow returns the roofline row of op on shape and dtype.
-func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool) {
-	for _, row := range rows {
-		if row.Op == op && row.Shape == shape && row.DType == dtype {
-			return row, true
-		}
-	}
-	return RooflineRow{}, false
-}
