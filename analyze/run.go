@@ -170,6 +170,9 @@ func runFact(a *Analyzer, p *Pass) (v any, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("fact %s: %w", a.Name, err)
 	}
+	if _, ok := v.([]Finding); ok {
+		return nil, fmt.Errorf("fact %s returns findings: a fact computes what analyzers share; findings come from an analyzer's Run", a.Name)
+	}
 	return v, nil
 }
 

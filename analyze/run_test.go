@@ -91,6 +91,13 @@ func TestValidate(t *testing.T) {
 	if _, err := runAnalyzers(tr, []*Analyzer{a, {Name: "a", Run: noop}}); err == nil || !strings.Contains(err.Error(), "two analyzers are named a") {
 		t.Errorf("a run with an invalid graph: err = %v", err)
 	}
+	// A fact whose result is findings: they would reach no report, and
+	// the analyzers requiring it would read another's findings.
+	sneaky := &Analyzer{Name: "findings-fact", Fact: func(*Pass) (any, error) { return []Finding{{Title: "x"}}, nil }}
+	reader := &Analyzer{Name: "reader", Run: noop, Requires: []*Analyzer{sneaky}}
+	if _, err := runAnalyzers(tr, []*Analyzer{reader}); err == nil || !strings.Contains(err.Error(), "fact findings-fact returns findings") {
+		t.Errorf("a fact returning findings: err = %v", err)
+	}
 }
 
 // TestUnrequiredFactIsAnError: reading a fact without requiring it fails
