@@ -12,7 +12,10 @@
 // GPU busy intervals and the idle gaps between them (IdleGaps), GEMM
 // shapes (Shapes), torch.compile's own work (CompileRegions), the GPU
 // work each host interval owns: what the launch calls made inside it put
-// on the GPU, by correlation id, whenever it ran (Ownership).
+// on the GPU, by correlation id, whenever it ran (Ownership). Facts only
+// analyzers read run after the metrics, when a selected analyzer requires
+// them: the compiled/eager comparisons (CompiledComparisons) and the
+// hand-written GEMM kernels (CustomGEMMKernels).
 //
 // From the facts it computes the metrics every analyzer and every face
 // (report, tui, diff) shares, in Result: kernels by name and category with
@@ -76,7 +79,11 @@
 // analysis, its cross-rank findings ranked with the rank's own.
 //
 // Report goldens do not list analyzer docs, so a new analyzer changes only
-// the goldens of traces it fires on.
+// the goldens of traces it fires on, and there only its own section, the
+// rank numbers and the lists of all findings (report's
+// TestUnrelatedAnalyzerKeepsGoldens) — and, today, the no-finding
+// sentence of a trace without findings, which names every analyzer that
+// ran (TestSilentAnalyzerKeepsGoldens).
 //
 // # Cost
 //
