@@ -13,14 +13,14 @@ import (
 
 // toy is an analyzer added in one file, unrelated to every other: it
 // reports one finding on any trace with steps, whose saving is share of
-// the steady step (none when share is 0).
+// the steady step (none when share is negative).
 func toy(share float64) *analyze.Analyzer {
 	return &analyze.Analyzer{
 		Name: "toy-check",
 		Doc:  "A test analyzer: reports one finding saving a fixed share of the steady step.",
 		Run: func(p *analyze.Pass) ([]analyze.Finding, error) {
 			step := p.Result.StepStats.SteadyWallUs
-			if step <= 0 || share == 0 {
+			if step <= 0 || share < 0 {
 				return nil, nil
 			}
 			return []analyze.Finding{{Title: "toy finding", Subject: "toy", Severity: analyze.Low, Confidence: analyze.Low,
@@ -30,10 +30,11 @@ func toy(share float64) *analyze.Analyzer {
 }
 
 // findingSections returns a report's finding sections (from a "#### n.m"
-// heading to the next heading) by title, their rank number left out.
-func findingSections(md string) map[string]string {
-	out := map[string]string{}
-	head := regexp.MustCompile(`(?m)^#### \d+\.\d+ (.*)$`)
+// heading to the next heading) by title, their rank number left out, and
+// each title's rank number.
+func findingSections(md string) (map[string]string, map[string]string) {
+	out, num := map[string]string{}, map[string]string{}
+	head := regexp.MustCompile(`(?m)^#### (\d+\.\d+) (.*)$`)
 	locs := head.FindAllStringSubmatchIndex(md, -1)
 	for i, l := range locs {
 		end := len(md)
@@ -43,16 +44,20 @@ func findingSections(md string) map[string]string {
 		if j := strings.Index(md[l[1]:end], "\n#"); j >= 0 {
 			end = l[1] + j + 1
 		}
-		out[md[l[2]:l[3]]] = md[l[1]:end]
+		title := md[l[4]:l[5]]
+		out[title], num[title] = md[l[1]:end], md[l[2]:l[3]]
 	}
-	return out
+	return out, num
 }
 
-// TestUnrelatedAnalyzerKeepsGoldens adds the toy analyzer, ranked below
-// every finding and above them all, and checks that each golden finding
-// section is unchanged: its title, evidence, fix and caveats. (Only its
-// rank number and the lists that count every finding — the executive
-// summary, "All findings together", the next steps — may move.)
+// TestUnrelatedAnalyzerKeepsGoldens adds the toy analyzer, saving nothing
+// (ranked after every finding that saves time) and 95% of the step (ranked
+// first), and checks that each golden finding section is unchanged: its
+// title, evidence, fix and caveats, and, with the toy ranked last, its
+// rank number too. (Ranked first, the toy shifts
+// the rank numbers of its tier — the report numbers findings by rank —
+// and the lists that count every finding — the executive summary, "All
+// findings together", the next steps — move.)
 func TestUnrelatedAnalyzerKeepsGoldens(t *testing.T) {
 	for _, name := range []string{"eggroll_hooks.json.gz", "fusedlinear_naive.json.gz"} {
 		in := load(t, name)
@@ -60,11 +65,11 @@ func TestUnrelatedAnalyzerKeepsGoldens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := findingSections(string(want))
+		golden, goldenNum := findingSections(string(want))
 		if len(golden) == 0 {
 			t.Fatalf("%s: no finding sections in the golden file", name)
 		}
-		for _, share := range []float64{0.001, 0.95} {
+		for _, share := range []float64{0, 0.95} {
 			r, err := analyze.RunAnalyzers(in.Trace, append(analyze.All(), toy(share)), analyze.Config{})
 			if err != nil {
 				t.Fatal(err)
@@ -73,13 +78,16 @@ func TestUnrelatedAnalyzerKeepsGoldens(t *testing.T) {
 			if err := Markdown(&b, []Input{{Trace: in.Trace, Result: r}}, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			got := findingSections(b.String())
+			got, gotNum := findingSections(b.String())
 			if _, ok := got["Toy finding"]; !ok {
 				t.Fatalf("%s: the toy finding is not in the report", name)
 			}
 			for title, sec := range golden {
 				if got[title] != sec {
 					t.Errorf("%s, toy saving %.1f%% of the step: section %q changed:\n%s", name, share*100, title, firstDiff(sec, got[title]))
+				}
+				if share == 0 && gotNum[title] != goldenNum[title] {
+					t.Errorf("%s, toy ranked last: %q numbered %s, golden %s", name, title, gotNum[title], goldenNum[title])
 				}
 			}
 		}
@@ -95,7 +103,7 @@ func TestUnrelatedAnalyzerKeepsGoldens(t *testing.T) {
 func TestSilentAnalyzerKeepsGoldens(t *testing.T) {
 	for _, name := range allTraces() {
 		in := load(t, name)
-		r, err := analyze.RunAnalyzers(in.Trace, append(analyze.All(), toy(0)), analyze.Config{})
+		r, err := analyze.RunAnalyzers(in.Trace, append(analyze.All(), toy(-1)), analyze.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
