@@ -104,16 +104,10 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 	// sees another analyzer's findings.
 	found := []Finding{}
 	for _, a := range order(as) {
-		if _, done := results[a]; done {
-			continue
-		}
 		if a.Fact != nil {
-			// A fact only analyzers read runs here, after the metrics.
-			v, err := runFact(a, newPass(a, t, r, results))
-			if err != nil {
+			if err := runLateFact(a, t, r, results); err != nil {
 				return nil, err
 			}
-			results[a] = v
 			continue
 		}
 		p := newPass(a, t, r, results)
@@ -160,6 +154,20 @@ func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) 
 		}
 	}
 	return &Pass{Analyzer: a, Trace: t, Result: r, resultOf: of, ix: newIndex(t, of)}
+}
+
+// runLateFact runs a fact only analyzers read, after the metrics (which it
+// may read), unless it ran already; its result joins results.
+func runLateFact(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) error {
+	if _, done := results[a]; done {
+		return nil
+	}
+	v, err := runFact(a, newPass(a, t, r, results))
+	if err != nil {
+		return err
+	}
+	results[a] = v
+	return nil
 }
 
 // runFact runs a fact analyzer, turning a panic (a bug, or a fact it
