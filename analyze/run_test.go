@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,4 +150,34 @@ func fixtureNames(t testing.TB) []string {
 		t.Fatalf("found only %d fixtures", len(names))
 	}
 	return names
+}
+
+// TestLateFact: a fact declared outside Facts (as a new fact in its own
+// file is) runs once, after the metrics, which it may read, when an
+// analyzer that runs requires it; an analyzer reads it through FactOf.
+func TestLateFact(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	runs := 0
+	stepUs := &Analyzer{Name: "step-us", Fact: func(p *Pass) (any, error) {
+		runs++
+		return p.Result.StepStats.SteadyWallUs, nil
+	}}
+	var got []float64
+	reader := func(name string) *Analyzer {
+		return &Analyzer{Name: name, Requires: []*Analyzer{stepUs}, Run: func(p *Pass) ([]Finding, error) {
+			v, err := FactOf[float64](p, stepUs)
+			got = append(got, v)
+			return nil, err
+		}}
+	}
+	r, err := runAnalyzers(tr, []*Analyzer{reader("a"), reader("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 || len(got) != 2 || got[0] != r.StepStats.SteadyWallUs || got[1] != got[0] || got[0] <= 0 {
+		t.Errorf("fact ran %d times (want 1); readers got %v, want the steady step %v twice", runs, got, r.StepStats.SteadyWallUs)
+	}
+	if slices.Contains(r.Analyzers, "step-us") {
+		t.Errorf("a fact listed among the analyzers: %v", r.Analyzers)
+	}
 }
