@@ -191,31 +191,3 @@ func causeShare(picked [][]hostCand, gaps []idleGap, cause string) (float64, tra
 	}
 	return min(float64(in)/float64(total), 1), total
 }
-
-func firstOr(s []string, def string) string {
-	if len(s) > 0 {
-		return s[0]
-	}
-	return def
-}
-
-// coveredBy reports whether at least half of g lies inside the union of
-// merged, which is sorted and disjoint (see mergedSpans).
-func coveredBy(g trace.Span, merged []trace.Span) bool {
-	i, _ := slices.BinarySearchFunc(merged, g.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
-	var in trace.Duration
-	for ; i < len(merged) && merged[i].Start < g.End; i++ {
-		lo, hi := max(g.Start, merged[i].Start), min(g.End, merged[i].End)
-		if hi > lo {
-			in += trace.Duration(hi - lo)
-		}
-	}
-	return 2*in >= g.Dur()
-}
-
-// mergedSpans returns the union of spans as sorted disjoint spans.
-func mergedSpans(spans []trace.Span) []trace.Span { return unionSpans(slices.Clone(spans)) }
-
-// compileSpans returns the torch.compile ranges of the trace (the
-// CompileRegions fact).
-func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }

@@ -65,12 +65,6 @@ var SmallMemcpy = &Analyzer{
 	Run:      runSmallMemcpy,
 }
 
-// compiledRegion reports whether an op is torch.compile's runtime wrapper
-// or its compilation.
-func compiledRegion(op string) bool {
-	return strings.HasPrefix(op, "Torch-Compiled Region") || strings.HasPrefix(op, "CompiledFunction") || compileEvent(op)
-}
-
 // syncSite groups blocking calls by the op and Python line behind them.
 type syncSite struct {
 	op, line string
@@ -366,17 +360,6 @@ func runSmallMemcpy(p *Pass) ([]Finding, error) {
 			copyLines(stats)),
 		Confidence: Medium,
 	}}, nil
-}
-
-// severityByShare maps a saving's share of the step to a severity.
-func severityByShare(share float64) string {
-	switch {
-	case share >= SeverityHighShare:
-		return High
-	case share >= SeverityMediumShare:
-		return Medium
-	}
-	return Low
 }
 
 func hostSyncFix(t *trace.Trace, where string) string {

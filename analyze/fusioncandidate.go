@@ -46,7 +46,7 @@ var FusionCandidate = &Analyzer{
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first. "+
 		"Where compiled-slower found this function's torch.compile'd variant slower on the GPU in the same trace, the fix names a hand-written kernel, not torch.compile.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledSlower},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons},
 	Run:      runFusionCandidate,
 }
 
@@ -65,59 +65,70 @@ type fusionSaving struct {
 	critShare, critUs                       float64
 }
 
-// chainGroup is every occurrence of one sequence of kernel names.
-type chainGroup struct {
-	occ [][]int // GPU indexes per occurrence
+// chainSaving sums a chain's saving model over its occurrences, per step
+// (see fusionSaving; critShare and critUs are left to the caller), with
+// the intermediates' traffic in all and the chain's kernels. sizes caches
+// the bytes of an op's first input by its dims and types.
+func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost, bw, steps float64) (fusionSaving, float64, []int) {
+	t, ix := p.Trace, p.ix
+	var sv fusionSaving
+	var trafficTotal float64
+	var kernels []int
+	for _, occ := range gr.occ {
+		kernels = append(kernels, occ...)
+		var sum, longest trace.Duration
+		var traffic, idle, gapSave float64
+		for i, g := range occ {
+			d := t.GPU[g].Dur()
+			sum += d
+			longest = max(longest, d)
+			if i == 0 {
+				continue
+			}
+			op := &t.Ops[ix.op[g]]
+			k := [2]string{op.InputDims, op.InputTypes}
+			b, ok := sizes[k]
+			if !ok {
+				b = firstTensorBytes(op.InputDims, op.InputTypes)
+				sizes[k] = b
+			}
+			traffic += 2 * float64(b)
+			// The launch saved before kernel i shortens the chain only
+			// by the time the device sat idle waiting for it: another
+			// stream's work in the gap keeps the GPU busy anyway.
+			var gap trace.Duration
+			for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
+				gap += sp.Dur()
+			}
+			idle += us(gap)
+			gapSave += min(launchCost, us(gap))
+		}
+		// Fusing keeps at least the longest kernel's work and saves at
+		// most the intermediates' traffic at peak bandwidth.
+		gpuSave := us(sum - longest)
+		if traffic > 0 {
+			gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
+		}
+		span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
+		sv.gpuUs += gpuSave / steps
+		sv.gapsUs += gapSave / steps
+		sv.kernelUs += us(sum) / steps
+		sv.idleUs += idle / steps
+		sv.spanUs += span / steps
+		trafficTotal += traffic
+	}
+	return sv, trafficTotal, kernels
 }
 
 func runFusionCandidate(p *Pass) ([]Finding, error) {
-	t, ix := p.Trace, p.ix
-	groups := map[string]*chainGroup{}
-	var keys []string
-	var run []int
-	var key []byte
-	flush := func() {
-		if len(run) >= FusionMinChain {
-			// Key the chain by its kernel name ids, not the (long) names.
-			key = key[:0]
-			for _, g := range run {
-				id := ix.nameOf[g]
-				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
-			}
-			k := string(key)
-			gr := groups[k]
-			if gr == nil {
-				gr = &chainGroup{}
-				groups[k] = gr
-				keys = append(keys, k)
-			}
-			gr.occ = append(gr.occ, slices.Clone(run))
-		}
-		run = run[:0]
-	}
-	gemmOps := ix.gemmOps()
-	for g := range t.GPU {
-		a := &t.GPU[g]
-		if len(run) > 0 {
-			prev := &t.GPU[run[len(run)-1]]
-			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
-				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) ||
-				!ix.sameTensor(run[len(run)-1], g) {
-				flush()
-			}
-		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
-			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
-			// The optimizer's kernels are optimizer-step's business: its
-			// fix is fused=True, not fusing by hand.
-			flush()
-			continue
-		}
-		run = append(run, g)
-	}
-	flush()
+	t := p.Trace
+	groups, keys := p.fusionChains()
 
-	verdicts := compiledVerdicts(p)
+	cf, err := p.compiledFacts()
+	if err != nil {
+		return nil, err
+	}
+	verdicts := cf.eagerVerdicts()
 	stepUs := p.Result.StepStats.MedianWallUsNoFirst
 	steps := float64(max(p.Result.StepStats.Count, 1))
 	launchCost := p.Result.Launches.MedianAPIUs
@@ -136,52 +147,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
-		var sv fusionSaving
-		var trafficTotal float64
-		var kernels []int
-		for _, occ := range gr.occ {
-			kernels = append(kernels, occ...)
-			var sum, longest trace.Duration
-			var traffic, idle, gapSave float64
-			for i, g := range occ {
-				d := t.GPU[g].Dur()
-				sum += d
-				longest = max(longest, d)
-				if i == 0 {
-					continue
-				}
-				op := &t.Ops[ix.op[g]]
-				k := [2]string{op.InputDims, op.InputTypes}
-				b, ok := sizes[k]
-				if !ok {
-					b = firstTensorBytes(op.InputDims, op.InputTypes)
-					sizes[k] = b
-				}
-				traffic += 2 * float64(b)
-				// The launch saved before kernel i shortens the chain only
-				// by the time the device sat idle waiting for it: another
-				// stream's work in the gap keeps the GPU busy anyway.
-				var gap trace.Duration
-				for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
-					gap += sp.Dur()
-				}
-				idle += us(gap)
-				gapSave += min(launchCost, us(gap))
-			}
-			// Fusing keeps at least the longest kernel's work and saves at
-			// most the intermediates' traffic at peak bandwidth.
-			gpuSave := us(sum - longest)
-			if traffic > 0 {
-				gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
-			}
-			span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
-			sv.gpuUs += gpuSave / steps
-			sv.gapsUs += gapSave / steps
-			sv.kernelUs += us(sum) / steps
-			sv.idleUs += idle / steps
-			sv.spanUs += span / steps
-			trafficTotal += traffic
-		}
+		sv, trafficTotal, kernels := p.chainSaving(gr, sizes, launchCost, bw, steps)
 		// GPU time saved shortens the step only while the GPU is the
 		// bottleneck (the Critical fact): in a launch-bound step the
 		// fused kernel just leaves the GPU idle longer. The gaps removed
@@ -214,185 +180,8 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 	return out, nil
 }
 
-// gemmOps marks every op (aten op or autograd node) that has a GEMM or
-// attention kernel among the kernels it launched, directly or through its
-// children: the other kernels of such an op (autocast's weight casts
-// under aten::linear, cuBLAS's workspace memset, AddmmBackward0's bias
-// reduction) are the GEMM's preparation or epilogue, which amp-cast and a
-// fused-epilogue GEMM address; they cannot fuse with the neighbouring
-// layer's elementwise kernels into one kernel. User ranges are not marked:
-// a record_function("forward") holds GEMMs and fusable chains alike.
-func (ix *index) gemmOps() map[trace.Index]bool {
-	t := ix.t
-	marked := map[trace.Index]bool{}
-	for g := range t.GPU {
-		if c := ix.cat[g]; c != CategoryGEMM && c != CategoryAttention {
-			continue
-		}
-		for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
-			if frameworkOp(t.Ops[op].Name) {
-				marked[op] = true
-			}
-		}
-	}
-	return marked
-}
-
-// frameworkOp reports whether an op name is an ATen op or an autograd
-// node (not a user range or a Python function).
-func frameworkOp(name string) bool {
-	return strings.HasPrefix(name, "aten::") || strings.HasPrefix(name, "autograd::engine::evaluate_function:") ||
-		strings.Contains(name, "Backward")
-}
-
-// unfusable reports whether memory-bound kernel g can never join a fusion
-// chain: launched by an op that also runs a GEMM or attention kernel
-// (gemmOps); by AccumulateGrad, whose .grad output must persist in
-// memory, so it is no intermediate a fusion could keep in registers; by a
-// collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
-// record_param_comms), whose buffers the communication kernel reads; or a
-// foreach multi_tensor_apply kernel, which already handles many tensors in
-// one launch.
-func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
-	t := ix.t
-	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
-		return true
-	}
-	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
-		n := t.Ops[op].Name
-		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
-			return true
-		}
-	}
-	return false
-}
-
-// communicationOp reports whether an op belongs to a collective: FSDP's
-// copy-in/copy-out, c10d's collectives and the NCCL bookkeeping op.
-func communicationOp(name string) bool {
-	return strings.HasPrefix(name, "fsdp::") || strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "nccl:") ||
-		strings.Contains(name, "record_param_comms") || strings.Contains(name, "FSDP::")
-}
-
-// sameTensor reports whether consecutive kernels a and b may work on one
-// tensor. Between two autograd nodes it requires the same shape of the
-// nodes' ops' first inputs, as a backward elementwise chain has: a
-// different shape means the next node works on another tensor (a weight's
-// gradient cast next to an activation's GeluBackward0), which one kernel
-// cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
-// factor, repeat_interleave, mul with the activation), so only backward
-// nodes are checked; unknown shapes (no record_shapes) never break a chain.
-func (ix *index) sameTensor(a, b int) bool {
-	t := ix.t
-	oa, ob := ix.op[a], ix.op[b]
-	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
-		return true
-	}
-	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)
-	return da == "" || db == "" || da == db
-}
-
-// firstDims is the first tensor's dims in an op's input-dims JSON text
-// ("[[64, 2048], [2048]]" → "[64, 2048]"); empty when there is none.
-func firstDims(dims string) string {
-	i := strings.Index(dims, "[[")
-	if i < 0 {
-		return ""
-	}
-	j := strings.IndexByte(dims[i+1:], ']')
-	if j < 0 {
-		return ""
-	}
-	return strings.ReplaceAll(dims[i+1:i+2+j], " ", "")
-}
-
-// compilerFused reports whether a kernel is already a compiler's fusion
-// (XLA's loop_*_fusion, Inductor's triton_*): fusing further is the
-// compiler's business, not a change in the user's code.
-func compilerFused(name string) bool {
-	return strings.Contains(name, "fusion") || strings.HasPrefix(name, "triton_")
-}
-
-// opLabel names the op a user wrote for GPU activity g: the outermost op
-// of its launch path, without the aten:: prefix ("repeat_interleave", not
-// the copy_ it calls).
-// compiled reports whether GPU activity g runs code a compiler already
-// scheduled or runs for the compiler: launched inside a torch.compile
-// region (Torch-Compiled Region, CompiledFunction and its backward), by
-// Inductor's autotuner, or replayed from a CUDA graph. Its
-// kernels are what Inductor chose not to fuse (library calls, reductions
-// it splits on purpose); telling the user to fuse them with torch.compile
-// would be wrong.
-func (ix *index) compiled(g int) bool {
-	t := ix.t
-	if ix.autotune != nil && ix.autotune[g] {
-		return true
-	}
-	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
-		return true
-	}
-	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
-		n := t.Ops[op].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
-			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {
-			// The last two are Inductor's autotuner timing candidate
-			// kernels (and flushing the cache between runs) while it
-			// compiles: compile-overhead's business, not the program's.
-			return true
-		}
-	}
-	return false
-}
-
-func (ix *index) opLabel(g int) string {
-	op := ix.op[g]
-	if op == trace.None {
-		return ""
-	}
-	for ix.t.Ops[op].Parent != trace.None {
-		op = ix.t.Ops[op].Parent
-	}
-	name := strings.TrimPrefix(ix.t.Ops[op].Name, "autograd::engine::evaluate_function: ")
-	return strings.TrimPrefix(name, "aten::")
-}
-
-// userFuncs names the user functions and source files behind GPU
-// activities, in first-seen order ("lowrank (capture_traces.py:63)").
-func (ix *index) userFuncs(gs []int) []string {
-	var out []string
-	for _, g := range gs {
-		f := ix.userFrameOf(ix.frame[g])
-		if f == trace.None {
-			continue
-		}
-		file, line, fn, ok := ix.t.Frames[f].Source()
-		if !ok {
-			continue
-		}
-		s := fmt.Sprintf("%s() at %s:%d", fn, file, line)
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// compiledVerdicts holds compiled-slower's verdict on the GPU activities
-// of the eager ranges it compared with a compiled variant: true where the
-// compiled kernels were slower, false where only its host time was.
-func compiledVerdicts(p *Pass) map[int]bool {
-	v := map[int]bool{}
-	fs, _ := p.ResultOf[CompiledSlower].([]Finding)
-	for i := range fs {
-		for _, g := range fs[i].eagerWork {
-			v[g] = v[g] || fs[i].gpuSlower
-		}
-	}
-	return v
-}
-
 // compiledVerdict returns compiled-slower's verdict on a chain's kernels
-// (compiledVerdicts): measured whether one of them ran in an eager range
+// (CompiledFacts.eagerVerdicts): measured whether one of them ran in an eager range
 // compiled-slower compared, gpuSlower whether that compiled variant was
 // slower on the GPU.
 func compiledVerdict(gr *chainGroup, verdicts map[int]bool) (measured, gpuSlower bool) {

@@ -39,11 +39,11 @@ type hookStat struct {
 	cpu, inOps, overhead, idle trace.Duration
 }
 
-func runHookOverhead(p *Pass) ([]Finding, error) {
-	t, ix := p.Trace, p.ix
-	if len(t.Frames) == 0 {
-		return nil, nil
-	}
+// hookStats measures the functions module.py's hook dispatch calls, by
+// function (in first-seen order), and the dispatch's own time over the
+// hooked calls (the inner() frames that ran hooks).
+func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispatch trace.Duration, hooked []trace.Span) {
+	t := ix.t
 	childDur := make([]trace.Duration, len(t.Frames))
 	for i := range t.Frames {
 		if par := t.Frames[i].Parent; par != trace.None {
@@ -51,10 +51,7 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 		}
 	}
 	opPrefix := ix.topOpPrefix()
-	stats := map[string]*hookStat{}
-	var order []string
-	var dispatch trace.Duration
-	var hooked []trace.Span // inner() frames that ran hooks
+	stats = map[string]*hookStat{}
 	for i := range t.Frames {
 		f := &t.Frames[i]
 		par := f.Parent
@@ -86,6 +83,14 @@ func runHookOverhead(p *Pass) ([]Finding, error) {
 			dispatch += max(pf.Dur()-childDur[par], 0)
 		}
 	}
+	return stats, order, dispatch, hooked
+}
+
+func runHookOverhead(p *Pass) ([]Finding, error) {
+	if len(p.Trace.Frames) == 0 {
+		return nil, nil
+	}
+	stats, order, dispatch, hooked := p.ix.hookStats()
 	if len(order) == 0 {
 		return nil, nil
 	}

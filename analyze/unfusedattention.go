@@ -47,13 +47,6 @@ func (ix *index) opPathHas(i trace.Index, names ...string) bool {
 
 func runUnfusedAttention(p *Pass) ([]Finding, error) {
 	t, ix := p.Trace, p.ix
-	isMatmul := func(g int) bool {
-		return t.GPU[g].Kind == trace.Kernel && (ix.cat[g] == CategoryGEMM || ix.cat[g] == CategoryGEMV) &&
-			ix.opPathHas(ix.op[g], "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
-	}
-	sameStream := func(a, b int) bool {
-		return t.GPU[a].Device == t.GPU[b].Device && t.GPU[a].Stream == t.GPU[b].Stream
-	}
 	var occurrences, launches int
 	var between trace.Duration
 	var names, lines []string
@@ -65,19 +58,7 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 			// attention-backend says which backend to run instead.
 			continue
 		}
-		before, after := -1, -1
-		for j := g - 1; j >= 0 && j >= g-AttentionWindow && sameStream(g, j); j-- {
-			if isMatmul(j) {
-				before = j
-				break
-			}
-		}
-		for j := g + 1; j < len(t.GPU) && j <= g+AttentionWindow && sameStream(g, j); j++ {
-			if isMatmul(j) {
-				after = j
-				break
-			}
-		}
+		before, after := ix.matmulsAround(g)
 		if before < 0 || after < 0 {
 			continue
 		}
@@ -135,4 +116,32 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 		Confidence: High,
 		launchUs:   launchUs,
 	}}, nil
+}
+
+// matmulsAround returns the nearest batched matmul kernels before and
+// after GPU activity g on its stream, within AttentionWindow kernels (-1
+// where there is none): the Q·Kᵀ and ·V of an attention around a softmax.
+func (ix *index) matmulsAround(g int) (before, after int) {
+	t := ix.t
+	isMatmul := func(g int) bool {
+		return t.GPU[g].Kind == trace.Kernel && (ix.cat[g] == CategoryGEMM || ix.cat[g] == CategoryGEMV) &&
+			ix.opPathHas(ix.op[g], "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
+	}
+	sameStream := func(a, b int) bool {
+		return t.GPU[a].Device == t.GPU[b].Device && t.GPU[a].Stream == t.GPU[b].Stream
+	}
+	before, after = -1, -1
+	for j := g - 1; j >= 0 && j >= g-AttentionWindow && sameStream(g, j); j-- {
+		if isMatmul(j) {
+			before = j
+			break
+		}
+	}
+	for j := g + 1; j < len(t.GPU) && j <= g+AttentionWindow && sameStream(g, j); j++ {
+		if isMatmul(j) {
+			after = j
+			break
+		}
+	}
+	return before, after
 }

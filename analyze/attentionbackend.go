@@ -80,16 +80,6 @@ func runAttentionBackend(p *Pass) ([]Finding, error) {
 	return []Finding{sdpaFinding(t, call, mathUs/steps, fused, allUs/steps, float64(len(calls))/steps, r.StepStats.SteadyWallUs)}, nil
 }
 
-// opNamed returns op i or the op around it named name, or None.
-func (ix *index) opNamed(i trace.Index, name string) trace.Index {
-	for ; i != trace.None; i = ix.t.Ops[i].Parent {
-		if ix.t.Ops[i].Name == name {
-			return i
-		}
-	}
-	return trace.None
-}
-
 // sdpaInputs reads a math-backend call's query, key and mask shapes and
 // dtype from its recorded inputs (query [B, H, Tq, D], key [B, H, Tk, D],
 // attn_mask fourth).

@@ -97,15 +97,6 @@ func runFP64Compute(p *Pass) ([]Finding, error) {
 	}}, nil
 }
 
-func containsStr(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // gemmFP32Ratio returns the share of fp64 GEMM time that running the GEMM
 // in fp32 saves, and the peak it compares against: GEMMs in fp32 run on
 // the tensor cores as TF32 once the fix enables it (fp64's own fix says

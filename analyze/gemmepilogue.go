@@ -86,17 +86,7 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 			chains[ShortKernelName(a.Name)+" → "+strings.Join(ops, " → ")]++
 		}
 	}
-	first := 0
-	if len(r.Steps) > 1 {
-		first = 1
-	}
-	var ep, n, busy []float64
-	for i := first; i < len(r.Steps); i++ {
-		ep = append(ep, us(perStep[i]))
-		n = append(n, float64(pairs[i]))
-		busy = append(busy, r.Steps[i].GPUBusyUs)
-	}
-	medEp, medN, medBusy := median(ep), median(n), median(busy)
+	medEp, medN, medBusy := steadyMedians(r, perStep, pairs)
 	if medN == 0 || medBusy <= 0 || medEp < GEMMEpilogueMinShare*medBusy || medEp < GEMMEpilogueMinUs {
 		return nil, nil
 	}

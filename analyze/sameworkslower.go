@@ -18,23 +18,21 @@ var SameWorkSlower = &Analyzer{
 		"Triton or custom kernel, two kernel configurations) and the faster reaches %.1f× the slower's TFLOP/s or more, the slower "+
 		"being no library kernel, reports the slower. Saving model: its GPU time per step × (1 − slow/fast throughput), what running "+
 		"that work at the faster one's rate saves. A kernel custom-gemm reports is left to it (which then uses this measured speed-up).", SameWorkFindingGap),
-	Requires: []*Analyzer{CustomGEMM},
+	Requires: []*Analyzer{CustomGEMMKernels},
 	Run:      runSameWorkSlower,
 }
 
 func runSameWorkSlower(p *Pass) ([]Finding, error) {
 	r := p.Result
 	steps := float64(max(r.StepStats.Count, 1))
-	custom := map[string]bool{}
-	if fs, ok := p.ResultOf[CustomGEMM].([]Finding); ok {
-		for _, f := range fs {
-			custom[f.Subject] = true // the kernel's name
-		}
+	custom, err := p.customGEMMFacts()
+	if err != nil {
+		return nil, err
 	}
 	var out []Finding
 	for _, sw := range r.SameWork {
 		slow, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType)
-		if !ok || sw.Speedup < SameWorkFindingGap || LibraryKernel(slow.Kernel) || custom[slow.Kernel] {
+		if !ok || sw.Speedup < SameWorkFindingGap || LibraryKernel(slow.Kernel) || custom.Has(slow.Kernel) {
 			continue
 		}
 		gpu := float64(slow.Calls) * slow.MeanUs / steps
@@ -63,26 +61,4 @@ func runSameWorkSlower(p *Pass) ([]Finding, error) {
 		})
 	}
 	return out, nil
-}
-
-// rooflineRow returns the roofline row of op on shape and dtype.
-func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool) {
-	for _, row := range rows {
-		if row.Op == op && row.Shape == shape && row.DType == dtype {
-			return row, true
-		}
-	}
-	return RooflineRow{}, false
-}
-
-// measuredSpeedup returns how many times faster the trace's fastest
-// implementation of the GEMM work kernel does (Result.SameWork, where
-// kernel is the slower side), or 0 when the trace measures none.
-func measuredSpeedup(r *Result, kernel string) (float64, string) {
-	for _, sw := range r.SameWork {
-		if row, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType); ok && row.Kernel == kernel {
-			return sw.Speedup, sw.Fast
-		}
-	}
-	return 0, ""
 }

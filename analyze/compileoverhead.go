@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -26,23 +25,6 @@ var CompileOverhead = &Analyzer{
 		"start (persistent caches, warm-up before the measured/served work) does not pay.", CompileMinShare*100),
 	Requires: []*Analyzer{CompileRegions},
 	Run:      runCompileOverhead,
-}
-
-// compileEvent reports whether a range is torch.compile's own work.
-func compileEvent(name string) bool {
-	if strings.HasSuffix(name, "(dynamo_timed)") || name == "dynamo" || strings.HasPrefix(name, "compile_attempt_") {
-		// "dynamo" is the outermost range of a compilation in recent
-		// PyTorch releases.
-		return true
-	}
-	for _, p := range []string{"backend_compile", "_compile.compile_inner", "entire_frame_compile", "OutputGraph.call_user_compiler",
-		"GraphLowering.", "async_compile.", "build_guards", "AOTAutogradCache.", "compile_fx", "inductor_compile", "Scheduler.codegen",
-		"create_aot_dispatcher_function", "bytecode_tracing", "CachingAutotuner.benchmark_all_configs"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // compileIDs returns the distinct "compile_id=F/N" values in annotation
@@ -71,10 +53,6 @@ func compileIDs(t *trace.Trace) (ids []string, recompiles int) {
 	}
 	return ids, recompiles
 }
-
-// mergeSpans returns the total length of the union of spans (sorted in
-// place).
-func mergeSpans(spans []trace.Span) trace.Duration { return interval.UnionLength(spans) }
 
 func runCompileOverhead(p *Pass) ([]Finding, error) {
 	t := p.Trace
