@@ -237,6 +237,7 @@ func All() []*Analyzer {
 		LayoutConversion,
 		AllocatorChurn,
 		MemoryGrowth,
+		MemoryFragmentation,
 		InferencePhases,
 		ColdStart,
 		OptimizerStep,
