@@ -64,29 +64,9 @@ func runOptimizerStep(p *Pass) ([]Finding, error) {
 	if len(ranges) == 0 {
 		return nil, nil
 	}
-	// Fused already: nothing to gain from fused=True.
-	var foreachOps, kernels int
-	for g := range t.GPU {
-		if ix.phase[g] != optimizer {
-			continue
-		}
-		if fusedOptimizer(t.GPU[g].Name) {
-			return nil, nil
-		}
-		if t.GPU[g].Kind == trace.Kernel && ix.gpuStep[g] >= 0 {
-			kernels++
-		}
-		if op := ix.op[g]; op != trace.None {
-			for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-				if fusedOptimizer(t.Ops[cur].Name) {
-					return nil, nil
-				}
-				if strings.HasPrefix(t.Ops[cur].Name, "aten::_foreach_") {
-					foreachOps++
-					break
-				}
-			}
-		}
+	foreachOps, kernels, fused := ix.optimizerImpl()
+	if fused {
+		return nil, nil // fused already: nothing to gain from fused=True
 	}
 	first := 0
 	if len(t.Steps) > 1 {
@@ -138,4 +118,32 @@ func runOptimizerStep(p *Pass) ([]Finding, error) {
 			"with capturable=True; with many small parameters, flattening them into fewer tensors also helps", firstOr(classes, "AdamW")),
 		Confidence: High,
 	}}, nil
+}
+
+// optimizerImpl counts the optimizer phase's foreach ops (by the GPU
+// activities they launched) and kernels in steps, and reports whether it
+// is fused already.
+func (ix *index) optimizerImpl() (foreachOps, kernels int, fused bool) {
+	t := ix.t
+	for g := range t.GPU {
+		if ix.phase[g] != optimizer {
+			continue
+		}
+		if fusedOptimizer(t.GPU[g].Name) {
+			return 0, 0, true
+		}
+		if t.GPU[g].Kind == trace.Kernel && ix.gpuStep[g] >= 0 {
+			kernels++
+		}
+		for cur := ix.op[g]; cur != trace.None; cur = t.Ops[cur].Parent {
+			if fusedOptimizer(t.Ops[cur].Name) {
+				return 0, 0, true
+			}
+			if strings.HasPrefix(t.Ops[cur].Name, "aten::_foreach_") {
+				foreachOps++
+				break
+			}
+		}
+	}
+	return foreachOps, kernels, false
 }
