@@ -25,16 +25,16 @@ import (
 const (
 	// OverheadPerOpUs is the host cost of one recorded framework op or
 	// record_function range with no recording option, in µs.
-	OverheadPerOpUs = 4.26
+	OverheadPerOpUs = 4.25
 	// OverheadPerShapesOpUs is what record_shapes adds to each recorded
 	// op, in µs.
-	OverheadPerShapesOpUs = 1.87
+	OverheadPerShapesOpUs = 1.79
 	// OverheadPerFrameUs is the host cost of one recorded Python frame
 	// (with_stack), in µs.
-	OverheadPerFrameUs = 0.68
+	OverheadPerFrameUs = 0.69
 	// OverheadPerMemoryEventUs is the host cost of one allocator event
 	// (profile_memory), in µs.
-	OverheadPerMemoryEventUs = 0.76
+	OverheadPerMemoryEventUs = 0.81
 )
 
 // ProfilerCost is the estimate of the profiler's own host work in the
