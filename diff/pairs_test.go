@@ -235,7 +235,7 @@ func TestRecordedPairs(t *testing.T) {
 		for _, g := range [][]FindingChange{r.Findings.Resolved, r.Findings.Persisting, r.Findings.Unreported} {
 			for _, f := range g {
 				if f.Measured && f.BaseSavingUs > 0 {
-					u := untracedPrediction(base, f)
+					u := untracedPrediction(f)
 					table = append(table, fmt.Sprintf("    %-16s predicted %9s (untraced %9s) delivered %9s (%4.0f%%), untraced step gained %9s (predicted/untraced %.2f×)",
 						f.ID, FormatTime(f.BaseSavingUs), FormatTime(u), savedTime(f.DeliveredUs), f.DeliveredRatio*100, savedTime(truthUs), u/truthUs))
 				}
@@ -360,16 +360,9 @@ func TestHostAheadStepTime(t *testing.T) {
 // untracedPrediction is what the base run's findings of f's analyzer and
 // subject predict for the untraced program: their untraced saving where
 // the model gives one (host-side savings), else their saving.
-func untracedPrediction(base *analyze.Result, f FindingChange) float64 {
-	var v float64
-	for _, bf := range base.Findings {
-		if bf.ID == f.ID && bf.Subject == f.Subject {
-			if bf.UntracedSavingUs > 0 {
-				v += bf.UntracedSavingUs
-			} else {
-				v += bf.SavingUs
-			}
-		}
+func untracedPrediction(f FindingChange) float64 {
+	if f.BaseUntracedSavingUs > 0 {
+		return f.BaseUntracedSavingUs
 	}
-	return v
+	return f.BaseSavingUs
 }
