@@ -238,6 +238,7 @@ func All() []*Analyzer {
 		LayoutConversion,
 		AllocatorChurn,
 		MemoryGrowth,
+		MemoryFragmentation,
 		InferencePhases,
 		ColdStart,
 		OptimizerStep,

@@ -142,6 +142,11 @@ type FindingChange struct {
 	// BaseSavingUs and NewSavingUs sum the estimated saving per step of the
 	// findings with this analyzer and subject in each run.
 	BaseSavingUs, NewSavingUs float64
+	// BaseUntracedSavingUs sums the base findings' savings for the
+	// program run without the profiler (analyze.Finding.UntracedSavingUs),
+	// where their model gives one: what untraced timings of the fix are
+	// compared with.
+	BaseUntracedSavingUs float64
 	// OneOff marks a one-time cost (analyze.FromOneOff: a cold start, a
 	// compilation), which saves nothing per step: BaseOneOffUs and
 	// NewOneOffUs sum its cost in each run instead.
@@ -668,6 +673,7 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		} else {
 			a.inB = true
 			a.change.BaseSavingUs += f.SavingUs
+			a.change.BaseUntracedSavingUs += f.UntracedSavingUs
 			a.change.BaseOneOffUs += f.OneOffUs
 		}
 	}
