@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,7 +174,7 @@ func TestOptimizerStep(t *testing.T) {
 			if !near(f.SavingUs, want) {
 				t.Errorf("GPU idle in the optimizer step %.1f µs per step, want %.1f", f.SavingUs, want)
 			}
-			if got, want := measureOf(f, "GPU idle in its foreach ops per step")/1e3, foreachIdle(t, name); !near(got, want) {
+			if got, want := measureOf(t, f, "GPU idle in its foreach ops per step"), foreachIdle(t, name); !near(got, want) {
 				t.Errorf("GPU idle in the foreach ops %.1f µs per step, optimizer_foreach.py says %.1f", got, want)
 			}
 			if !strings.Contains(f.Fix, "fused=True") {
@@ -352,17 +351,6 @@ func TestRangesCountBackwardKernels(t *testing.T) {
 	if s := r.StepStats; s.MedianBackwardUs < 2*s.MedianForwardUs {
 		t.Errorf("median backward %.1f µs vs forward %.1f µs: the recorder measures ≈2.3×", s.MedianBackwardUs, s.MedianForwardUs)
 	}
-}
-
-// measureOf returns the value of f's measure called name, as Value.Num
-// holds it (ns for a duration; NaN without one).
-func measureOf(f *Finding, name string) float64 {
-	for _, m := range f.Measures {
-		if m.Name == name {
-			return m.Value.Num
-		}
-	}
-	return math.NaN()
 }
 
 // foreachIdle is expect/optimizer_foreach.json's median over the steps

@@ -178,6 +178,14 @@ func (b *Builder) Alloc(at trace.Time, bytes, addr, allocated int64) *Builder {
 	return b
 }
 
+// AllocReserved is Alloc with the allocator's reserved total after the
+// event (profile_memory's "Total Reserved").
+func (b *Builder) AllocReserved(at trace.Time, bytes, addr, allocated, reserved int64) *Builder {
+	b.Alloc(at, bytes, addr, allocated)
+	b.t.Memory[len(b.t.Memory)-1].Reserved = reserved
+	return b
+}
+
 // Build returns the trace: sorted and linked as ingest leaves a trace. The
 // builder may go on adding events for another Build.
 func (b *Builder) Build() *trace.Trace {
