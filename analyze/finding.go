@@ -487,7 +487,8 @@ func (r *Result) Headline() Headline {
 	if wait := LedgerUs(ss.SteadyLedger, LinePeerWait); wait > 0 && ss.SteadyWallUs > 0 {
 		// A rank of a run: its collectives spinning for a later rank are
 		// waiting, not GPU work.
-		h.GPUBusy = FormatShare(max(ss.SteadyGPUBusyShare-wait/ss.SteadyWallUs, 0)) + " (+" + FormatShare(wait/ss.SteadyWallUs) + " waiting for a peer rank)"
+		// GPU busy already leaves it out (spinAsWaiting).
+		h.GPUBusy = FormatShare(ss.SteadyGPUBusyShare) + " (+" + FormatShare(wait/ss.SteadyWallUs) + " waiting for a peer rank)"
 	}
 	switch {
 	case r.Summary.StepsSynthetic:

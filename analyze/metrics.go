@@ -177,6 +177,10 @@ func (ix *index) steps(r *Result) {
 	ix.steadyStats(r)
 	ix.stepPeriods(r, works)
 	ix.ledgers(r, works)
+	if spinAsWaiting(r) {
+		stepMedians(r)
+		ix.steadyStats(r)
+	}
 	ix.steadyCategories(r)
 }
 

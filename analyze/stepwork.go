@@ -71,8 +71,15 @@ func (ix *index) stepWorks(device string) []stepWork {
 		w.spanDuration = trace.Duration(w.window.End - w.window.Start)
 		for _, g := range per[i] {
 			if a := &t.GPU[g]; a.Kind == trace.Kernel {
-				if d := min(a.End, w.window.End) - max(a.Start, w.window.Start); d > 0 {
-					w.irreducible = max(w.irreducible, us(trace.Duration(d))/kernelSpeedup(ix.cat[g], fastest))
+				clip := trace.Span{Start: max(a.Start, w.window.Start), End: min(a.End, w.window.End)}
+				d := clip.Dur()
+				if ix.cat[g] == CategoryCommunication {
+					// A collective spinning for a later rank is waiting
+					// (spinAsWaiting), not work that remains.
+					d -= ix.peerWaitIn(clip)
+				}
+				if d > 0 {
+					w.irreducible = max(w.irreducible, us(d)/kernelSpeedup(ix.cat[g], fastest))
 				}
 			}
 		}

@@ -293,17 +293,6 @@ func (d *RunDiff) Gate(thresholdPct float64) (failures, untested []string) {
 // adds to a rank diff's summary.
 const PeerWaitKey = "peer_wait_us"
 
-// DiscountPeerWait makes a rank's analysis (run with its Config.PeerWait)
-// count its spinning NCCL kernels as waiting before it is compared: each
-// step's GPU busy time loses the step's peer_wait ledger line. The phase
-// split already leaves it out.
-func DiscountPeerWait(r *analyze.Result) {
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		s.GPUBusyUs = max(s.GPUBusyUs-analyze.LedgerUs(s.Ledger, analyze.LinePeerWait), 0)
-	}
-}
-
 // AddPeerWait appends to a rank diff's summary the per-step peer wait of
 // the two ranks compared (their peer_wait ledger lines; the first step
 // left out unless keepWarmup, as diff does).

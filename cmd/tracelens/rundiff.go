@@ -38,8 +38,6 @@ func runDiffRun(e *env, pos []string, rf *runFlags, format string, write func(io
 	if err != nil {
 		return err
 	}
-	distributed.DiscountPeerWait(a.r)
-	distributed.DiscountPeerWait(b.r)
 	r, err := diff.Compare(a.r, b.r, opt)
 	if err != nil {
 		return err
