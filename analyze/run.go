@@ -58,6 +58,10 @@ type Config struct {
 	// last rank of their collective (distributed.Run.PeerWaits): the
 	// ledger's peer_wait line. Nil for a lone trace.
 	PeerWait []trace.Span
+	// Budget, if set, is called between facts and between analyzers; an
+	// error (the process is over its memory budget, --max-memory) stops
+	// the analysis and is returned as is.
+	Budget func() error
 }
 
 // Run computes every fact and metric over t and runs the selected
@@ -71,18 +75,21 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runWith(t, as, cfg.PeerWait)
+	return runWith(t, as, cfg.PeerWait, cfg.Budget)
 }
 
 // runAnalyzers is Run with the analyzers chosen.
-func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil) }
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil, nil) }
 
 // runWith is runAnalyzers with a rank's peer-wait intervals.
-func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, error) {
+func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func() error) (*Result, error) {
 	t, source, label := deriveSteps(t)
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
 	for _, f := range order(Facts()) {
+		if err := checkBudget(budget); err != nil {
+			return nil, err
+		}
 		v, err := runFact(f, newPass(f, t, nil, results))
 		if err != nil {
 			return nil, err
@@ -101,6 +108,9 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 	for _, a := range order(as) {
 		if a.Fact != nil {
 			continue
+		}
+		if err := checkBudget(budget); err != nil {
+			return nil, err
 		}
 		p := newPass(a, t, r, results)
 		p.critical = critical

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tracelens/tracelens/membudget"
 )
 
 // BudgetError reports a trace whose model would not fit the memory budget
@@ -111,17 +113,6 @@ func ParseByteSize(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// FormatBytes writes n bytes as "4.1 GB" (powers of 1024).
-func FormatBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"bytes", "KB", "MB", "GB"} {
-		if f < 1024 {
-			if u == "bytes" {
-				return fmt.Sprintf("%d bytes", n)
-			}
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-		f /= 1024
-	}
-	return fmt.Sprintf("%.1f TB", f)
-}
+// FormatBytes writes n bytes as "4.1 GB" (powers of 1024), as
+// membudget's messages do.
+func FormatBytes(n int64) string { return membudget.FormatBytes(n) }

@@ -46,6 +46,8 @@ type env struct {
 	// for profiling; start is when main began.
 	stages io.Writer
 	start  time.Time
+	// mem is the process's memory budget (memory.go); nil outside main.
+	mem *memState
 }
 
 // command is one subcommand. Each lives in its own file; the table below
@@ -101,7 +103,9 @@ func main() {
 	if os.Getenv("TRACELENS_STAGES") != "" {
 		e.stages = os.Stderr
 	}
+	stopWatch := startMemoryBudget(e, os.Stderr)
 	code := runMain(e, os.Args[1:])
+	stopWatch()
 	if e.stages != nil {
 		fmt.Fprintf(e.stages, "tracelens exit at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
 	}

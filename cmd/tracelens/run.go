@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
@@ -57,6 +58,10 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	opt.MemoryBudget = distributed.Budget(files, 2)
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine
+	}
+	if b := e.memBudget(); b != nil {
+		opt.MemoryBudget = min(opt.MemoryBudget, b.Limit()*9/10) // under the process's budget
+		b.Enter(strings.Join(args, " "), "reading the run's ranks")
 	}
 	run, err := distributed.Load(files, opt)
 	if err != nil {
