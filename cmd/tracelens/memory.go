@@ -14,14 +14,12 @@ import (
 
 // memState is the process's memory budget (--max-memory, issue 27): made
 // by main with the default (half of the machine's or the container's
-// memory), its limit taken from --max-memory once a command has parsed
-// it. Envs made elsewhere (in-process tests, the TUI's loaders) have
+// memory), its limit taken from --max-memory when a command parses it
+// (setMaxMemory). Envs made elsewhere (in-process tests, the TUI's loaders) have
 // none: their checks do nothing, and only main's watchdog, which sees the
 // whole process, stops it.
 type memState struct {
 	budget *membudget.Budget
-	// synced is set once the budget has taken --max-memory.
-	synced bool
 }
 
 // startMemoryBudget makes main's budget, sets the Go runtime's soft
@@ -41,18 +39,22 @@ func startMemoryBudget(e *env, stderr io.Writer) func() {
 	return cancel
 }
 
-// memBudget is the process's budget with --max-memory applied (nil where
-// the env has none).
+// setMaxMemory takes --max-memory (n bytes; 0 when unparsable, which
+// leaves the default): the model's cap in ingest and, in main, the
+// process's budget that every command, the TUI and export included,
+// is held to from here on.
+func (e *env) setMaxMemory(n int64) {
+	e.maxMemory = n
+	if e.mem != nil && n > 0 {
+		e.mem.budget.SetLimit(n)
+		e.mem.budget.SoftLimit()
+	}
+}
+
+// memBudget is the process's budget (nil where the env has none).
 func (e *env) memBudget() *membudget.Budget {
 	if e.mem == nil {
 		return nil
-	}
-	if !e.mem.synced {
-		e.mem.synced = true
-		if e.maxMemory > 0 {
-			e.mem.budget.SetLimit(e.maxMemory)
-			e.mem.budget.SoftLimit()
-		}
 	}
 	return e.mem.budget
 }
