@@ -164,3 +164,26 @@ func heapEstimate() int64 {
 	}
 	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
+
+// analysisHeadroom is how many times the live heap after reading (the
+// model) the soft limit allows while a trace is analyzed and rendered:
+// the facts of 1 M kernels peak near twice the model's heap, and without
+// a limit the collector let garbage take RSS to 4.6× `top`'s.
+const analysisHeadroom = 3
+
+// TightenForAnalysis lowers the Go runtime's soft memory limit, while a
+// trace is analyzed and its output written, to analysisHeadroom times
+// the heap live now (the model just read; at least 256 MB), never above
+// the budget's soft limit. The collector then works harder as the
+// analysis nears it, instead of letting the heap double; past it, the
+// runtime caps the collector's CPU, so a bigger analysis slows rather
+// than fails. Process-wide: only main's budget calls it.
+func (b *Budget) TightenForAnalysis() {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	soft := max(int64(s[0].Value.Uint64())*analysisHeadroom, 256<<20)
+	debug.SetMemoryLimit(min(soft, b.Limit()*9/10))
+}

@@ -70,6 +70,7 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 		return analyzeTrace(t, cfg)
 	}
 	b.Enter(file, "analysis")
+	b.TightenForAnalysis()
 	cfg.Budget = func() error {
 		err := b.Check()
 		if be, ok := err.(*membudget.Error); ok {
