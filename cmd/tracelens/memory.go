@@ -9,6 +9,7 @@ import (
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/membudget"
+	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -33,7 +34,7 @@ func startMemoryBudget(e *env, stderr io.Writer) func() {
 	b.SoftLimit()
 	ctx, cancel := context.WithCancel(context.Background())
 	go b.Watch(ctx, func(err *membudget.Error) {
-		fmt.Fprintf(stderr, "\ntracelens: %v\n", err)
+		fmt.Fprintf(stderr, "\ntracelens: %s\n", termtext.Sanitize(err.Error()))
 		os.Exit(exitUsageOrBad)
 	})
 	return cancel
