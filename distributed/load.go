@@ -204,10 +204,20 @@ func Load(args []string, opt Options) (*Run, error) {
 		}()
 	}
 	wg.Wait()
+	var unreadable []string
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		var ok bool
+		if unreadable, ok = keepReadable(errs); !ok {
+			return nil, err
+		}
 	}
-	return assemble(slices.Concat(ranks...), opt)
+	read := slices.DeleteFunc(slices.Concat(ranks...), func(r *Rank) bool { return r == nil }) // the unreadable ranks' nils
+	run, err := assemble(read, opt)
+	if run != nil {
+		run.Unreadable = unreadable
+		run.Warnings = append(unreadable, run.Warnings...)
+	}
+	return run, err
 }
 
 // readRank reads one rank's file and compacts it, handing both to each

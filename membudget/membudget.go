@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -63,8 +64,17 @@ func (b *Budget) SetLimit(limit int64) {
 	}
 }
 
+// Floor is the least resident size a budget allows: the runtime and the
+// binary's pages take 10-20 MB before any work, so a smaller budget
+// (--max-memory 64KB) caps the model and one JSON value (ingest) but
+// cannot cap the process below what it starts with.
+const Floor = 24 << 20
+
+// effective is the budget the resident size is held to: Limit, or Floor.
+func (b *Budget) effective() int64 { return max(b.Limit(), Floor) }
+
 // Hard is the resident size at which Watch stops the process.
-func (b *Budget) Hard() int64 { return int64(float64(b.Limit()) * HardFactor) }
+func (b *Budget) Hard() int64 { return int64(float64(b.effective()) * HardFactor) }
 
 // SoftLimit sets the Go runtime's soft memory limit to the budget less
 // room for what the runtime does not manage (the binary's pages, thread
@@ -72,7 +82,7 @@ func (b *Budget) Hard() int64 { return int64(float64(b.Limit()) * HardFactor) }
 // instead of letting garbage double it. It is process-wide: only main
 // calls it. It returns the previous limit.
 func (b *Budget) SoftLimit() int64 {
-	return debug.SetMemoryLimit(b.Limit() * 9 / 10)
+	return debug.SetMemoryLimit(b.effective() * 9 / 10)
 }
 
 // Enter records that the process now works on file (a path, or "" for
@@ -94,12 +104,12 @@ func (b *Budget) Progress(read, _ int64) { b.offset.Store(read) }
 // system (done only when the first reading is over, so a check under
 // the budget costs one read of /proc).
 func (b *Budget) Check() error {
-	if b == nil || b.rss() <= b.Limit() {
+	if b == nil || b.rss() <= b.effective() {
 		return nil
 	}
 	debug.FreeOSMemory()
-	if n := b.rss(); n > b.Limit() {
-		return b.exceeded(n, b.Limit())
+	if n := b.rss(); n > b.effective() {
+		return b.exceeded(n, b.effective())
 	}
 	return nil
 }
@@ -127,15 +137,18 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	where := e.Stage
-	if e.Offset >= 0 {
-		where = fmt.Sprintf("%s, at byte %d", e.Stage, e.Offset)
-	}
+	var parts []string
 	if e.File != "" {
-		where = e.File + ": " + where
+		parts = append(parts, e.File)
 	}
-	return fmt.Sprintf("%s: the process needs more memory than the budget of %s (%s in use); raise it with --max-memory SIZE",
-		where, FormatBytes(e.Budget), FormatBytes(e.InUse))
+	switch {
+	case e.Offset >= 0:
+		parts = append(parts, fmt.Sprintf("%s, at byte %d", e.Stage, e.Offset))
+	case e.Stage != "":
+		parts = append(parts, e.Stage)
+	}
+	return fmt.Sprintf("%sthe process needs more memory than the budget of %s (%s in use); raise it with --max-memory SIZE",
+		strings.Join(append(parts, ""), ": "), FormatBytes(e.Budget), FormatBytes(e.InUse))
 }
 
 // FormatBytes writes n bytes as "4.1 GB" (powers of 1024).
@@ -185,5 +198,5 @@ func (b *Budget) TightenForAnalysis() {
 		return
 	}
 	soft := max(int64(s[0].Value.Uint64())*analysisHeadroom, 256<<20)
-	debug.SetMemoryLimit(min(soft, b.Limit()*9/10))
+	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
 }
