@@ -225,7 +225,9 @@ func size[T any](s []T) int64 { return int64(len(s)) * int64(unsafe.Sizeof(*new(
 func (m *merger) budgetError(budget int64, frac float64) *BudgetError {
 	e := &BudgetError{Budget: budget, Events: m.t.Events, Read: frac}
 	if frac > 0 {
-		e.Need = int64(float64(m.bytes) / frac)
+		// Never less than what is read: the fraction is estimated from
+		// bytes read ahead, and "needs 1.2 GB" with 1.3 GB read misled.
+		e.Need = max(int64(float64(m.bytes)/frac), m.bytes)
 	}
 	return e
 }
