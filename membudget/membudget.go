@@ -197,6 +197,6 @@ func (b *Budget) TightenForAnalysis() {
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	soft := max(int64(s[0].Value.Uint64())*analysisHeadroom, 256<<20)
+	soft := max(int64(float64(s[0].Value.Uint64())*analysisHeadroom), 256<<20)
 	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
 }
