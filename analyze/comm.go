@@ -28,6 +28,17 @@ func splitBusy(t *trace.Trace, cat []string) *commBusy {
 	}
 	part := func(comm bool) *BusyFacts {
 		sub := &BusyFacts{busy: map[int32][]trace.Span{}}
+		// Each device's spans sized once (counted first): appended one by
+		// one, a million of them left twice their size in garbage.
+		n := map[int32]int{}
+		for g := range t.GPU {
+			if (cat[g] == CategoryCommunication) == comm {
+				n[t.GPU[g].Device]++
+			}
+		}
+		for dev, k := range n {
+			sub.busy[dev] = make([]trace.Span, 0, k)
+		}
 		for g := range t.GPU {
 			if (cat[g] == CategoryCommunication) == comm {
 				a := &t.GPU[g]

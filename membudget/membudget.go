@@ -180,8 +180,11 @@ func heapEstimate() int64 {
 
 // analysisHeadroom is how many times the live heap after reading (the
 // model) the soft limit allows while a trace is analyzed and rendered:
-// the facts of 1 M kernels peak near twice the model's heap, and without
-// a limit the collector let garbage take RSS to 4.6× `top`'s.
+// the facts of 1 M kernels peak near 2.2 times the model's heap, and
+// without a limit the collector let garbage take RSS to 3.7-4.4× `top`'s.
+// 3 costs ~10% more CPU (report on 1 M kernels: 782 -> 560 MB); 2.5 took
+// RSS to 464 MB for ~45% more CPU, the collector marking the model
+// again and again.
 const analysisHeadroom = 3
 
 // TightenForAnalysis lowers the Go runtime's soft memory limit, while a
