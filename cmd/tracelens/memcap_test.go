@@ -164,3 +164,36 @@ func TestMaxMemoryTenMillionKernels(t *testing.T) {
 	}
 	checkCapped(t, "10 M kernels", budget, stderr, code, peak, path)
 }
+
+// TestReportRSSAgainstTop is issue 27's analysis-memory harness: the
+// peak RSS of report against top's on a kernel-dense trace (1 M kernels,
+// 160 MB; TRACELENS_KERNELS sets another count), both measured by the
+// kernel. The issue's target is 1.5×; it was 3.7× (782 MB against 204
+// MB) and is 2.8× (560 MB) with the analysis under a soft limit and its
+// busy intervals sized once. The test fails past 3.2×, a regression
+// guard. It runs only with TRACELENS_BIG=1.
+func TestReportRSSAgainstTop(t *testing.T) {
+	if testing.Short() || os.Getenv("TRACELENS_BIG") == "" {
+		t.Skip("1 M kernels: set TRACELENS_BIG=1")
+	}
+	n := 1_000_000
+	if s := os.Getenv("TRACELENS_KERNELS"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kernels.json")
+	writeKernelTrace(t, path, n)
+	_, code, top := runPeak(t, nil, "top", path)
+	if code != exitOK {
+		t.Fatalf("top: exit %d", code)
+	}
+	_, code, rep := runPeak(t, nil, "report", "-o", filepath.Join(dir, "r.md"), path)
+	if code != exitOK {
+		t.Fatalf("report: exit %d", code)
+	}
+	ratio := float64(rep) / float64(top)
+	t.Logf("%d kernels: top %d MB, report %d MB peak RSS (%.2f×; target 1.5×)", n, top>>20, rep>>20, ratio)
+	if ratio > 3.2 {
+		t.Errorf("report takes %.2f× top's RSS", ratio)
+	}
+}
