@@ -233,9 +233,13 @@ func newBusy(t *trace.Trace) *BusyFacts {
 		for hi < len(t.GPU) && t.GPU[hi].Device == dev {
 			hi++
 		}
+		// Sized once: appending a device's million spans one by one
+		// left up to twice their size in garbage behind (issue 27).
+		spans := slices.Grow(b.busy[dev], hi-lo)
 		for i := lo; i < hi; i++ {
-			b.busy[dev] = append(b.busy[dev], trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
+			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
 		}
+		b.busy[dev] = spans
 		b.devices = append(b.devices, dev)
 		lo = hi
 	}

@@ -67,6 +67,16 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 		li.add(srcSync, s)
 	}
 	ix.ledgerHostWork(li)
+	// Counted first, then filled: appended one by one, a million spans
+	// left up to twice their size in garbage behind (issue 27).
+	nBefore := 0
+	for g := range t.GPU {
+		if ix.gpuStep[g] < 0 && t.GPU[g].Launch == trace.None {
+			nBefore++
+		}
+	}
+	li.before = make([]trace.Span, 0, nBefore)
+	li.other = make([]trace.Span, 0, len(t.GPU)-nBefore)
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.End <= a.Start {

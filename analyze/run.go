@@ -59,6 +59,10 @@ type Config struct {
 	// last rank of their collective (distributed.Run.PeerWaits): the
 	// ledger's peer_wait line. Nil for a lone trace.
 	PeerWait []trace.Span
+	// Budget, if set, is called between facts and between analyzers; an
+	// error (the process is over its memory budget, --max-memory) stops
+	// the analysis and is returned as is.
+	Budget func() error
 }
 
 // Run computes every fact and metric over t and runs the selected
@@ -71,14 +75,14 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runWith(t, as, cfg.PeerWait)
+	return runWith(t, as, cfg.PeerWait, cfg.Budget)
 }
 
 // runAnalyzers is Run with the analyzers chosen.
-func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil) }
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil, nil) }
 
 // runWith is runAnalyzers with a rank's peer-wait intervals.
-func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, error) {
+func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func() error) (*Result, error) {
 	if err := Validate(as); err != nil {
 		return nil, err
 	}
@@ -86,6 +90,9 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
 	for _, f := range order(Facts()) {
+		if err := checkBudget(budget); err != nil {
+			return nil, err
+		}
 		v, err := runFact(f, newPass(f, t, nil, results))
 		if err != nil {
 			return nil, err
@@ -109,6 +116,9 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 				return nil, err
 			}
 			continue
+		}
+		if err := checkBudget(budget); err != nil {
+			return nil, err
 		}
 		p := newPass(a, t, r, results)
 		p.critical = critical

@@ -112,7 +112,8 @@ func hasDistributedInfo(path string) bool {
 
 // Files expands a run's arguments into trace files: a directory gives its
 // *.json and *.json.gz files (what tensorboard_trace_handler writes) and
-// Nsight Systems exports (*.sqlite, *.sqlite.gz: ingest.IsTraceName), a
+// Nsight Systems exports (*.sqlite, *.sqlite.gz: ingest.IsTraceName), or
+// when it holds none, those of its subdirectories (nestedTraceFiles), a
 // pattern its matches, a file itself. From a directory or a pattern only
 // regular files are taken, directly or through symlinks
 // (ingest.IsTraceEntry): a FIFO, socket or device is skipped. The result is sorted and never
@@ -135,7 +136,15 @@ func Files(args []string) ([]string, error) {
 				}
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in the directory", a)
+				// Ranks one directory each (rank0/trace.json): look below.
+				nested, err := nestedTraceFiles(a)
+				if err != nil {
+					return nil, err
+				}
+				files, n = append(files, nested...), len(nested)
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.sqlite.gz) in the directory or its subdirectories", a)
 			}
 		case err == nil:
 			files = append(files, a)
@@ -192,10 +201,20 @@ func Load(args []string, opt Options) (*Run, error) {
 		}()
 	}
 	wg.Wait()
+	var unreadable []string
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		var ok bool
+		if unreadable, ok = keepReadable(errs); !ok {
+			return nil, err
+		}
 	}
-	return assemble(slices.Concat(ranks...), opt)
+	read := slices.DeleteFunc(slices.Concat(ranks...), func(r *Rank) bool { return r == nil }) // the unreadable ranks' nils
+	run, err := assemble(read, opt)
+	if run != nil {
+		run.Unreadable = unreadable
+		run.Warnings = append(unreadable, run.Warnings...)
+	}
+	return run, err
 }
 
 // readRank reads one rank's file and compacts it, handing both to each

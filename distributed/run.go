@@ -40,6 +40,10 @@ type Run struct {
 	// Warnings say what was odd about the inputs (a rank read twice, a
 	// world size that disagrees, ...).
 	Warnings []string
+	// Unreadable says, one line per file, which rank files could not be
+	// read: the run is incomplete, analyzed without them (each line is
+	// also the first of Warnings, which every face shows).
+	Unreadable []string
 }
 
 // Unmatched is the number of a rank's communication kernels left

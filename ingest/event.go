@@ -284,6 +284,14 @@ func (w *worker) event(r *chunkResult, s string, off int64) {
 		w.skip(r, "event is not a JSON object", off)
 		return
 	}
+	if i := strings.IndexByte(s, '\\'); i >= 0 {
+		if at := badEscape(s, i); at >= 0 {
+			if r.err == nil {
+				r.err = &SyntaxError{Offset: off + int64(at), Msg: fmt.Sprintf("invalid escape %s in a string (JSON allows \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)", s[at:min(at+2, len(s))])}
+			}
+			return
+		}
+	}
 	var f fields
 	if w.slow || !fastFields(s, &f) {
 		f = fields{}

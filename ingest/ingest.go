@@ -49,8 +49,10 @@ type Options struct {
 	// Progress, if set, is called from the reading goroutine with the
 	// number of input bytes consumed so far and the total (0 if unknown).
 	Progress func(read, total int64)
-	// MaxMemory caps the model's size in bytes: reading stops with a
-	// *BudgetError as soon as the model passes it. 0 means
+	// MaxMemory is the memory budget in bytes (the process's, under
+	// --max-memory): reading stops with a *BudgetError as soon as the
+	// model passes half of it (the rest is for read buffers, garbage and
+	// the analysis), or one JSON value a quarter. 0 means
 	// DefaultMaxMemory(); negative means no cap.
 	MaxMemory int64
 	// GCLimit, if positive, is the process's soft memory limit while
@@ -249,7 +251,9 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	k, err := c.r.Read(p)
 	n := c.n.Add(int64(k))
-	if c.fn != nil && (n-c.last >= 1<<20 || err != nil) {
+	// Every 64 KiB: a budget error names the byte reached, and a gzip
+	// bomb's first megabyte already holds millions of events.
+	if c.fn != nil && (n-c.last >= 64<<10 || err != nil) {
 		c.last = n
 		c.fn(n, c.total)
 	}
@@ -385,7 +389,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		clock.mark("scan done")
 	}()
 
-	m := newMerger(len(ws), opt.expect, budget)
+	m := newMerger(len(ws), opt.expect, budget/modelShare) // the slices the model may plan for
 	m.clock = clock
 	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it
 	gc := newGCScope(opt.GCLimit)
@@ -421,7 +425,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 				default:
 					clock.count("merge: results dropped")
 				}
-				if m.bytes > budget {
+				if m.bytes > budget/modelShare || m.sizer.over {
 					fail(m.budgetError(budget, pr.fraction(r.end)))
 				}
 				gc.grow(m.bytes)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tracelens/tracelens/membudget"
 )
 
 // BudgetError reports a trace whose model would not fit the memory budget
@@ -43,12 +45,33 @@ func (e *BudgetError) Error() string {
 			where, FormatBytes(e.Value), FormatBytes(e.Budget))
 	}
 	if e.Need <= 0 {
-		return fmt.Sprintf("the trace needs more memory than the budget of %s: its first %d events already take that much",
+		return fmt.Sprintf("the trace needs more memory than the budget of %s: its first %d events already take half of it (the other half is for reading and the analysis)",
 			FormatBytes(e.Budget), e.Events)
 	}
-	return fmt.Sprintf("the trace needs about %s of memory for its %s events (estimated after reading %.0f%% of the file), more than the budget of %s",
-		FormatBytes(e.Need), approxCount(float64(e.Events)/e.Read), e.Read*100, FormatBytes(e.Budget))
+	if e.Need <= e.Budget {
+		return fmt.Sprintf("the trace's model needs about %s for its %s events (estimated after reading %s of the file), more than half the budget of %s (the other half is for reading and the analysis)",
+			FormatBytes(e.Need), approxCount(float64(e.Events)/e.Read), percent(e.Read), FormatBytes(e.Budget))
+	}
+	return fmt.Sprintf("the trace needs about %s of memory for its %s events (estimated after reading %s of the file), more than the budget of %s",
+		FormatBytes(e.Need), approxCount(float64(e.Events)/e.Read), percent(e.Read), FormatBytes(e.Budget))
 }
+
+// percent writes a fraction as a percentage, with a decimal below 1%
+// (a gzip bomb is refused after a fraction of a percent, not "0%").
+func percent(f float64) string {
+	if f < 0.01 {
+		return fmt.Sprintf("%.1f%%", f*100)
+	}
+	return fmt.Sprintf("%.0f%%", f*100)
+}
+
+// modelShare: the model may take 1/modelShare of the memory budget. The
+// budget caps the whole process (--max-memory), and the rest of it holds
+// the read buffers, garbage the collector has not yet reclaimed and the
+// analysis after reading (two to three times the model on 10 M kernels),
+// so a model past half of it stops reading with the size the trace
+// needs rather than the process being stopped later for passing it.
+const modelShare = 2
 
 // approxCount writes a large count the way a person would say it.
 func approxCount(n float64) string {
@@ -63,10 +86,11 @@ func approxCount(n float64) string {
 	return fmt.Sprintf("~%.0f", n)
 }
 
-// DefaultMaxMemory is the model's memory budget when Options.MaxMemory is
-// 0: half of the memory the process may use (physical RAM, or the cgroup
-// limit of a container when lower). The other half covers read buffers,
-// the collector's headroom and the analysis after reading.
+// DefaultMaxMemory is the memory budget when Options.MaxMemory is 0 (and
+// the process's, without --max-memory): half of the memory the process
+// may use (physical RAM, or the cgroup limit of a container when lower),
+// so that one trace cannot take the machine. The model may take half of
+// it (modelShare).
 func DefaultMaxMemory() int64 {
 	avail := physicalMemory()
 	if lim := cgroupLimit(); lim > 0 && (avail <= 0 || lim < avail) {
@@ -111,17 +135,6 @@ func ParseByteSize(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// FormatBytes writes n bytes as "4.1 GB" (powers of 1024).
-func FormatBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"bytes", "KB", "MB", "GB"} {
-		if f < 1024 {
-			if u == "bytes" {
-				return fmt.Sprintf("%d bytes", n)
-			}
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-		f /= 1024
-	}
-	return fmt.Sprintf("%.1f TB", f)
-}
+// FormatBytes writes n bytes as "4.1 GB" (powers of 1024), as
+// membudget's messages do.
+func FormatBytes(n int64) string { return membudget.FormatBytes(n) }

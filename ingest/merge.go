@@ -35,9 +35,18 @@ type merger struct {
 // sizer plans the model's slice allocations against the memory budget.
 type sizer struct {
 	budget    int64 // bytes the model's slices may plan for
-	allocated int64 // bytes of capacity allocated so far
+	allocated int64 // bytes of capacity the model's slices hold
+	// over is set when a slice could not grow within the budget: the
+	// model misses events and the read must stop (*BudgetError).
+	over bool
 	// prefaulting counts the goroutines faulting planned capacity in.
 	prefaulting sync.WaitGroup
+}
+
+// fits reports whether n more bytes of capacity stay within the budget
+// (negative: none).
+func (sz *sizer) fits(n int64) bool {
+	return sz.budget < 0 || sz.allocated+n <= sz.budget
 }
 
 // planAfter is the fraction of the input read before appendSized trusts an
@@ -54,12 +63,28 @@ const planAfter = 0.1
 // instead of log2(n) times: the copies and page faults of doubling cost
 // ~20% of reading a 500 MB trace. A plan that would take the model's
 // capacity past the budget falls back to growing at most twofold.
+//
+// The sizer counts the capacity the model's slices hold now; a growth
+// that would take it past the budget is not made: sz.over is set and
+// dst returned as is, and the reader stops with a *BudgetError. Checking
+// after the growth let a gzip bomb's doubling slices take the process
+// to 1.5× its budget (issue 27).
 func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
 	need := len(dst) + len(src)
-	if need <= cap(dst) || frac < planAfter || frac >= 1 {
+	if need <= cap(dst) {
 		return append(dst, src...)
 	}
 	elem := int64(unsafe.Sizeof(*new(T)))
+	if frac < planAfter || frac >= 1 {
+		// append grows a big slice by 1.25-2×: count the worst.
+		if !sz.fits(int64(max(need, 2*cap(dst))-cap(dst)) * elem) {
+			sz.over = true
+			return dst
+		}
+		nd := append(dst, src...)
+		sz.allocated += int64(cap(nd)-cap(dst)) * elem
+		return nd
+	}
 	// A quarter more than the extrapolation: events of one kind are not
 	// spread evenly (none of a compile trace's 1.9 M Python frames is in
 	// its first 1.5%), and planning short means a second plan and copy,
@@ -67,6 +92,10 @@ func appendSized[T any](sz *sizer, dst, src []T, frac float64) []T {
 	want := int(float64(need)/frac*1.25) + 64
 	if sz.allocated+int64(want-cap(dst))*elem > sz.budget {
 		want = min(want, 2*need+1024)
+	}
+	if !sz.fits(int64(want-cap(dst)) * elem) {
+		sz.over = true
+		return dst
 	}
 	sz.allocated += int64(want-cap(dst)) * elem
 	nd := make([]T, len(dst), want)
@@ -196,7 +225,9 @@ func size[T any](s []T) int64 { return int64(len(s)) * int64(unsafe.Sizeof(*new(
 func (m *merger) budgetError(budget int64, frac float64) *BudgetError {
 	e := &BudgetError{Budget: budget, Events: m.t.Events, Read: frac}
 	if frac > 0 {
-		e.Need = int64(float64(m.bytes) / frac)
+		// Never less than what is read: the fraction is estimated from
+		// bytes read ahead, and "needs 1.2 GB" with 1.3 GB read misled.
+		e.Need = max(int64(float64(m.bytes)/frac), m.bytes)
 	}
 	return e
 }

@@ -354,6 +354,11 @@ func (s *streamer) run() error {
 	if bytes.HasPrefix(s.buf[:s.n], []byte("\xef\xbb\xbf")) {
 		s.pos = 3
 	}
+	if s.base == 0 {
+		if msg := sniffContainer(s.buf[:s.n]); msg != "" {
+			return &FormatError{Msg: msg}
+		}
+	}
 	c, err := s.expect("a JSON object or array")
 	if err != nil {
 		return err

@@ -19,12 +19,12 @@ func (d *doc) roofline(r *analyze.Result) {
 		return
 	}
 	first := r.Roofline[0]
-	d.para("Each row is one op shape; FLOPs and bytes are per call, bytes assume each operand and the result cross DRAM once. Peaks are the device's dense peak for the row's dtype and its DRAM bandwidth (%.0f GB/s); an op below the ridge point (FLOP/byte) is memory bound.", first.PeakGBps)
+	d.para("Each row is one op shape; FLOPs and bytes are per call, bytes assume each operand and the result cross DRAM once. Peaks are the device's dense peak for the row's dtype and its DRAM bandwidth (%s); an op below the ridge point (FLOP/byte) is memory bound.", bandwidthNote(first.PeakGBps))
 	tb := newTable(right("#"), left("Op"), left("Shape"), left("dtype"), left("Kernel"), right("Calls"), right("Mean"), right("TFLOP/s"), right("GB/s"), right("FLOP/byte"), right("Ridge"), left("Bound"), right("Peak TFLOP/s"), right("% of peak"))
 	for i, row := range r.Roofline {
+		ridge, bound, peak, eff := peakCells(row)
 		tb.add(fmt.Sprint(i+1), Code(row.Op), Code(row.Shape), Text(row.DType), Code(shorten(analyze.ShortKernelName(row.Kernel), 48)), count(float64(row.Calls)), us(row.MeanUs),
-			sig(row.TFLOPS), fmt.Sprintf("%.0f", row.GBps), sig(row.Intensity), fmt.Sprintf("%.0f", row.Ridge), Text(row.Bound),
-			fmt.Sprintf("%.0f", row.PeakTFLOPS), pct(row.Efficiency))
+			sig(row.TFLOPS), fmt.Sprintf("%.0f", row.GBps), sig(row.Intensity), ridge, Text(bound), peak, eff)
 	}
 	d.table(tb)
 	if src := peakSources(r.Roofline); src != "" {

@@ -86,8 +86,7 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		// headline (a library kernel against a hand-written one).
 		bullets = append(bullets, same[0])
 	} else if row, ok := heaviestRoofline(r.Roofline); ok {
-		bullets = append(bullets, fmt.Sprintf("**%s %s reaches %s TFLOP/s, %s of peak** (%s bound, %s FLOP/byte).",
-			Code(row.Op), Code(row.Shape), sig(row.TFLOPS), pct(row.Efficiency), Text(row.Bound), sig(row.Intensity)))
+		bullets = append(bullets, rooflineHeadline(row))
 	}
 	if b, ok := costliestRange(r); ok {
 		bullets = append(bullets, b)

@@ -32,9 +32,9 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 	// but export a step range.
 	readsTraces := !readsNoTraces[fs.Name()]
 	if fs.Lookup("max-memory") == nil && readsTraces {
-		fs.Func("max-memory", "stop with exit 2 if a trace's model needs more than `SIZE`, or one JSON value (a string, an event) more than a quarter of it while it is read (e.g. 8GB; default: half of physical memory)", func(s string) error {
+		fs.Func("max-memory", "cap the process's memory at `SIZE` (e.g. 8GB; default: half of physical or cgroup memory): reading, the model, the analysis, the output, a run's ranks and the TUI; exit 2 naming the file and the byte offset or stage when it would pass 1.15× of it, or when one JSON value (a string, an event) needs more than a quarter of it", func(s string) error {
 			n, err := ingest.ParseByteSize(s)
-			e.maxMemory = n
+			e.setMaxMemory(n)
 			return err
 		})
 	}

@@ -218,15 +218,16 @@ func tuiScreen(t *testing.T, tr *trace.Trace, name string, keys ...string) strin
 	r.SetColorProfile(termenv.Ascii)
 	m := tui.New(tui.Options{Name: name, Renderer: r, Load: func(func(int64, int64)) (*trace.Trace, error) { return tr, nil }})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
-	// Init batches the load with a ticker; run the load and feed its result.
+	// Init batches the load with the progress ticker; run the load only
+	// and feed its result. The ticker sleeps 100 ms to redraw a progress
+	// line the screens below never show: run for every fuzz input, it
+	// held FuzzPipeline to ~144 inputs a minute (issue 27).
 	batch, ok := m.Init()().(tea.BatchMsg)
-	if !ok {
+	if !ok || len(batch) == 0 {
 		t.Fatal("Init did not batch its commands")
 	}
-	for _, cmd := range batch {
-		if msg := cmd(); msg != nil {
-			m.Update(msg)
-		}
+	if msg := batch[0](); msg != nil {
+		m.Update(msg)
 	}
 	for _, k := range keys {
 		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})

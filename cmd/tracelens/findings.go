@@ -73,7 +73,7 @@ func runFindings(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := analyzeTrace(t, cfg)
+	r, err := e.analyzeWithin(path, t, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -59,6 +59,10 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		opt.Progress = p.update
 		defer p.done()
 	}
+	opt.Progress = e.readingProgress(path, opt.Progress)
+	if b := e.memBudget(); b != nil && opt.GCLimit > b.Limit()*9/10 {
+		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
+	}
 	t, err := ingest.ReadFile(path, opt)
 	if e.stages != nil {
 		fmt.Fprintf(e.stages, "tracelens read returned at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tracelens/tracelens/termtext"
 )
 
 // Exit codes are part of the CLI contract: scripts and CI gates rely on them.
@@ -46,6 +48,8 @@ type env struct {
 	// for profiling; start is when main began.
 	stages io.Writer
 	start  time.Time
+	// mem is the process's memory budget (memory.go); nil outside main.
+	mem *memState
 }
 
 // command is one subcommand. Each lives in its own file; the table below
@@ -101,7 +105,9 @@ func main() {
 	if os.Getenv("TRACELENS_STAGES") != "" {
 		e.stages = os.Stderr
 	}
+	stopWatch := startMemoryBudget(e, os.Stderr)
 	code := runMain(e, os.Args[1:])
+	stopWatch()
 	if e.stages != nil {
 		fmt.Fprintf(e.stages, "tracelens exit at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
 	}
@@ -167,12 +173,14 @@ func runMain(e *env, args []string) (code int) {
 			fmt.Fprintf(e.stderr, "tracelens %s: %s\nusage: tracelens %s %s\n", c.name, ue.msg, c.name, c.args)
 			return exitUsageOrBad
 		case errors.As(err, &xe):
-			fmt.Fprintf(e.stderr, "tracelens: %v\n", xe.err)
+			fmt.Fprintf(e.stderr, "tracelens: %s\n", termtext.Sanitize(xe.err.Error()))
 			return xe.code
 		case errors.Is(err, errHelpShown):
 			return exitOK
 		default:
-			fmt.Fprintf(e.stderr, "tracelens: %v\n", err)
+			// File names and trace text reach errors raw: escape codes
+			// and newlines are shown, not acted on (issue 27).
+			fmt.Fprintf(e.stderr, "tracelens: %s\n", termtext.Sanitize(err.Error()))
 			return exitUsageOrBad
 		}
 	}

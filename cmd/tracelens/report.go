@@ -70,7 +70,7 @@ func runReport(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		r, err := analyzeTrace(t, cfg)
+		r, err := e.analyzeWithin(p, t, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}

@@ -59,6 +59,10 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if opt.MemoryBudget < bigTrace {
 		opt.MemoryBudget = 0 // small runs: the default collector is fine
 	}
+	if b := e.memBudget(); b != nil {
+		opt.MemoryBudget = min(opt.MemoryBudget, b.Limit()*9/10) // under the process's budget
+		b.Enter(strings.Join(args, " "), "reading the run's ranks")
+	}
 	run, err := distributed.Load(files, opt)
 	if err != nil {
 		return nil, nil, err

@@ -42,7 +42,7 @@ func loadRunAnalysis(e *env, args []string, rf *runFlags, cfg analyze.Config) (*
 		return nil, err
 	}
 	cfg.PeerWait = run.PeerWaits(run.RankIndex(rk.Rank))
-	r, err := analyzeTrace(t, cfg)
+	r, err := e.analyzeWithin(rk.Source, t, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rk.Source, err)
 	}
