@@ -131,7 +131,7 @@ func (ex *exporter) job(idx []int) {
 		}
 		i := idx[k]
 		ex.prog.start(i)
-		m, err := build(inputs[i], t, opt.Analyze)
+		m, err := build(inputs[i], t, opt)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,9 @@ func (ex *exporter) job(idx []int) {
 	}
 	// Each rank read gets a worker's share of the memory cap, as a lone
 	// trace does.
-	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each, MaxMemory: ex.read.MaxMemory})
+	load := opt.Cross
+	load.Parallel, load.Each, load.MaxMemory = ex.workers, each, ex.read.MaxMemory
+	run, err := distributed.Load(paths, load)
 	if err != nil {
 		lone(err)
 		return
@@ -157,7 +159,7 @@ func (ex *exporter) job(idx []int) {
 	// Without re-reading ranks: the straggler's explanation (its evidence
 	// and fix wording) is left to report and findings; its saving is the
 	// same.
-	j.cross = distributed.Analyze(run, nil, distributed.Options{}).CrossRankFindings()
+	j.cross = distributed.Analyze(run, nil, opt.Cross).CrossRankFindings()
 	var again []int
 	ranks := make([]*jobRank, len(idx))
 	for ri, r := range run.Ranks {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/distributed"
 )
@@ -47,7 +49,6 @@ func (p *percentFlag) Set(s string) error {
 
 func runDiff(e *env, args []string) error {
 	fs := newFlags("diff")
-	rf := addRunFlags(fs)
 	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
 	var gate percentFlag
 	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
@@ -58,6 +59,7 @@ func runDiff(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if len(pos) != 2 {
 		return usageError{fmt.Sprintf("expected BASE and NEW traces, got %d arguments", len(pos))}
 	}
@@ -80,15 +82,11 @@ func runDiff(e *env, args []string) error {
 	if distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]) {
 		return runDiffRun(e, pos, rf, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
 	}
-	base, err := loadTrace(e, pos[0])
+	sides, err := loadAnalyzedPair(e, pos)
 	if err != nil {
 		return err
 	}
-	next, err := loadTrace(e, pos[1])
-	if err != nil {
-		return err
-	}
-	r, err := diff.CompareTraces(base, next, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup})
+	r, err := diff.Compare(sides[0], sides[1], diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup})
 	if err != nil {
 		return err
 	}
@@ -113,4 +111,29 @@ func runDiff(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "tracelens diff: gate passed: no significant regression of step wall or GPU busy time above %s\n", gate.String())
 	return nil
+}
+
+// loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
+// command's options (e.cfg: --enable/--disable reach both sides). The
+// reads run one after the other (a big trace's read sets the process's
+// collector up for itself, see readTrace), and BASE's analysis runs while
+// NEW is read, so the pair costs less wall time than two single runs.
+func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
+	var out [2]*analyze.Result
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		t, err := loadTrace(e, p)
+		if err != nil {
+			errs[i] = err
+			break
+		}
+		wg.Go(func() {
+			if out[i], errs[i] = analyzeTrace(t, e.cfg); errs[i] != nil {
+				errs[i] = fmt.Errorf("analyzing %s: %w", p, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs[0], errs[1])
 }

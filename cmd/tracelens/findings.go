@@ -47,21 +47,16 @@ func splitList(s string) []string {
 
 func runFindings(e *env, args []string) error {
 	fs := newFlags("findings")
-	rf := addRunFlags(fs)
-	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
-	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	format := fs.String("format", "text", "output `FORMAT`: text, or json (analyze's Result, as report --format json)")
 	pos, err := parseFlags(e, fs, findingsArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
 	}
-	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
-	if err != nil {
-		return err
-	}
+	cfg := e.cfg
 	if distributed.IsRun(pos) {
 		return runFindingsRun(e, pos, rf, *format, cfg)
 	}

@@ -24,11 +24,11 @@ func infoCommand() command {
 
 func runInfo(e *env, args []string) error {
 	fs := newFlags("info")
-	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, infoArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if distributed.IsRun(pos) {
 		return runInfoRun(e, pos, rf)
 	}

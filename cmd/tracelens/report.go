@@ -27,16 +27,14 @@ var reportFormats = map[string]string{".md": "md", ".markdown": "md", ".html": "
 
 func runReport(e *env, args []string) error {
 	fs := newFlags("report")
-	rf := addRunFlags(fs)
 	out := fs.String("o", "", "write the report to `FILE` instead of stdout (its extension .md, .html or .json picks the format)")
 	format := fs.String("format", "", "output `FORMAT`: md, html or json (default: from -o's extension, else md)")
 	n := fs.Int("n", report.DefaultTopKernels, "list the top `N` kernels")
-	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
-	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	paths, err := parseFlags(e, fs, reportArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if len(paths) == 0 {
 		return usageError{"missing TRACE argument"}
 	}
@@ -53,10 +51,7 @@ func runReport(e *env, args []string) error {
 	if err := refuseOutputOverInput(*out, paths); err != nil {
 		return err
 	}
-	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
-	if err != nil {
-		return err
-	}
+	cfg := e.cfg
 	in := make([]report.Input, 0, len(paths))
 	if distributed.IsRun(paths) {
 		x, err := loadRunInput(e, paths, rf, cfg)
