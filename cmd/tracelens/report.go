@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -113,27 +112,12 @@ func reportFormat(format, out string) (string, error) {
 	return "", usageError{fmt.Sprintf("cannot tell the format from %q: name it .md, .html or .json, or pass --format", out)}
 }
 
-// writeFileAtomic writes data next to path and renames it into place, so a
-// failed run never leaves half a report behind.
+// writeFileAtomic writes the report to path through a temporary file
+// renamed into place (writeOutput), so a failed run never leaves half a
+// report behind.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tracelens-report-*")
-	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	if err := writeOutput(path, data); err != nil {
 		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
 }
