@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
@@ -114,26 +113,20 @@ func runDiff(e *env, args []string) error {
 }
 
 // loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
-// command's options (e.cfg: --enable/--disable reach both sides). The
-// reads run one after the other (a big trace's read sets the process's
-// collector up for itself, see readTrace), and BASE's analysis runs while
-// NEW is read, so the pair costs less wall time than two single runs.
+// command's options (e.cfg: --enable/--disable reach both sides), one
+// after the other: a big trace's read sets the process's collector up for
+// itself (see readTrace), and an analysis beside it measured slower on
+// two shared cores.
 func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
 	var out [2]*analyze.Result
-	var errs [2]error
-	var wg sync.WaitGroup
 	for i, p := range paths {
 		t, err := loadTrace(e, p)
 		if err != nil {
-			errs[i] = err
-			break
+			return out, err
 		}
-		wg.Go(func() {
-			if out[i], errs[i] = analyzeTrace(t, e.cfg); errs[i] != nil {
-				errs[i] = fmt.Errorf("analyzing %s: %w", p, errs[i])
-			}
-		})
+		if out[i], err = analyzeTrace(t, e.cfg); err != nil {
+			return out, fmt.Errorf("analyzing %s: %w", p, err)
+		}
 	}
-	wg.Wait()
-	return out, errors.Join(errs[0], errs[1])
+	return out, nil
 }
