@@ -24,7 +24,9 @@ var AllocatorChurn = &Analyzer{
 	Doc: fmt.Sprintf("Counts device allocations and frees (cudaMalloc/cudaFree, cudaMallocAsync/cudaFreeAsync, cuMemAlloc/cuMemFree, "+
 		"hipMalloc/hipFree) in the steady-state steps: a warmed-up caching allocator makes none, so %d or more per step mean its cache is "+
 		"emptied (torch.cuda.empty_cache()) or shapes keep changing. cudaFree synchronizes the device. Reported when the host spends at "+
-		"least %.0f%% of the step in them while the GPU idles. Saving model: the time in those calls per step during which the GPU is idle.",
+		"least %.0f%% of the step in them while the GPU idles. Saving model: the time in those calls per step during which the GPU is idle, "+
+		"and after each free the GPU's idle time until the host launched more work, at most the GPU work the free waited for (as a "+
+		"host sync's refill); untraced, the refill and the host's run-up less the profiler's own host work.",
 		AllocatorChurnMinCalls, AllocatorChurnMinShare*100),
 	Requires: []*Analyzer{Steps, Attribution, IdleGaps},
 	Run:      runAllocatorChurn,
@@ -45,10 +47,18 @@ func deviceAllocCall(name string) (string, bool) {
 	return "", false
 }
 
-// churnStep is one steady step's allocator activity.
+// churnStep is one steady step's allocator activity: idleUs is what the
+// calls cost the step (the GPU idle during them, and after a free, which
+// synchronizes the device, its refill: syncCost), untracedUs the same for
+// the program run without the profiler (syncCostUntraced).
 type churnStep struct {
 	calls, emptyCache int
 	hostUs, idleUs    float64
+	untracedUs        float64
+	// runUp is where the host's run-up to the next free starts (the last
+	// free's end, else the step start), once started.
+	runUp   trace.Time
+	started bool
 }
 
 func runAllocatorChurn(p *Pass) ([]Finding, error) {
@@ -60,19 +70,18 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	per := make([]churnStep, len(t.Steps))
 	sites := map[string]int{}
 	byName := map[string]int{}
+	clock := newProfilerClock(t)
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if _, ok := deviceAllocCall(c.Name); !ok {
+		kind, ok := deviceAllocCall(c.Name)
+		if !ok {
 			continue
 		}
 		st := int(ix.apiStep[i])
 		if st < first {
 			continue
 		}
-		s := &per[st]
-		s.calls++
-		s.hostUs += us(c.Dur())
-		s.idleUs += us(c.Dur() - ix.busyIn(c.Start, c.End))
+		per[st].add(ix, clock, c, kind == "free", t.Steps[st].Start)
 		byName[c.Name]++
 		sites[allocSite(t, ix, c)]++
 	}
@@ -83,16 +92,30 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 			}
 		}
 	}
+	// A host-bound step gains the host time in the calls whatever the GPU
+	// did meanwhile: the step is the longer of its host and GPU work.
+	for st := first; st < len(per) && st < len(r.Steps); st++ {
+		s, rs := &per[st], &r.Steps[st]
+		gpu := rs.GPUBusyUs / float64(max(len(ix.devices), 1))
+		s.idleUs = max(s.idleUs, pipelineSavingUs(rs.HostPeriodUs, gpu, s.hostUs, 0))
+		if clock != nil {
+			s.untracedUs = max(s.untracedUs, pipelineSavingUs(clock.untracedHostUs(t, r, st), gpu, s.hostUs, 0))
+		}
+	}
 	steady := per[first:]
 	calls := medianChurn(steady, func(s churnStep) float64 { return float64(s.calls) })
 	idle := medianChurn(steady, func(s churnStep) float64 { return s.idleUs })
 	host := medianChurn(steady, func(s churnStep) float64 { return s.hostUs })
+	untraced := medianChurn(steady, func(s churnStep) float64 { return s.untracedUs })
 	empty := medianChurn(steady, func(s churnStep) float64 { return float64(s.emptyCache) })
 	step := r.StepStats.SteadyWallUs
 	if calls < AllocatorChurnMinCalls || step <= 0 || idle < AllocatorChurnMinShare*step {
 		return nil, nil
 	}
 	f := allocatorFinding(calls, host, idle, empty, step, byName, sites)
+	if clock != nil {
+		f.UntracedSavingUs = min(untraced, r.StepStats.SteadyPeriodUs)
+	}
 	if cudaC(t) {
 		f.Fix = "allocate device buffers once and reuse them across iterations instead of cudaMalloc/cudaFree each time " +
 			"(cudaFree synchronizes the device), or use stream-ordered allocation from a pool (cudaMallocAsync/cudaFreeAsync " +
@@ -135,7 +158,7 @@ func allocatorFinding(calls, host, idle, empty, step float64, byName, sites map[
 				"(cudaFree synchronizes the device)", FormatCount(calls), strings.Join(names, ", "), fmtUs(host), fmtUs(idle))},
 			{Text: "cause: " + cause},
 			{Text: "where the calls are made (steady steps):", Table: tb},
-			{Text: "saving model: the time in allocation calls per step during which the GPU is idle; a warmed-up caching allocator makes none"},
+			{Text: "saving model: the time in allocation calls per step during which the GPU is idle, plus after each cudaFree (a device synchronization) the GPU's idle time until the host launched more work, at most the GPU work the free waited for; a warmed-up caching allocator makes none"},
 		},
 		Fix:        fix,
 		Confidence: High,
@@ -164,4 +187,25 @@ func medianChurn(steps []churnStep, f func(churnStep) float64) float64 {
 		v[i] = f(s)
 	}
 	return median(v)
+}
+
+// add counts one allocation or free call c of the step starting at
+// stepStart.
+func (s *churnStep) add(ix *index, clock *profilerClock, c *trace.APICall, free bool, stepStart trace.Time) {
+	s.calls++
+	s.hostUs += us(c.Dur())
+	if !free {
+		idle := us(c.Dur() - ix.busyIn(c.Start, c.End))
+		s.idleUs += idle
+		s.untracedUs += idle
+		return
+	}
+	if !s.started {
+		s.runUp, s.started = stepStart, true
+	}
+	s.idleUs += us(ix.syncCost(c.Span))
+	if clock != nil {
+		s.untracedUs += ix.syncCostUntraced(clock, c.Span, s.runUp)
+	}
+	s.runUp = max(s.runUp, c.End)
 }

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -121,32 +120,12 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 			lines[l]++
 		}
 	}
-	first := 0
-	if len(r.Steps) > 1 {
-		first = 1
-	}
-	var cast, n, busy []float64
-	for i := first; i < len(r.Steps); i++ {
-		cast = append(cast, us(perStep[i]))
-		n = append(n, float64(counts[i]))
-		busy = append(busy, r.Steps[i].GPUBusyUs)
-	}
-	medCast, medN, medBusy := median(cast), median(n), median(busy)
+	medCast, medN, medBusy := steadyMedians(r, perStep, counts)
 	if medN == 0 || medBusy <= 0 || medCast < AMPCastMinShare*medBusy {
 		return nil, nil
 	}
-	keys := make([]string, 0, len(shapes))
-	for k := range shapes {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if c := cmp.Compare(shapes[b], shapes[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
 	tb := NewTable(Col("fp32 parameter shape", KindName), Col("casts in the trace", KindCount))
-	for _, k := range keys[:min(len(keys), 6)] {
+	for _, k := range topKeys(shapes, 6) {
 		tb.Add(NameCell(k), Count(float64(shapes[k])))
 	}
 	where := strings.Join(topKeys(lines, MaxAttribution), "; ")

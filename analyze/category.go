@@ -553,3 +553,10 @@ func memoryBound(c string) bool {
 	}
 	return false
 }
+
+// compilerFused reports whether a kernel is already a compiler's fusion
+// (XLA's loop_*_fusion, Inductor's triton_*): fusing further is the
+// compiler's business, not a change in the user's code.
+func compilerFused(name string) bool {
+	return strings.Contains(name, "fusion") || strings.HasPrefix(name, "triton_")
+}

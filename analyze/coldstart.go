@@ -78,72 +78,12 @@ func runColdStart(p *Pass) ([]Finding, error) {
 	if wall <= 0 || own < ColdStartMinRatio*wall || excess < ColdStartMinExcessUs {
 		return nil, nil
 	}
-	st0 := t.Steps[0].Span
-	var inCompile []trace.Span
-	for _, s := range p.compileSpans() {
-		lo, hi := max(s.Start, st0.Start), min(s.End, st0.End)
-		if hi > lo {
-			inCompile = append(inCompile, trace.Span{Start: lo, End: hi})
-		}
-	}
-	if us(mergeSpans(inCompile)) >= ColdStartMaxCompileShare*first.WallUs {
+	if p.compileInFirstStep() >= ColdStartMaxCompileShare*first.WallUs {
 		return nil, nil
 	}
-	// API time per kind: in the first step vs the steady median.
-	perStep := make([]map[string]trace.Duration, len(t.Steps))
-	for i := range perStep {
-		perStep[i] = map[string]trace.Duration{}
-	}
-	for i := range t.APICalls {
-		if s := p.ix.apiStep[i]; s >= 0 {
-			c := &t.APICalls[i]
-			perStep[s][apiKind(c.Name)] += c.Dur()
-		}
-	}
-	type row struct {
-		kind        string
-		first, rest float64
-	}
-	var rows []row
-	var apiExcess float64
-	for kind, d := range perStep[0] {
-		rest := make([]float64, 0, len(steady))
-		for _, m := range perStep[1:] {
-			rest = append(rest, us(m[kind]))
-		}
-		x := row{kind, us(d), median(rest)}
-		if x.first-x.rest > 0 {
-			apiExcess += x.first - x.rest
-			rows = append(rows, x)
-		}
-	}
-	slices.SortFunc(rows, func(a, b row) int {
-		if c := cmp.Compare(b.first-b.rest, a.first-a.rest); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.kind, b.kind)
-	})
-	tb := NewTable(Col("CUDA API", KindName), Col("first step", KindDuration), Col("steady median", KindDuration), Col("extra", KindDuration))
-	for _, x := range rows[:min(len(rows), coldStartMaxRows)] {
-		tb.Add(NameCell(x.kind), DurUs(x.first), DurUs(x.rest), DurUs(x.first-x.rest))
-	}
+	tb, apiExcess := p.apiExcessTable()
 	gpuExcess := first.GPUBusyUs - medianOf(steady, func(s *Step) float64 { return s.GPUBusyUs })
-	unit := "step"
-	if src := r.Summary.StepSource; src == StepSourceRange || src == StepSourceCall || src == StepSourceJit {
-		unit = "call of " + r.Summary.StepLabel
-	}
-	jax := r.Summary.Framework == "JAX"
-	eager, tag := "no torch.compile work in the first step: this is eager warm-up, paid once per process", " (no torch.compile)"
-	fix := "warm up before timing: run one untimed call (or a few iterations) first and leave it out of measurements and profiles " +
-		"(torch.profiler's schedule(wait=1, warmup=1, ...)); the first call pays CUDA context creation, cuBLAS/cuDNN handle and " +
-		"workspace set-up, lazy kernel loading (CUDA_MODULE_LOADING=EAGER moves it to start-up) and caching-allocator growth " +
-		"(reuse buffers, or allocate the largest tensors first)"
-	if jax {
-		eager, tag = "the first call of an already compiled function: executable loading and first-dispatch set-up, paid once per process", ""
-		fix = "warm up before timing: call each jitted function once with the real shapes (and jax.block_until_ready the result) before " +
-			"timing or starting jax.profiler; the first call loads the executable, allocates its buffers and sets up dispatch " +
-			"(and compiles, when the persistent compilation cache is cold: jax.config.update(\"jax_compilation_cache_dir\", ...) keeps it)"
-	}
+	unit, eager, tag, fix := coldStartWords(r)
 	apiExcess = min(apiExcess, excess)
 	ops := firstStepOps(t)
 	var shaped *opExcess
@@ -192,4 +132,86 @@ func runColdStart(p *Pass) ([]Finding, error) {
 		Fix:        fix,
 		Confidence: High,
 	}}, nil
+}
+
+// compileInFirstStep returns the time (µs) torch.compile's work takes
+// inside the first step.
+func (p *Pass) compileInFirstStep() float64 {
+	st0 := p.Trace.Steps[0].Span
+	var inCompile []trace.Span
+	for _, s := range p.compileSpans() {
+		lo, hi := max(s.Start, st0.Start), min(s.End, st0.End)
+		if hi > lo {
+			inCompile = append(inCompile, trace.Span{Start: lo, End: hi})
+		}
+	}
+	return us(mergeSpans(inCompile))
+}
+
+// apiExcessTable compares the CUDA API time per kind (apiKind) of the
+// first step with its median over the others: a table of the kinds the
+// first step spends more in, largest first, and that excess in all (µs).
+func (p *Pass) apiExcessTable() (*Table, float64) {
+	t := p.Trace
+	perStep := make([]map[string]trace.Duration, len(t.Steps))
+	for i := range perStep {
+		perStep[i] = map[string]trace.Duration{}
+	}
+	for i := range t.APICalls {
+		if s := p.ix.apiStep[i]; s >= 0 {
+			c := &t.APICalls[i]
+			perStep[s][apiKind(c.Name)] += c.Dur()
+		}
+	}
+	type row struct {
+		kind        string
+		first, rest float64
+	}
+	var rows []row
+	var apiExcess float64
+	for kind, d := range perStep[0] {
+		rest := make([]float64, 0, len(perStep)-1)
+		for _, m := range perStep[1:] {
+			rest = append(rest, us(m[kind]))
+		}
+		x := row{kind, us(d), median(rest)}
+		if x.first-x.rest > 0 {
+			apiExcess += x.first - x.rest
+			rows = append(rows, x)
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		if c := cmp.Compare(b.first-b.rest, a.first-a.rest); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.kind, b.kind)
+	})
+	tb := NewTable(Col("CUDA API", KindName), Col("first step", KindDuration), Col("steady median", KindDuration), Col("extra", KindDuration))
+	for _, x := range rows[:min(len(rows), coldStartMaxRows)] {
+		tb.Add(NameCell(x.kind), DurUs(x.first), DurUs(x.rest), DurUs(x.first-x.rest))
+	}
+	return tb, apiExcess
+}
+
+// coldStartWords returns what a cold-start finding calls a step (a step,
+// or a call of the repeated range or function), what the excess is and
+// its fix, in the framework's terms; tag ends the title.
+func coldStartWords(r *Result) (unit, eager, tag, fix string) {
+	unit = "step"
+	if src := r.Summary.StepSource; src == StepSourceRange || src == StepSourceCall || src == StepSourceJit {
+		unit = "call of " + r.Summary.StepLabel
+	}
+	jax := r.Summary.Framework == "JAX"
+	eager, tag = "no torch.compile work in the first step: this is eager warm-up, paid once per process", " (no torch.compile)"
+	fix = "warm up before timing: run one untimed call (or a few iterations) first and leave it out of measurements and profiles " +
+		"(torch.profiler's schedule(wait=1, warmup=1, ...)); the first call pays CUDA context creation, cuBLAS/cuDNN handle and " +
+		"workspace set-up, lazy kernel loading (CUDA_MODULE_LOADING=EAGER moves it to start-up) and caching-allocator growth " +
+		"(reuse buffers, or allocate the largest tensors first)"
+	if jax {
+		eager, tag = "the first call of an already compiled function: executable loading and first-dispatch set-up, paid once per process", ""
+		fix = "warm up before timing: call each jitted function once with the real shapes (and jax.block_until_ready the result) before " +
+			"timing or starting jax.profiler; the first call loads the executable, allocates its buffers and sets up dispatch " +
+			"(and compiles, when the persistent compilation cache is cold: jax.config.update(\"jax_compilation_cache_dir\", ...) keeps it)"
+	}
+	return unit, eager, tag, fix
 }

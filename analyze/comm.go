@@ -67,33 +67,3 @@ func (ix *index) commSteps(r *Result) {
 	// Per step, steps() splits the work each step launched (stepWorks).
 	s.ComputeBusyUs, s.CommunicationUs = total(cb.compute), total(cb.comm)
 }
-
-// Phases is the fact of what part of a step launched each GPU activity
-// (forward, backward, optimizer), which activities torch.compile's
-// compiler or autotuner launched, and GPU busy split into compute and
-// communication.
-var Phases = &Analyzer{
-	Name:     "phases",
-	Doc:      "Marks each GPU activity forward, backward (autograd's evaluate_function ops, on any thread) or optimizer (Optimizer.step#/zero_grad# ranges); marks the launches torch.compile's compiler and autotuner made; splits GPU busy time into compute and communication (NCCL/RCCL) unions.",
-	Requires: []*Analyzer{Attribution, KernelCategories},
-	Fact: func(p *Pass) (any, error) {
-		t := p.Trace
-		op := make([]trace.Index, len(t.GPU))
-		cat := make([]string, len(t.GPU))
-		for g := range t.GPU {
-			op[g] = p.ix.AttributionFacts.op[g]
-			cat[g] = p.ix.CategoryFacts.Of(g)
-		}
-		return &PhaseFacts{phase: phases(t, op), autotune: AutotuneLaunches(t), comm: splitBusy(t, cat)}, nil
-	},
-}
-
-// PhaseFacts is the result of Phases.
-type PhaseFacts struct {
-	// phase of each GPU activity; autotune marks compile/autotune
-	// launches (nil when there is none); comm splits busy time (nil
-	// without communication kernels).
-	phase    []phase
-	autotune []bool
-	comm     *commBusy
-}

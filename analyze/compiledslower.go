@@ -1,13 +1,9 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
-
-	"github.com/tracelens/tracelens/trace"
 )
 
 // Thresholds of compiled-slower.
@@ -40,120 +36,25 @@ var CompiledSlower = &Analyzer{
 		"no finding when the compiled call's extra host time hides behind queued GPU work. "+
 		"Saving model: the owned GPU time difference per call on the critical path, or the exposed host difference per call, times the calls per step.",
 		CompiledSlowerMinRatio*100, CompiledSlowerMinUs),
-	Requires: []*Analyzer{CompileRegions, Ownership},
+	Requires: []*Analyzer{CompiledComparisons, Ownership},
 	Run:      runCompiledSlower,
 }
 
-// callGroup is a repeated range with its steady-state medians (µs).
-type callGroup struct {
-	label, key string
-	compiled   bool
-	calls      int
-	// all are every call, steady the calls the medians are over.
-	all, steady           []trace.Span
-	thread                trace.Index
-	wall, gpu, api, queue float64
-	activities            float64
-}
-
 func runCompiledSlower(p *Pass) ([]Finding, error) {
-	cg := compiledGroups(p)
+	cf, err := p.compiledFacts()
+	if err != nil {
+		return nil, err
+	}
 	var out []Finding
-	for _, c := range cg {
-		if !c.compiled {
-			continue
-		}
-		e, ok := eagerPeer(c, cg)
-		if !ok {
-			continue
-		}
-		if f, ok := p.compiledFinding(c, e); ok {
-			out = append(out, f)
+	for _, v := range cf.slower {
+		perStep := p.callsPerStep(v.c)
+		if v.gpuSlower {
+			out = append(out, p.compiledGPUFinding(v.c, v.e, perStep))
+		} else {
+			out = append(out, p.compiledHostFinding(v.c, v.e, v.exposed, perStep))
 		}
 	}
 	return out, nil
-}
-
-// compiledGroups returns the repeated top-level ranges with their
-// steady-state medians, sorted by name.
-func compiledGroups(p *Pass) []callGroup {
-	t, ix, own := p.Trace, p.ix, p.Ownership()
-	compile := mergedSpans(p.compileSpans())
-	var cg []callGroup
-	for key, c := range rangeGroups(withinSteps(t), launchCounts(t)) {
-		if len(c.spans) < 2 {
-			continue
-		}
-		slices.SortFunc(c.spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-		g := callGroup{label: c.label, key: strings.TrimRight(key, "_-# "), calls: len(c.spans), all: c.spans, thread: c.thread}
-		nCompiled := 0
-		var walls, gpus, apis, queues, acts []float64
-		for i, s := range c.spans {
-			if ix.compiledIn(c.thread, s) {
-				nCompiled++
-			}
-			if i == 0 || overlapsAny(s, compile) {
-				continue // warm-up or compilation
-			}
-			o := own.Of(c.thread, s)
-			g.steady = append(g.steady, s)
-			walls, gpus, apis = append(walls, us(o.Wall)), append(gpus, us(o.GPUTime)), append(apis, us(o.LaunchAPI))
-			queues, acts = append(queues, us(o.QueueAtEntry)), append(acts, float64(o.Activities))
-		}
-		if len(walls) == 0 {
-			continue
-		}
-		g.compiled = 2*nCompiled >= len(c.spans)
-		g.wall, g.gpu, g.api, g.queue, g.activities = median(walls), median(gpus), median(apis), median(queues), median(acts)
-		cg = append(cg, g)
-	}
-	slices.SortFunc(cg, func(a, b callGroup) int { return cmp.Compare(a.key, b.key) })
-	return cg
-}
-
-// withinSteps returns t with its ProfilerStep ranges left out, so the
-// ranges a step holds (an eager and a compiled call side by side) are
-// top-level: a shallow copy when there are any.
-func withinSteps(t *trace.Trace) *trace.Trace {
-	keep := func(a trace.Annotation) bool { return !strings.HasPrefix(a.Name, "ProfilerStep#") }
-	if !slices.ContainsFunc(t.Annotations, func(a trace.Annotation) bool { return !keep(a) }) {
-		return t
-	}
-	c := *t
-	c.Annotations = nil
-	for _, a := range t.Annotations {
-		if keep(a) {
-			c.Annotations = append(c.Annotations, a)
-		}
-	}
-	return &c
-}
-
-// costsMore reports whether a compiled median c exceeds the eager median e
-// by compiled-slower's thresholds.
-func costsMore(c, e float64) bool {
-	return c >= (1+CompiledSlowerMinRatio)*e && c-e >= CompiledSlowerMinUs
-}
-
-// compiledFinding compares compiled group c with its eager peer e: a GPU
-// finding when the compiled calls' owned GPU time is larger, else a host
-// finding when their host time is larger in a way the step shows.
-func (p *Pass) compiledFinding(c, e callGroup) (Finding, bool) {
-	perStep := p.callsPerStep(c)
-	if costsMore(c.gpu, e.gpu) {
-		return p.compiledGPUFinding(c, e, perStep), true
-	}
-	if !costsMore(c.wall, e.wall) {
-		return Finding{}, false
-	}
-	// Extra host time shows in the step only where the GPU has run out
-	// of earlier work: while it still runs what was queued before the
-	// call, the host's guards and launches cost nothing.
-	exposed := min(c.wall-e.wall, max(0, c.wall-c.queue))
-	if !costsMore(e.wall+exposed, e.wall) {
-		return Finding{}, false
-	}
-	return p.compiledHostFinding(c, e, exposed, perStep), true
 }
 
 // callsPerStep is how many of c's calls a step holds (1 when its calls
@@ -209,7 +110,7 @@ const ownedNote = "owned GPU time: the kernels, memcpys and memsets launched by 
 // compiledGPUFinding reports compiled calls whose own kernels take longer.
 func (p *Pass) compiledGPUFinding(c, e callGroup, perStep float64) Finding {
 	diff := c.gpu - e.gpu
-	compiledWork, eagerWork := p.ownedBy(c.thread, c.steady), p.ownedBy(e.thread, e.all)
+	compiledWork := p.ownedBy(c.thread, c.steady)
 	host := "its host time per call is similar"
 	if costsMore(c.wall, e.wall) {
 		host = fmt.Sprintf("its host time per call is longer too (%s vs %s: guards, the compiled wrapper, launches)", fmtUs(c.wall), fmtUs(e.wall))
@@ -234,8 +135,6 @@ func (p *Pass) compiledGPUFinding(c, e callGroup, perStep float64) Finding {
 			"decomposition that replaced a library GEMM or added copies) and compile with options that keep the library kernels",
 		Confidence: Medium,
 		activities: compiledWork,
-		eagerWork:  eagerWork,
-		gpuSlower:  true,
 	}
 }
 
@@ -248,15 +147,6 @@ func fitNames(title func(c, e string) string, c, e string) string {
 		}
 	}
 	return title(ClipName(c, 10), ClipName(e, 10))
-}
-
-// ownedBy returns the GPU activities the ranges spans on thread th own.
-func (p *Pass) ownedBy(th trace.Index, spans []trace.Span) []int {
-	var out []int
-	for _, s := range spans {
-		out = append(out, p.Ownership().Activities(th, s)...)
-	}
-	return out
 }
 
 // compiledHostFinding reports compiled calls whose own GPU work is not
@@ -293,7 +183,6 @@ func (p *Pass) compiledHostFinding(c, e callGroup, exposed, perStep float64) Fin
 			"kernel) is: capture the compiled function in CUDA graphs (mode=\"reduce-overhead\") or compile a larger region so the overhead " +
 			"amortises over more work (in this trace the eager calls finish sooner)",
 		Confidence: Medium,
-		eagerWork:  p.ownedBy(e.thread, e.all),
 	}
 	if slices.Contains(profilerOptions(p.Trace), "with_stack") {
 		// The Python tracer inflates exactly this host path (guard
@@ -305,58 +194,4 @@ func (p *Pass) compiledHostFinding(c, e callGroup, exposed, perStep float64) Fin
 			"before acting on this difference"})
 	}
 	return f
-}
-
-// eagerPeer returns the eager group c is compared with: the only eager
-// group, or the one whose name matches c's once "compiled"/"eager" words
-// are dropped.
-func eagerPeer(c callGroup, groups []callGroup) (callGroup, bool) {
-	var eager []callGroup
-	for _, g := range groups {
-		if !g.compiled {
-			eager = append(eager, g)
-		}
-	}
-	if len(eager) == 1 {
-		return eager[0], true
-	}
-	strip := func(s string) string {
-		s = strings.ToLower(s)
-		for _, w := range []string{"compiled", "compile", "eager", "_", "-", " "} {
-			s = strings.ReplaceAll(s, w, "")
-		}
-		return s
-	}
-	for _, g := range eager {
-		if strip(g.key) == strip(c.key) {
-			return g, true
-		}
-	}
-	return callGroup{}, false
-}
-
-// overlapsAny reports whether s overlaps one of the sorted disjoint spans.
-func overlapsAny(s trace.Span, merged []trace.Span) bool {
-	i, _ := slices.BinarySearchFunc(merged, s.Start, func(m trace.Span, at trace.Time) int { return cmp.Compare(m.End, at) })
-	return i < len(merged) && merged[i].Start < s.End
-}
-
-// compiledIn reports whether a host range on thread th runs compiled code:
-// an op of torch.compile's runtime (Torch-Compiled Region,
-// CompiledFunction) inside it.
-func (ix *index) compiledIn(th trace.Index, s trace.Span) bool {
-	t := ix.t
-	i, _ := slices.BinarySearchFunc(t.Ops, threadTime{th, s.Start}, func(o trace.Op, k threadTime) int {
-		if c := cmp.Compare(o.Thread, k.th); c != 0 {
-			return c
-		}
-		return cmp.Compare(o.Start, k.at)
-	})
-	for ; i < len(t.Ops) && t.Ops[i].Thread == th && t.Ops[i].Start <= s.End; i++ {
-		n := t.Ops[i].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
+	tt "github.com/tracelens/tracelens/trace/tracetest"
 )
 
 const elementwiseName = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
@@ -144,4 +145,38 @@ func TestCompiledSlowerVerdictFollowsOwnedTime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// compiledTrace is 3 steps of 2000µs, each calling eager_fn (a 200µs
+// kernel) at its start and compiled_fn (a Torch-Compiled Region running a
+// compiled µs kernel) 1000µs in, both 500µs ranges whose host waits for
+// their kernel.
+func compiledTrace(compiled float64) *trace.Trace {
+	b := tt.New()
+	for s := range 3 {
+		at := tt.Us(2000 * float64(s))
+		b.Step(at, at+tt.Us(2000))
+		b.Range("eager_fn", at, at+tt.Us(500))
+		gpuBound(b, at, kernel{elementwiseName, 200})
+		c := at + tt.Us(1000)
+		b.Range("compiled_fn", c, c+tt.Us(500))
+		b.Op("Torch-Compiled Region: 0/0", c, c+tt.Us(400))
+		gpuBound(b, c, kernel{"triton_poi_fused_add_0", compiled})
+	}
+	return b.Build()
+}
+
+func TestCompiledSlowerBuilt(t *testing.T) {
+	// Steady calls (the first left out): 300µs of owned GPU time against
+	// eager's 200µs, once a step.
+	f := oneFinding(t, compiledTrace(300), CompiledSlower)
+	checkNear(t, "compiled GPU", measureOf(t, f, "compiled owned GPU time per call (steady median)"), 300)
+	checkNear(t, "eager GPU", measureOf(t, f, "eager owned GPU time per call (steady median)"), 200)
+	checkNear(t, "difference", measureOf(t, f, "owned GPU time difference per call"), 100)
+	checkNear(t, "calls per step", measureOf(t, f, "compiled calls per step"), 1)
+	if !strings.Contains(f.Title, "slower on the GPU") {
+		t.Errorf("title %q: want the GPU verdict", f.Title)
+	}
+	// 210µs: 5% more, under CompiledSlowerMinRatio, and the same host time.
+	noFinding(t, compiledTrace(210), CompiledSlower)
 }

@@ -104,18 +104,6 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 	return c
 }
 
-// overlap returns how long span a lies inside the sorted disjoint spans.
-func overlap(spans []trace.Span, a trace.Span) trace.Duration {
-	i, _ := slices.BinarySearchFunc(spans, a.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
-	var d trace.Duration
-	for ; i < len(spans) && spans[i].Start < a.End; i++ {
-		if e, s := min(spans[i].End, a.End), max(spans[i].Start, a.Start); e > s {
-			d += trace.Duration(e - s)
-		}
-	}
-	return d
-}
-
 // criticalShares sums, over the steady-state steps' GPU activities, their
 // time and its critical part (the Critical fact) in all and per name, so
 // a finding's GPU-time saving can be turned into the wall time it saves.

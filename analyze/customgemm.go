@@ -37,51 +37,21 @@ var CustomGEMM = &Analyzer{
 		"all zero, as ROCm and some CUDA-graph replays write) is no evidence of missing tiling: such kernels are not reported. Saving model: its time × (1 − 1/%.0f), a conservative speed-up for a library GEMM "+
 		"(when the trace also measures a library GEMM launched by an op with the same input shapes, the difference of their times is used instead).",
 		CustomGEMMDominantShare*100, CustomGEMMMinMeanUs, CustomGEMMMinShare*100, CustomGEMMSpeedup),
-	Requires: []*Analyzer{Attribution},
+	Requires: []*Analyzer{CustomGEMMKernels, Attribution},
 	Run:      runCustomGEMM,
 }
 
 func runCustomGEMM(p *Pass) ([]Finding, error) {
 	t, ix, r := p.Trace, p.ix, p.Result
-	if r.Summary.GPUKernelUs == 0 {
-		return nil, nil
+	cf, err := p.customGEMMFacts()
+	if err != nil {
+		return nil, err
 	}
 	var out []Finding
 	steps := float64(max(r.StepStats.Count, 1))
-	for _, k := range r.Kernels {
-		if k.Autotune || LibraryKernel(k.Name) || k.Category == CategoryTriton || compilerFused(k.Name) || k.Share < CustomGEMMMinShare {
-			continue
-		}
-		g := -1
-		for i := range t.GPU {
-			if t.GPU[i].Name == k.Name {
-				g = i
-				break
-			}
-		}
-		if g < 0 {
-			continue
-		}
-		opName := ""
-		if op := ix.op[g]; op != -1 {
-			opName = t.Ops[op].Name
-		}
-		byName := gemmLikeName(k.Name) || gemmLikeName(opName)
-		// By weight alone only under a framework op that is not
-		// elementwise: a native program's dominant kernel (a hash join, a
-		// saxpy) is no evidence of a matrix multiply.
-		if !byName && (k.Share < CustomGEMMDominantShare || k.MeanUs < CustomGEMMMinMeanUs || memoryBound(k.Category) || opName == "") {
-			continue
-		}
-		a, ok := launchEvidence(t, k.Name)
-		if !ok || a.SharedMem != 0 {
-			// Tiled through shared memory: no evidence it is naive. And
-			// a trace that does not record launch arguments (ROCm, graph
-			// replays: grid [0 0 0]) says nothing about tiling: missing
-			// is not zero.
-			continue
-		}
-		perStep, calls := steadyKernelUs(&k, steps)
+	for _, c := range cf.kernels {
+		k, g, opName, byName, a := c.k, c.g, c.opName, c.byName, c.launch
+		perStep, calls := steadyKernelUs(k, steps)
 		saving := perStep * (1 - 1/CustomGEMMSpeedup)
 		model := fmt.Sprintf("saving model: its %s per steady step × (1 − 1/%.0f) for a library GEMM", fmtUs(perStep), CustomGEMMSpeedup)
 		if sp, fast := measuredSpeedup(r, k.Name); sp > 1 {
@@ -157,28 +127,6 @@ func customGEMMFix(t *trace.Trace, kernel, where string) string {
 	return fmt.Sprintf("replace %s (launched from %s) with a library GEMM plus epilogue: torch.addmm/F.linear (cuBLAS) followed by the elementwise part "+
 		"(or torch.compile, which fuses it as a GEMM epilogue); if it must stay custom, tile it through shared memory (or write it in Triton with tl.dot) so each operand is loaded once per tile",
 		kernel, where)
-}
-
-// cudaC reports whether t comes from a CUDA C program (tracelens capture,
-// an nsys export of a native program) rather than a Python framework, so
-// fixes speak its language.
-func cudaC(t *trace.Trace) bool { return t.Meta.CUDAProgram() }
-
-// launchEvidence returns a launch of the named kernel whose arguments the
-// trace recorded (a non-zero grid or block), preferring one that used
-// shared memory, and false when no launch of it has any.
-func launchEvidence(t *trace.Trace, name string) (*trace.GPUActivity, bool) {
-	var found *trace.GPUActivity
-	for i := range t.GPU {
-		a := &t.GPU[i]
-		if a.Name != name || a.Grid == [3]int32{} && a.Block == [3]int32{} {
-			continue
-		}
-		if found == nil || a.SharedMem > found.SharedMem {
-			found = a
-		}
-	}
-	return found, found != nil
 }
 
 // steadyKernelUs returns kernel k's GPU time and calls per steady-state

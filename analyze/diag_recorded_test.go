@@ -174,6 +174,9 @@ func TestOptimizerStep(t *testing.T) {
 			if !near(f.SavingUs, want) {
 				t.Errorf("GPU idle in the optimizer step %.1f µs per step, want %.1f", f.SavingUs, want)
 			}
+			if got, want := measureOf(t, f, "GPU idle in its foreach ops per step"), foreachIdle(t, name); !near(got, want) {
+				t.Errorf("GPU idle in the foreach ops %.1f µs per step, optimizer_foreach.py says %.1f", got, want)
+			}
 			if !strings.Contains(f.Fix, "fused=True") {
 				t.Errorf("fix %q does not name fused=True", f.Fix)
 			}
@@ -348,4 +351,30 @@ func TestRangesCountBackwardKernels(t *testing.T) {
 	if s := r.StepStats; s.MedianBackwardUs < 2*s.MedianForwardUs {
 		t.Errorf("median backward %.1f µs vs forward %.1f µs: the recorder measures ≈2.3×", s.MedianBackwardUs, s.MedianForwardUs)
 	}
+}
+
+// foreachIdle is expect/optimizer_foreach.json's median over the steps
+// after the first of the GPU idle between the optimizer's first and last
+// foreach op, for trace name (as "recorded/...").
+func foreachIdle(t *testing.T, name string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "fixtures", "recorded", "expect", "optimizer_foreach.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp map[string][]struct {
+		ForeachUs float64 `json:"foreach_gpu_idle_us"`
+	}
+	if err := json.Unmarshal(b, &exp); err != nil {
+		t.Fatal(err)
+	}
+	steps, ok := exp[name]
+	if !ok || len(steps) < 2 {
+		t.Fatalf("optimizer_foreach.json has no %s", name)
+	}
+	var v []float64
+	for _, s := range steps[1:] {
+		v = append(v, s.ForeachUs)
+	}
+	return median(v)
 }

@@ -12,7 +12,10 @@
 // GPU busy intervals and the idle gaps between them (IdleGaps), GEMM
 // shapes (Shapes), torch.compile's own work (CompileRegions), the GPU
 // work each host interval owns: what the launch calls made inside it put
-// on the GPU, by correlation id, whenever it ran (Ownership).
+// on the GPU, by correlation id, whenever it ran (Ownership). Facts only
+// analyzers read run after the metrics, when a selected analyzer requires
+// them: the compiled/eager comparisons (CompiledComparisons) and the
+// hand-written GEMM kernels (CustomGEMMKernels).
 //
 // From the facts it computes the metrics every analyzer and every face
 // (report, tui, diff) shares, in Result: kernels by name and category with
@@ -25,10 +28,13 @@
 // per record_function range and nn.Module, and a roofline of GEMM-like
 // ops against a table of device peaks.
 //
-// Then the finding analyzers (All) run. Each reads the trace, the metrics
-// and the results of the analyzers in its Requires through its Pass — and
-// nothing else: a fact it does not require is absent, and it sees another
-// analyzer's findings only by requiring that analyzer. Run completes each
+// Then the finding analyzers (All) run, after Validate has checked their
+// graph (unique names, no cycle, Requires holding only facts). Each reads
+// the trace, the metrics and the facts in its Requires through its Pass
+// (FactOf) — and nothing else: a fact it does not require is absent, and
+// no analyzer sees another's findings; what two share is a fact (as
+// compiled-comparisons serves compiled-slower and fusion-candidate, which
+// run after the metrics because only analyzers read them). Run completes each
 // finding (its saving in ns and as a share of the steady-state step,
 // capped at the step), ranks them by saving, and estimates what fixing
 // them all saves when several draw on the same time (Overlaps,
@@ -52,11 +58,16 @@
 //     (text and typed tables built with NewTable and Add) stating the saving
 //     model, a Fix, Severity and Confidence.
 //  3. Add it to All, in the order findings of equal saving should list.
-//  4. In analyze/NAME_test.go assert its diagnosis and figure on a real
-//     trace in fixtures, the expected value computed independently of
-//     tracelens (a short script over the trace JSON, kept next to the
-//     test). TestFindingsPerFixture and the invariant tests then check it
-//     on every fixture.
+//  4. In analyze/NAME_test.go build a trace that should fire it and a
+//     close but healthy one that should not with trace/tracetest, and
+//     assert the finding's figures computed by hand from the built trace
+//     (and, where a recorded trace shows the problem, its figure there,
+//     computed independently of tracelens). TestFindingsPerFixture and the
+//     invariant tests then check it on every fixture.
+//
+// A new fact is one file too: its Analyzer (with Fact, not Run), its
+// result type, and an accessor that reads it through FactOf; analyzers
+// that need it list it in Requires.
 //
 // # Runs
 //
@@ -68,7 +79,11 @@
 // analysis, its cross-rank findings ranked with the rank's own.
 //
 // Report goldens do not list analyzer docs, so a new analyzer changes only
-// the goldens of traces it fires on.
+// the goldens of traces it fires on, and there only its own section, the
+// rank numbers and the lists of all findings (report's
+// TestUnrelatedAnalyzerKeepsGoldens) — and, today, the no-finding
+// sentence of a trace without findings, which names every analyzer that
+// ran (TestSilentAnalyzerKeepsGoldens).
 //
 // # Cost
 //

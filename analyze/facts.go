@@ -1,17 +1,23 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
 // Facts are analyzers that report no finding: they compute, once per Run,
 // what several analyzers and the metrics need, and return it as their
 // result. An analyzer lists the facts it reads in Requires and reads them
-// through its Pass (Pass.ResultOf, or the typed accessors below); a fact
-// it does not require is not there.
+// through its Pass (FactOf, or the typed accessor declared beside the
+// fact); a fact it does not require is not there.
+//
+// The facts in this file are those the metrics read (Facts), and the
+// index embeds them for the metrics' and older analyzers' code. A new
+// fact is one file: its Analyzer, its result type and an accessor that
+// calls FactOf (see CompiledComparisons); it runs, after the metrics,
+// when an analyzer that runs requires it.
 
 // Steps assigns GPU activities and API calls to steps: an activity to the
 // step its launch call started in (its own start when it has no launch
@@ -286,60 +292,14 @@ func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 	return g
 }
 
-// CompileRegions finds torch.compile's own work: Dynamo and Inductor ops
-// and ranges (see compileEvent).
-var CompileRegions = &Analyzer{
-	Name: "compile-regions",
-	Doc:  "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
-	Fact: func(p *Pass) (any, error) {
-		t := p.Trace
-		var spans []trace.Span
-		isCompile := map[string]bool{}
-		for i := range t.Ops {
-			name := t.Ops[i].Name
-			c, ok := isCompile[name]
-			if !ok {
-				c = compileEvent(name)
-				isCompile[name] = c
-			}
-			if c {
-				spans = append(spans, t.Ops[i].Span)
-			}
-		}
-		for i := range t.Annotations {
-			if compileEvent(t.Annotations[i].Name) {
-				spans = append(spans, t.Annotations[i].Span)
-			}
-		}
-		return &CompileFacts{spans: spans}, nil
-	},
-}
-
-// CompileFacts is the result of CompileRegions.
-type CompileFacts struct {
-	spans []trace.Span
-}
-
-// Spans returns torch.compile's spans, in trace order (they may overlap).
-func (c *CompileFacts) Spans() []trace.Span { return slices.Clone(c.spans) }
-
-// Facts returns every fact analyzer, each after those it requires.
+// Facts returns the fact analyzers the metrics read, each after those it
+// requires: they run first, on every Run. Other facts run when a selected
+// analyzer requires them.
 func Facts() []*Analyzer {
 	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership}
 }
 
 // unionSpans returns the union of spans as sorted, disjoint spans (it
-// sorts spans in place and reuses its storage): the one interval union of
-// the package (GPU busy time, compile regions, ...).
-func unionSpans(spans []trace.Span) []trace.Span {
-	slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
-	merged := spans[:0]
-	for _, s := range spans {
-		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
-			merged[n-1].End = max(merged[n-1].End, s.End)
-			continue
-		}
-		merged = append(merged, s)
-	}
-	return merged
-}
+// sorts spans in place and reuses its storage): interval.Union, the one
+// interval union of tracelens (GPU busy time, compile regions, ...).
+func unionSpans(spans []trace.Span) []trace.Span { return interval.Union(spans) }

@@ -274,3 +274,15 @@ func sameWork(rows []RooflineRow) []SameWork {
 func withinPeak(row RooflineRow) bool {
 	return !(row.PeakTFLOPS > 0 && !(row.TFLOPS <= row.PeakTFLOPS)) && !(row.PeakGBps > 0 && !(row.GBps <= row.PeakGBps))
 }
+
+// measuredSpeedup returns how many times faster the trace's fastest
+// implementation of the GEMM work kernel does (Result.SameWork, where
+// kernel is the slower side), or 0 when the trace measures none.
+func measuredSpeedup(r *Result, kernel string) (float64, string) {
+	for _, sw := range r.SameWork {
+		if row, ok := rooflineRow(r.Roofline, sw.Slow, sw.Shape, sw.DType); ok && row.Kernel == kernel {
+			return sw.Speedup, sw.Fast
+		}
+	}
+	return 0, ""
+}

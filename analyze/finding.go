@@ -114,14 +114,6 @@ type Finding struct {
 	// removes are measured, not launch calls to scale), so finish leaves
 	// SavingUs as it is.
 	splitByAnalyzer bool
-	// eagerWork are the GPU activities launched by the eager ranges a
-	// compiled-slower finding compared with their torch.compile'd
-	// variant, and gpuSlower its verdict (the compiled kernels took
-	// longer; else only the host time was longer): fusion-candidate, which
-	// requires compiled-slower, words its fix for them by that verdict
-	// rather than contradict it.
-	eagerWork []int
-	gpuSlower bool
 	// crossRank marks a run's cross-rank finding added by AddRunFindings.
 	crossRank bool
 }

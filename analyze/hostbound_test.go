@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"github.com/tracelens/tracelens/trace"
+	tt "github.com/tracelens/tracelens/trace/tracetest"
 	"strings"
 	"testing"
 )
@@ -42,4 +44,28 @@ func TestHostBoundAgainstScript(t *testing.T) {
 	if fired < 3 {
 		t.Errorf("host-bound fired on %d traces of the class: the test proves little", fired)
 	}
+}
+
+// hostBoundTrace is 3 steps of wall µs, each launching 10 kernels of 10µs
+// one every 45µs from the step's start (30µs calls).
+func hostBoundTrace(wall float64) *trace.Trace {
+	b := tt.New()
+	for s := range 3 {
+		at := tt.Us(wall * float64(s))
+		b.Step(at, at+tt.Us(wall))
+		train(b, "vectorized_elementwise_kernel", at, 10, 45, 30, 10)
+	}
+	return b.Build()
+}
+
+func TestHostBoundBuilt(t *testing.T) {
+	// In a 500µs step the GPU runs 100µs and waits in short gaps only:
+	// 30µs before the first kernel, 9 × 35µs between, 55µs after the last.
+	f := oneFinding(t, hostBoundTrace(500), HostBound)
+	checkNear(t, "short-gap idle", measureOf(t, f, "short-gap idle per step"), 30+9*35+55)
+	checkNear(t, "GPU busy", measureOf(t, f, "GPU busy"), 100.0/500)
+	checkNear(t, "launches", measureOf(t, f, "launches per step"), 10)
+	// In a 1000µs step the same work leaves one 555µs wait after the last
+	// kernel, longer than the 345µs of short gaps: gpu-idle's story.
+	noFinding(t, hostBoundTrace(1000), HostBound)
 }

@@ -51,6 +51,74 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		return nil, nil
 	}
 	wall := medianOf(steps, func(s *Step) float64 { return s.WallUs })
+	gaps, perStep := longIdleGaps(p)
+	idle := median(perStep)
+	if wall <= 0 || idle < GPUIdleMinShare*wall {
+		return nil, nil
+	}
+	slices.SortFunc(gaps, func(a, b idleGap) int { return cmp.Compare(b.span.Dur(), a.span.Dur()) })
+	var picked [][]hostCand
+	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+	}
+	cause := dominantCause(picked)
+	places := listNames(picked, cause)
+	shapeOp := ""
+	if cause == CauseHostCode {
+		// An op that pays again for each new input shape (a cuDNN plan,
+		// a recompile) is not per-step host work to move out of the loop.
+		if shapeOp = newShapeCause(t, places); shapeOp != "" {
+			for _, ps := range picked {
+				for i := range ps {
+					if ps[i].name == shapeOp {
+						ps[i].cause = CauseNewShape
+					}
+				}
+			}
+			cause, places = CauseNewShape, []string{shapeOp}
+		}
+	}
+	// The fix for one cause removes that cause's idle time, not the
+	// rest: credit the share of the examined gaps its host work covers.
+	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+	}
+	tb, rows := idleGapTable(t, gaps, picked)
+	credited, examined := causeShare(picked, gaps[:len(picked)], cause)
+	whole := idle
+	idle *= credited
+	whereText := strings.Join(places, "; ")
+	if whereText == "" {
+		whereText = "host code between launches"
+	}
+	return []Finding{{
+		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; the host was in %s", fmtUs(whole), whole/wall*100, LaunchGap, cause),
+		Subject:    "long GPU idle gaps: " + cause,
+		Severity:   severityByShare(idle / wall),
+		SavingUs:   idle,
+		SavingFrom: FromHostWaits,
+		Measures: []Measure{
+			{"median step", DurUs(wall)},
+			{"long-gap idle per step", DurUs(whole)},
+			{"of which in " + cause, DurUs(idle)},
+		},
+		Evidence: []Evidence{
+			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(whole))},
+			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
+			{Text: "longest gaps and what the host was doing:", Table: tb, rowPlaces: rows},
+			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
+				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
+		},
+		Fix:        gpuIdleFix(t, cause, whereText, shapeOp),
+		Confidence: Medium,
+	}}, nil
+}
+
+// longIdleGaps returns the GPU idle gaps of at least LaunchGap in the
+// steps after the first (every step when there is one), outside
+// torch.compile work, and each step's total of them in µs.
+func longIdleGaps(p *Pass) ([]idleGap, []float64) {
+	t, ix := p.Trace, p.ix
 	compile := mergedSpans(p.compileSpans())
 	first := 0
 	if len(t.Steps) > 1 {
@@ -84,40 +152,15 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		}
 		perStep = append(perStep, us(long))
 	}
-	idle := median(perStep)
-	if wall <= 0 || idle < GPUIdleMinShare*wall {
-		return nil, nil
-	}
-	slices.SortFunc(gaps, func(a, b idleGap) int { return cmp.Compare(b.span.Dur(), a.span.Dur()) })
+	return gaps, perStep
+}
+
+// idleGapTable lists the longest gaps (those picked) with where the host
+// was, and their places on the timeline.
+func idleGapTable(t *trace.Trace, gaps []idleGap, picked [][]hostCand) (*Table, []Place) {
 	tb := NewTable(Col("step", KindCount), Col("at", KindDuration), Col("gap", KindDuration), Col("host was in", KindName))
-	var picked [][]hostCand
-	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
-		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
-	}
-	cause := dominantCause(picked)
-	places := listNames(picked, cause)
-	shapeOp := ""
-	if cause == CauseHostCode {
-		// An op that pays again for each new input shape (a cuDNN plan,
-		// a recompile) is not per-step host work to move out of the loop.
-		if shapeOp = newShapeCause(t, places); shapeOp != "" {
-			for _, ps := range picked {
-				for i := range ps {
-					if ps[i].name == shapeOp {
-						ps[i].cause = CauseNewShape
-					}
-				}
-			}
-			cause, places = CauseNewShape, []string{shapeOp}
-		}
-	}
-	// The fix for one cause removes that cause's idle time, not the
-	// rest: credit the share of the examined gaps its host work covers.
-	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
-		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
-	}
 	var rows []Place
-	for i, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
+	for i, g := range gaps[:min(len(gaps), GPUIdleMaxGaps, len(picked))] {
 		rows = append(rows, Place{Span: trace.Span{Start: g.span.Start, End: g.span.End}, Device: -1, Stream: -1, What: "the gap"})
 		parts := make([]string, 0, len(picked[i]))
 		for _, c := range picked[i] {
@@ -128,34 +171,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 		}
 		tb.Add(Count(float64(g.step)), Dur(trace.Duration(g.span.Start-t.Steps[0].Start)), Dur(g.span.Dur()), NameCell(strings.Join(parts, " + ")))
 	}
-	credited, examined := causeShare(picked, gaps[:len(picked)], cause)
-	whole := idle
-	idle *= credited
-	whereText := strings.Join(places, "; ")
-	if whereText == "" {
-		whereText = "host code between launches"
-	}
-	return []Finding{{
-		Title:      fmt.Sprintf("GPU idle %s per step (%.0f%%) in gaps ≥ %s; the host was in %s", fmtUs(whole), whole/wall*100, LaunchGap, cause),
-		Subject:    "long GPU idle gaps: " + cause,
-		Severity:   severityByShare(idle / wall),
-		SavingUs:   idle,
-		SavingFrom: FromHostWaits,
-		Measures: []Measure{
-			{"median step", DurUs(wall)},
-			{"long-gap idle per step", DurUs(whole)},
-			{"of which in " + cause, DurUs(idle)},
-		},
-		Evidence: []Evidence{
-			{Text: fmt.Sprintf("median step after the first: wall %s, GPU idle in gaps ≥ %s: %s", fmtUs(wall), LaunchGap, fmtUs(whole))},
-			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
-			{Text: "longest gaps and what the host was doing:", Table: tb, rowPlaces: rows},
-			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
-				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
-		},
-		Fix:        gpuIdleFix(t, cause, whereText, shapeOp),
-		Confidence: Medium,
-	}}, nil
+	return tb, rows
 }
 
 // gpuIdleFix is the cause's fix; for a per-shape cost, the op's.
@@ -191,31 +207,3 @@ func causeShare(picked [][]hostCand, gaps []idleGap, cause string) (float64, tra
 	}
 	return min(float64(in)/float64(total), 1), total
 }
-
-func firstOr(s []string, def string) string {
-	if len(s) > 0 {
-		return s[0]
-	}
-	return def
-}
-
-// coveredBy reports whether at least half of g lies inside the union of
-// merged, which is sorted and disjoint (see mergedSpans).
-func coveredBy(g trace.Span, merged []trace.Span) bool {
-	i, _ := slices.BinarySearchFunc(merged, g.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
-	var in trace.Duration
-	for ; i < len(merged) && merged[i].Start < g.End; i++ {
-		lo, hi := max(g.Start, merged[i].Start), min(g.End, merged[i].End)
-		if hi > lo {
-			in += trace.Duration(hi - lo)
-		}
-	}
-	return 2*in >= g.Dur()
-}
-
-// mergedSpans returns the union of spans as sorted disjoint spans.
-func mergedSpans(spans []trace.Span) []trace.Span { return unionSpans(slices.Clone(spans)) }
-
-// compileSpans returns the torch.compile ranges of the trace (the
-// CompileRegions fact).
-func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }

@@ -141,19 +141,43 @@ func libraryCause(file string) string {
 // overlap each other, each with its cause. Functions and ops much longer
 // than the gap (the step function itself) do not name it.
 func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
-	t := ix.t
-	var cands []hostCand
-	consider := func(name, cause string, s trace.Span, anyLength bool) {
-		lo, hi := max(gap.Start, s.Start), min(gap.End, s.End)
-		if hi <= lo || 5*trace.Duration(hi-lo) < gap.Dur() || !anyLength && 4*s.Dur() > 5*gap.Dur() {
-			return
-		}
-		cands = append(cands, hostCand{name, cause, s, trace.Duration(hi - lo)})
+	gc := &gapCands{gap: gap}
+	ix.frameCands(gc)
+	ix.rangeCands(gc, step)
+	ix.opAndSyncCands(gc)
+	return pickCands(gc.cands)
+}
+
+// gapCands collects the host intervals that may explain one GPU idle gap.
+type gapCands struct {
+	gap   trace.Span
+	cands []hostCand
+}
+
+// consider keeps s, named name, as a candidate of cause when it covers at
+// least a fifth of the gap and, unless anyLength, is at most 1.25× as long
+// as the gap (a function around the whole step explains no gap).
+func (gc *gapCands) consider(name, cause string, s trace.Span, anyLength bool) {
+	gap := gc.gap
+	lo, hi := max(gap.Start, s.Start), min(gap.End, s.End)
+	if hi <= lo || 5*trace.Duration(hi-lo) < gap.Dur() || !anyLength && 4*s.Dur() > 5*gap.Dur() {
+		return
 	}
-	overlapsGap := func(s trace.Span) bool { return s.End >= gap.Start && s.Start <= gap.End }
+	gc.cands = append(gc.cands, hostCand{name, cause, s, trace.Duration(hi - lo)})
+}
+
+// overlaps reports whether s touches the gap.
+func (gc *gapCands) overlaps(s trace.Span) bool {
+	return s.End >= gc.gap.Start && s.Start <= gc.gap.End
+}
+
+// frameCands considers the Python frames around the gap: built-in calls,
+// the user's functions, and library frames whose file names a cause.
+func (ix *index) frameCands(gc *gapCands) {
+	t := ix.t
 	for i := range t.Frames {
 		f := &t.Frames[i]
-		if !overlapsGap(f.Span) {
+		if !gc.overlaps(f.Span) {
 			continue
 		}
 		file, line, fn, ok := f.Source()
@@ -164,23 +188,29 @@ func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
 				if u := ix.userFrameOf(f.Parent); u != trace.None {
 					name = fmt.Sprintf("%s (built-in) called from %s", b, t.Frames[u].Name)
 				}
-				consider(name, CauseBuiltin, f.Span, false)
+				gc.consider(name, CauseBuiltin, f.Span, false)
 			}
 		case !libraryFile(file):
 			cause := CauseHostCode
 			if dataName(fn) {
 				cause = CauseDataLoading
 			}
-			consider(fmt.Sprintf("%s() at %s:%d", fn, file, line), cause, f.Span, false)
+			gc.consider(fmt.Sprintf("%s() at %s:%d", fn, file, line), cause, f.Span, false)
 		default:
 			if c := libraryCause(file); c != "" {
-				consider(fmt.Sprintf("%s() in %s", fn, file[max(strings.LastIndex(file, "torch/"), 0):]), c, f.Span, true)
+				gc.consider(fmt.Sprintf("%s() in %s", fn, file[max(strings.LastIndex(file, "torch/"), 0):]), c, f.Span, true)
 			}
 		}
 	}
+}
+
+// rangeCands considers the record_function ranges around the gap (not the
+// step's own, nor torch.compile's).
+func (ix *index) rangeCands(gc *gapCands, step trace.Span) {
+	t := ix.t
 	for i := range t.Annotations {
 		a := &t.Annotations[i]
-		if !overlapsGap(a.Span) || marksStep(a.Name, step) || a.Span.Contains(step) || compileEvent(a.Name) {
+		if !gc.overlaps(a.Span) || marksStep(a.Name, step) || a.Span.Contains(step) || compileEvent(a.Name) {
 			continue
 		}
 		cause := CauseRange
@@ -192,11 +222,17 @@ func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
 		case strings.HasPrefix(a.Name, "## Call CompiledFxGraph"):
 			cause = CauseCompiled
 		}
-		consider(a.Name, cause, a.Span, true)
+		gc.consider(a.Name, cause, a.Span, true)
 	}
+}
+
+// opAndSyncCands considers the top-level ops and the sync calls around the
+// gap.
+func (ix *index) opAndSyncCands(gc *gapCands) {
+	t := ix.t
 	for i := range t.Ops {
 		o := &t.Ops[i]
-		if o.Parent == trace.None && overlapsGap(o.Span) {
+		if o.Parent == trace.None && gc.overlaps(o.Span) {
 			// Top-level ops only: the call the user made, not its internals.
 			cause := CauseHostCode
 			switch {
@@ -207,18 +243,21 @@ func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
 				// thread is the loader's work done in the loop.
 				cause = CauseDataLoading
 			}
-			consider(o.Name, cause, o.Span, false)
+			gc.consider(o.Name, cause, o.Span, false)
 		}
 	}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if overlapsGap(c.Span) && isSyncCall(c.Name) {
-			consider(c.Name, CauseSync, c.Span, false)
+		if gc.overlaps(c.Span) && isSyncCall(c.Name) {
+			gc.consider(c.Name, CauseSync, c.Span, false)
 		}
 	}
-	// Pick the largest overlap; among near ties (within 10%) the shortest
-	// range, which names the specific call rather than the function
-	// around it. Then the next largest that does not overlap it.
+}
+
+// pickCands picks the largest overlap; among near ties (within 10%) the
+// shortest range, which names the specific call rather than the function
+// around it. Then the next largest that does not overlap it.
+func pickCands(cands []hostCand) []hostCand {
 	var picked []hostCand
 	for len(picked) < 2 {
 		var best trace.Duration

@@ -25,7 +25,15 @@ import (
 //     removes): Check verifies it.
 func enforceInvariants(r *Result, activities int) {
 	fix := func(format string, a ...any) { r.Corrections = append(r.Corrections, fmt.Sprintf(format, a...)) }
+	boundRoofline(r, fix)
+	boundKernels(r, activities, fix)
+	boundLedgers(r, fix)
+	boundStepStats(r, fix)
+	capFindings(r, fix)
+}
 
+// boundRoofline leaves out the roofline rows above the device's peaks.
+func boundRoofline(r *Result, fix func(string, ...any)) {
 	kept := r.Roofline[:0]
 	for _, row := range r.Roofline {
 		switch {
@@ -41,7 +49,11 @@ func enforceInvariants(r *Result, activities int) {
 		}
 	}
 	r.Roofline = kept
+}
 
+// boundKernels clamps the kernels' and categories' shares and checks that
+// the categories count every GPU activity once.
+func boundKernels(r *Result, activities int, fix func(string, ...any)) {
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
 		k.Share = clampShare(k.Share, "kernel "+k.ShortName+" share", fix)
@@ -60,6 +72,11 @@ func enforceInvariants(r *Result, activities int) {
 	if counted != activities {
 		fix("categories count %d GPU activities of %d: each must be in exactly one", counted, activities)
 	}
+}
+
+// boundLedgers checks every step's ledger and cuts a finding's saving to
+// the ledger lines it draws on.
+func boundLedgers(r *Result, fix func(string, ...any)) {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.GPUBusyShare = clampShare(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number), fix)
@@ -77,23 +94,14 @@ func enforceInvariants(r *Result, activities int) {
 			f.SavingUs = avail
 		}
 	}
+}
+
+// boundStepStats clamps the summary's and step statistics' shares.
+func boundStepStats(r *Result, fix func(string, ...any)) {
 	s := &r.Summary
 	s.GPUBusyShare = clampShare(s.GPUBusyShare, "GPU busy share", fix)
 	ss := &r.StepStats
-	for _, v := range []struct {
-		p    *float64
-		what string
-	}{
-		{&ss.SteadyGPUBusyShare, "steady-state GPU busy share"},
-		{&ss.SteadyGPUIdleShare, "steady-state GPU idle share"},
-		{&ss.SteadyComputeShare, "steady-state compute share"},
-		{&ss.SteadyLaunchAPIIdleShare, "launch calls' share of idle"},
-		{&ss.ForwardShare, "forward share"},
-		{&ss.BackwardShare, "backward share"},
-		{&ss.OptimizerShare, "optimizer share"},
-		{&ss.Median.GPUBusyShare, "median step's GPU busy share"},
-		{&ss.MedianNoFirst.GPUBusyShare, "median step's GPU busy share (after the first)"},
-	} {
+	for _, v := range stepShares(ss) {
 		*v.p = clampShare(*v.p, v.what, fix)
 	}
 	for i := range r.SameWork {
@@ -102,7 +110,12 @@ func enforceInvariants(r *Result, activities int) {
 		w.SlowEfficiency = clampShare(w.SlowEfficiency, "roofline "+w.Slow+" efficiency", fix)
 	}
 	r.Launches.ShortKernelShare = clampShare(r.Launches.ShortKernelShare, "short-kernel share", fix)
+}
 
+// capFindings caps each finding's saving, and all of them together, at
+// the steady step.
+func capFindings(r *Result, fix func(string, ...any)) {
+	s := &r.Summary
 	step := r.StepStats.SteadyWallUs
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -159,124 +172,178 @@ func clampShare(v float64, what string, fix func(string, ...any)) float64 {
 // from JSON) and returns every violation, joined; nil when it holds them
 // all. Tests run it over every fixture and the fuzz corpus.
 func Check(r *Result) error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	share := func(v float64, what string) {
-		if !(v >= 0 && v <= 1) {
-			bad("%s = %v, outside [0, 1]", what, v)
-		}
+	ck := &checker{}
+	ck.roofline(r)
+	ck.kernels(r)
+	ck.steps(r)
+	ck.stepStats(r)
+	ck.findings(r)
+	checkFigures(r, ck.bad)
+	return errors.Join(ck.errs...)
+}
+
+// checker collects Check's violations.
+type checker struct {
+	errs []error
+}
+
+// bad records a violation.
+func (ck *checker) bad(format string, a ...any) { ck.errs = append(ck.errs, fmt.Errorf(format, a...)) }
+
+// share records a share outside [0, 1].
+func (ck *checker) share(v float64, what string) {
+	if !(v >= 0 && v <= 1) {
+		ck.bad("%s = %v, outside [0, 1]", what, v)
 	}
+}
+
+// roofline checks that no row passes the device's peaks.
+func (ck *checker) roofline(r *Result) {
 	for _, row := range r.Roofline {
 		if row.PeakTFLOPS > 0 && !(row.TFLOPS <= row.PeakTFLOPS) {
-			bad("roofline %s %s: %v TFLOP/s above the %s peak %v", row.Op, row.Shape, row.TFLOPS, row.DType, row.PeakTFLOPS)
+			ck.bad("roofline %s %s: %v TFLOP/s above the %s peak %v", row.Op, row.Shape, row.TFLOPS, row.DType, row.PeakTFLOPS)
 		}
 		if row.PeakGBps > 0 && !(row.GBps <= row.PeakGBps) {
-			bad("roofline %s %s: %v GB/s above the peak %v", row.Op, row.Shape, row.GBps, row.PeakGBps)
+			ck.bad("roofline %s %s: %v GB/s above the peak %v", row.Op, row.Shape, row.GBps, row.PeakGBps)
 		}
-		share(row.Efficiency, "roofline "+row.Op+" efficiency")
+		ck.share(row.Efficiency, "roofline "+row.Op+" efficiency")
 	}
+}
+
+// kernels checks the kernels' shares and categories.
+func (ck *checker) kernels(r *Result) {
 	known := Categories()
 	for _, k := range r.Kernels {
-		share(k.Share, "kernel "+k.Name+" share")
-		share(k.CumulativeShare, "kernel "+k.Name+" cumulative share")
+		ck.share(k.Share, "kernel "+k.Name+" share")
+		ck.share(k.CumulativeShare, "kernel "+k.Name+" cumulative share")
 		if !slices.Contains(known, k.Category) {
-			bad("kernel %s in unknown category %q", k.Name, k.Category)
+			ck.bad("kernel %s in unknown category %q", k.Name, k.Category)
 		}
 	}
 	for _, c := range r.Categories {
-		share(c.Share, "category "+c.Category+" share")
+		ck.share(c.Share, "category "+c.Category+" share")
 	}
+}
+
+// steps checks each step's share, ledger and period, and that steps do not
+// overlap.
+func (ck *checker) steps(r *Result) {
 	for i, s := range r.Steps {
-		share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
+		ck.share(s.GPUBusyShare, fmt.Sprintf("step %d GPU busy share", s.Number))
 		// A step ends where the next begins (host intervals; a step's
 		// GPU window may run later).
 		if err := checkLedger(s.Ledger, s.WallUs); err != nil {
-			bad("step %d: %v", s.Number, err)
+			ck.bad("step %d: %v", s.Number, err)
 		}
 		if err := checkPeriod(&s); err != nil {
-			bad("step %d: %v", s.Number, err)
+			ck.bad("step %d: %v", s.Number, err)
 		}
 		if i > 0 && r.Steps[i-1].StartUs+r.Steps[i-1].HostWallUs > s.StartUs+1e-3 {
-			bad("step %d (%vµs from %vµs) overlaps step %d starting at %vµs", r.Steps[i-1].Number, r.Steps[i-1].HostWallUs,
+			ck.bad("step %d (%vµs from %vµs) overlaps step %d starting at %vµs", r.Steps[i-1].Number, r.Steps[i-1].HostWallUs,
 				r.Steps[i-1].StartUs, s.Number, s.StartUs)
 		}
 	}
-	share(r.Summary.GPUBusyShare, "GPU busy share")
+}
+
+// stepStats checks the summary and step statistics: shares, the steady
+// ledger and the savings drawn on it, the spread of step times, the
+// warm-up verdict, the top range and the same-work comparisons.
+func (ck *checker) stepStats(r *Result) {
+	ck.share(r.Summary.GPUBusyShare, "GPU busy share")
 	ss := r.StepStats
 	if len(r.Steps) > 0 {
 		if err := checkLedger(ss.SteadyLedger, ss.SteadyWallUs); err != nil {
-			bad("steady step: %v", err)
+			ck.bad("steady step: %v", err)
 		}
 	}
 	for _, f := range r.Findings {
 		// A saving draws on ledger lines and cannot exceed them.
 		if avail := LedgerUs(ss.SteadyLedger, f.LedgerLines...); len(f.LedgerLines) > 0 && f.SavingUs > avail*(1+1e-9)+1e-6 {
-			bad("finding %s saves %v µs per step, more than the %v µs of its ledger lines %v", f.ID, f.SavingUs, avail, f.LedgerLines)
+			ck.bad("finding %s saves %v µs per step, more than the %v µs of its ledger lines %v", f.ID, f.SavingUs, avail, f.LedgerLines)
 		}
 	}
-	share(ss.SteadyGPUBusyShare, "steady-state GPU busy share")
-	share(ss.SteadyGPUIdleShare, "steady-state GPU idle share")
-	share(ss.SteadyComputeShare, "steady-state compute share")
-	share(ss.SteadyLaunchAPIIdleShare, "launch calls' share of idle")
-	share(ss.ForwardShare, "forward share")
-	share(ss.BackwardShare, "backward share")
-	share(ss.OptimizerShare, "optimizer share")
-	share(ss.Median.GPUBusyShare, "median step's GPU busy share")
-	share(ss.MedianNoFirst.GPUBusyShare, "median step's GPU busy share (after the first)")
+	for _, v := range stepShares(&ss) {
+		ck.share(*v.p, v.what)
+	}
 	if len(r.Steps) > 0 && !(0 <= ss.MinWallUs && ss.MinWallUs <= ss.MedianWallUs && ss.MedianWallUs <= ss.MaxWallUs && ss.WallSpread >= 0) {
-		bad("step times: min %v, median %v, max %v, spread %v: want 0 ≤ min ≤ median ≤ max and spread ≥ 0", ss.MinWallUs, ss.MedianWallUs, ss.MaxWallUs, ss.WallSpread)
+		ck.bad("step times: min %v, median %v, max %v, spread %v: want 0 ≤ min ≤ median ≤ max and spread ≥ 0", ss.MinWallUs, ss.MedianWallUs, ss.MaxWallUs, ss.WallSpread)
 	}
 	if !(ss.FirstStepRatio >= 0) || ss.WarmUp != (ss.FirstStepRatio > WarmUpRatio) {
-		bad("first step ratio %v with warm-up %v", ss.FirstStepRatio, ss.WarmUp)
+		ck.bad("first step ratio %v with warm-up %v", ss.FirstStepRatio, ss.WarmUp)
 	}
 	if tr := r.TopRange; tr != nil && !(tr.GPUUs >= TopRangeLead*tr.NextGPUUs && tr.Ratio >= TopRangeLead) {
-		bad("top range %s: %vµs against %vµs, ratio %v below %v", tr.Name, tr.GPUUs, tr.NextGPUUs, tr.Ratio, TopRangeLead)
+		ck.bad("top range %s: %vµs against %vµs, ratio %v below %v", tr.Name, tr.GPUUs, tr.NextGPUUs, tr.Ratio, TopRangeLead)
 	}
 	for _, w := range r.SameWork {
-		share(w.FastEfficiency, "roofline "+w.Fast+" efficiency")
-		share(w.SlowEfficiency, "roofline "+w.Slow+" efficiency")
+		ck.share(w.FastEfficiency, "roofline "+w.Fast+" efficiency")
+		ck.share(w.SlowEfficiency, "roofline "+w.Slow+" efficiency")
 		if !(w.Speedup >= SameWorkGap && w.FastTFLOPS >= w.SlowTFLOPS) {
-			bad("same work %s %s: %v vs %v TFLOP/s, speedup %v", w.Shape, w.DType, w.FastTFLOPS, w.SlowTFLOPS, w.Speedup)
+			ck.bad("same work %s %s: %v vs %v TFLOP/s, speedup %v", w.Shape, w.DType, w.FastTFLOPS, w.SlowTFLOPS, w.Speedup)
 		}
 	}
-	share(r.Launches.ShortKernelShare, "short-kernel share")
-	share(r.Summary.CombinedSavingShare, "combined saving share")
+	ck.share(r.Launches.ShortKernelShare, "short-kernel share")
+	ck.share(r.Summary.CombinedSavingShare, "combined saving share")
+}
+
+// findings checks each finding's saving against the step, the GPU time it
+// can shorten and its kind, the combined saving and the overlaps.
+func (ck *checker) findings(r *Result) {
 	step := r.StepStats.SteadyWallUs
 	var sum float64
 	for _, f := range r.Findings {
-		share(f.Share, "finding "+f.ID+" share")
+		ck.share(f.Share, "finding "+f.ID+" share")
 		if !(f.SavingUs >= 0) || step > 0 && f.SavingUs > step {
-			bad("finding %s saves %vµs of a %vµs step", f.ID, f.SavingUs, step)
+			ck.bad("finding %s saves %vµs of a %vµs step", f.ID, f.SavingUs, step)
 		}
 		if ss := r.StepStats; f.SavingFrom == FromKernelTime && step > 0 && f.SavingUs > ss.SteadyGPUBoundUs+ss.SteadyGPUIdleUs+1e-6 {
 			// GPU time saved shortens the step only where the GPU is the
 			// bottleneck; launches removed only where it idles.
-			bad("finding %s saves %vµs out of GPU busy time: more than the GPU-bound %vµs plus the idle %vµs", f.ID, f.SavingUs, ss.SteadyGPUBoundUs, ss.SteadyGPUIdleUs)
+			ck.bad("finding %s saves %vµs out of GPU busy time: more than the GPU-bound %vµs plus the idle %vµs", f.ID, f.SavingUs, ss.SteadyGPUBoundUs, ss.SteadyGPUIdleUs)
 		}
 		if f.SavingFrom == FromOneOff && (f.SavingUs != 0 || f.Share != 0 || !(f.OneOffUs >= 0)) || f.SavingFrom != FromOneOff && f.OneOffUs != 0 {
-			bad("finding %s: a one-time cost is not a saving per step (saving %vµs, one-off %vµs, from %s)", f.ID, f.SavingUs, f.OneOffUs, f.SavingFrom)
+			ck.bad("finding %s: a one-time cost is not a saving per step (saving %vµs, one-off %vµs, from %s)", f.ID, f.SavingUs, f.OneOffUs, f.SavingFrom)
 		}
 		if f.GPUSavingUs < 0 || f.SavingFrom != FromKernelTime && f.GPUSavingUs != 0 {
-			bad("finding %s: GPU saving %vµs (saving from %s)", f.ID, f.GPUSavingUs, f.SavingFrom)
+			ck.bad("finding %s: GPU saving %vµs (saving from %s)", f.ID, f.GPUSavingUs, f.SavingFrom)
 		}
 		if utf8.RuneCountInString(f.Title) > MaxTitle {
-			bad("finding %s: title longer than %d characters", f.ID, MaxTitle)
+			ck.bad("finding %s: title longer than %d characters", f.ID, MaxTitle)
 		}
 		sum += f.SavingUs
 	}
 	if c := r.Summary.CombinedSavingUs; !(c >= 0) || step > 0 && c > step || c > sum*(1+1e-9)+1e-9 {
-		bad("combined saving %vµs: want within [0, min(step %v, sum of savings %v)]", c, step, sum)
+		ck.bad("combined saving %vµs: want within [0, min(step %v, sum of savings %v)]", c, step, sum)
 	}
 	for _, o := range r.Overlaps {
 		if o.CombinedUs > o.SumUs*(1+1e-9) || len(o.Findings) < 2 {
-			bad("overlap %s: combined %v over %d findings summing to %v", o.SavingFrom, o.CombinedUs, len(o.Findings), o.SumUs)
+			ck.bad("overlap %s: combined %v over %d findings summing to %v", o.SavingFrom, o.CombinedUs, len(o.Findings), o.SumUs)
 		}
 		for _, i := range o.Findings {
 			if i < 0 || i >= len(r.Findings) {
-				bad("overlap %s names finding %d of %d", o.SavingFrom, i, len(r.Findings))
+				ck.bad("overlap %s names finding %d of %d", o.SavingFrom, i, len(r.Findings))
 			}
 		}
 	}
-	checkFigures(r, bad)
-	return errors.Join(errs...)
+}
+
+// namedShare is a share in a Result and what it is, for messages.
+type namedShare struct {
+	p    *float64
+	what string
+}
+
+// stepShares returns the step statistics' shares: Check checks them and
+// enforceInvariants clamps them.
+func stepShares(ss *StepStats) []namedShare {
+	return []namedShare{
+		{&ss.SteadyGPUBusyShare, "steady-state GPU busy share"},
+		{&ss.SteadyGPUIdleShare, "steady-state GPU idle share"},
+		{&ss.SteadyComputeShare, "steady-state compute share"},
+		{&ss.SteadyLaunchAPIIdleShare, "launch calls' share of idle"},
+		{&ss.ForwardShare, "forward share"},
+		{&ss.BackwardShare, "backward share"},
+		{&ss.OptimizerShare, "optimizer share"},
+		{&ss.Median.GPUBusyShare, "median step's GPU busy share"},
+		{&ss.MedianNoFirst.GPUBusyShare, "median step's GPU busy share (after the first)"},
+	}
 }

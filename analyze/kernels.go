@@ -37,29 +37,58 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 		name     string
 		autotune bool
 	}
-	byName := map[key]int{}
+	// Two passes, so each row's launches are one exact slice of a single
+	// array: appending grew them by copies that, on 3 M launches of one
+	// kernel, allocated four times the final size.
+	byName := map[key]int32{}
 	var rows []KernelStat
 	var all trace.Duration
 	tune := AutotuneLaunches(t)
+	rowOf := make([]int32, len(t.GPU))
+	var counts []int
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.Kind != trace.Kernel {
+			rowOf[i] = -1
 			continue
 		}
 		k := key{g.Name, tune != nil && tune[i]}
 		j, ok := byName[k]
 		if !ok {
-			j = len(rows)
+			j = int32(len(rows))
 			byName[k] = j
 			rows = append(rows, KernelStat{Name: g.Name, Autotune: k.autotune})
+			counts = append(counts, 0)
 		}
-		rows[j].Launches = append(rows[j].Launches, trace.Index(i))
+		rowOf[i] = j
+		counts[j]++
 		all += g.Dur()
 	}
-	var durs []trace.Duration
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	launches := make([]trace.Index, 0, total)
+	most := 0
+	for r, n := range counts {
+		rows[r].Launches = launches[len(launches) : len(launches) : len(launches)+n]
+		launches = launches[:len(launches)+n]
+		most = max(most, n)
+	}
+	for i, j := range rowOf {
+		if j >= 0 {
+			rows[j].Launches = append(rows[j].Launches, trace.Index(i))
+		}
+	}
+	durs := make([]trace.Duration, 0, most)
 	for r := range rows {
 		row := &rows[r]
-		slices.SortFunc(row.Launches, func(a, b trace.Index) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) })
+		// GPU activity is in (device, stream, start) order, so a kernel
+		// that ran on one stream has its launches sorted already.
+		byStart := func(a, b trace.Index) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) }
+		if !slices.IsSortedFunc(row.Launches, byStart) {
+			slices.SortFunc(row.Launches, byStart)
+		}
 		durs = durs[:0]
 		for _, i := range row.Launches {
 			durs = append(durs, t.GPU[i].Dur())

@@ -51,7 +51,7 @@ var PageableMemcpy = &Analyzer{
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
 		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
-	Requires: []*Analyzer{Steps, Launches, Attribution, Phases},
+	Requires: []*Analyzer{Steps, Launches, Attribution, Phases, IdleGaps},
 	Run:      runPageableMemcpy,
 }
 
@@ -63,12 +63,6 @@ var SmallMemcpy = &Analyzer{
 		"tensor (or kept on the device).", FormatBytes(SmallMemcpyBytes), SmallMemcpyMinPerStep),
 	Requires: []*Analyzer{Steps, Launches, Attribution, Phases},
 	Run:      runSmallMemcpy,
-}
-
-// compiledRegion reports whether an op is torch.compile's runtime wrapper
-// or its compilation.
-func compiledRegion(op string) bool {
-	return strings.HasPrefix(op, "Torch-Compiled Region") || strings.HasPrefix(op, "CompiledFunction") || compileEvent(op)
 }
 
 // syncSite groups blocking calls by the op and Python line behind them.
@@ -86,75 +80,27 @@ func (ix *index) outerOp(i trace.Index) trace.Index {
 	return i
 }
 
+// hostSyncs is what scanHostSyncs found: the counted blocking calls by
+// site, their cost to the traced step and to the untraced program, and
+// the calls left out with why.
+type hostSyncs struct {
+	sites      map[string]*syncSite
+	order      []string
+	total      trace.Duration
+	untracedUs float64
+	count      int
+	excluded   map[string]int
+	exOrder    []string
+}
+
 func runHostSync(p *Pass) ([]Finding, error) {
-	t, ix := p.Trace, p.ix
-	// lastLaunch[step] is the start of the last launch call in each step,
-	// to tell end-of-step syncs from mid-step ones.
-	lastLaunch := make([]trace.Time, len(t.Steps))
-	for i := range t.APICalls {
-		if s := ix.apiStep[i]; s >= 0 && isLaunchCall(&t.APICalls[i]) {
-			lastLaunch[s] = max(lastLaunch[s], t.APICalls[i].Start)
-		}
-	}
-	sites := map[string]*syncSite{}
-	var order []string
-	var total trace.Duration
-	count := 0
-	excluded := map[string]int{}
-	var exOrder []string
-	for i := range t.APICalls {
-		c := &t.APICalls[i]
-		st := ix.apiStep[i]
-		if !isSyncCall(c.Name) || st < 0 {
-			continue
-		}
-		op := ""
-		if o := ix.outerOp(c.Op); o != trace.None {
-			op = t.Ops[o].Name
-			if compiledRegion(op) {
-				continue // compile-overhead's business (warm-up, CUDA-graph recording)
-			}
-		} else if t.Steps[st].Synthetic || c.Start > lastLaunch[st] {
-			// An explicit torch.cuda.synchronize() after a step's last
-			// launch, or anywhere in a trace without step markers (where
-			// it usually times a call), is deliberate.
-			continue
-		}
-		if why, where := ix.syncExcluded(c); why != "" {
-			k := where + ": " + why
-			if excluded[k] == 0 {
-				exOrder = append(exOrder, k)
-			}
-			excluded[k]++
-			continue
-		}
-		line := ""
-		if f := ix.userFrameOf(c.Frame); f != trace.None {
-			line = t.Frames[f].Name
-		}
-		if op == "" {
-			op = c.Name
-		}
-		// The part of the wait during which the GPU idled, and the GPU's
-		// refill after it, cost the step.
-		blocked := ix.syncCost(c.Span)
-		key := op + "\x00" + line
-		s := sites[key]
-		if s == nil {
-			s = &syncSite{op: op, line: line}
-			sites[key] = s
-			order = append(order, key)
-		}
-		s.calls++
-		s.time += blocked
-		total += blocked
-		count++
-	}
-	steps := float64(max(len(t.Steps), 1))
-	perStep := float64(count) / steps
-	if count == 0 || perStep < HostSyncMinPerStep || total == 0 {
+	h := scanHostSyncs(p)
+	steps := float64(max(len(p.Trace.Steps), 1))
+	perStep := float64(h.count) / steps
+	if h.count == 0 || perStep < HostSyncMinPerStep || h.total == 0 {
 		return nil, nil
 	}
+	sites, order, total := h.sites, h.order, h.total
 	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(sites[b].calls, sites[a].calls) })
 	tb := NewTable(Col("op", KindName), Col("python", KindSource), Col("calls", KindCount), Col("per step", KindCount), Col("blocked", KindDuration))
 	var lines []string
@@ -175,23 +121,100 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		where = "the ops listed"
 	}
 	return []Finding{{
-		Title:      fmt.Sprintf("%.0f blocking host syncs per step (%s blocked in total), from %s", perStep, total, ClipName(sites[order[0]].op, 40)),
-		Subject:    sites[order[0]].op,
-		Severity:   sev,
-		SavingUs:   saving,
-		SavingFrom: FromGPUIdle,
+		Title:            fmt.Sprintf("%.0f blocking host syncs per step (%s blocked in total), from %s", perStep, total, ClipName(sites[order[0]].op, 40)),
+		Subject:          sites[order[0]].op,
+		Severity:         sev,
+		SavingUs:         saving,
+		UntracedSavingUs: min(h.untracedUs/steps, p.Result.StepStats.SteadyPeriodUs),
+		SavingFrom:       FromGPUIdle,
 		Measures: []Measure{
 			{"syncs per step", Count(perStep)},
 			{"blocked in total", Dur(total)},
-			{"sync calls", Count(float64(count))},
+			{"sync calls", Count(float64(h.count))},
 		},
 		Evidence: append([]Evidence{
 			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too, plus the GPU idle after it until the host launched more work, at most the GPU work the call waited for):", Table: tb},
-			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full"},
-		}, excludedSyncs(excluded, exOrder)...),
+			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead)"},
+		}, excludedSyncs(h.excluded, h.exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
 	}}, nil
+}
+
+// scanHostSyncs walks the blocking calls inside steps: it counts those
+// host-sync reports, by site, with what each costs the step traced
+// (syncCost) and untraced (syncCostUntraced), and the ones it leaves out.
+func scanHostSyncs(p *Pass) *hostSyncs {
+	t, ix := p.Trace, p.ix
+	// lastLaunch[step] is the start of the last launch call in each step,
+	// to tell end-of-step syncs from mid-step ones.
+	lastLaunch := make([]trace.Time, len(t.Steps))
+	for i := range t.APICalls {
+		if s := ix.apiStep[i]; s >= 0 && isLaunchCall(&t.APICalls[i]) {
+			lastLaunch[s] = max(lastLaunch[s], t.APICalls[i].Start)
+		}
+	}
+	clock := newProfilerClock(t)
+	// runUp[step] is where the host's run-up to the next sync starts: the
+	// last counted sync's end, else the step's start.
+	runUp := make([]trace.Time, len(t.Steps))
+	for i := range t.Steps {
+		runUp[i] = t.Steps[i].Start
+	}
+	h := &hostSyncs{sites: map[string]*syncSite{}, excluded: map[string]int{}}
+	for i := range t.APICalls {
+		c := &t.APICalls[i]
+		st := ix.apiStep[i]
+		if !isSyncCall(c.Name) || st < 0 {
+			continue
+		}
+		op := ""
+		if o := ix.outerOp(c.Op); o != trace.None {
+			op = t.Ops[o].Name
+			if compiledRegion(op) {
+				continue // compile-overhead's business (warm-up, CUDA-graph recording)
+			}
+		} else if t.Steps[st].Synthetic || c.Start > lastLaunch[st] {
+			// An explicit torch.cuda.synchronize() after a step's last
+			// launch, or anywhere in a trace without step markers (where
+			// it usually times a call), is deliberate.
+			continue
+		}
+		if why, where := ix.syncExcluded(c); why != "" {
+			k := where + ": " + why
+			if h.excluded[k] == 0 {
+				h.exOrder = append(h.exOrder, k)
+			}
+			h.excluded[k]++
+			continue
+		}
+		line := ""
+		if f := ix.userFrameOf(c.Frame); f != trace.None {
+			line = t.Frames[f].Name
+		}
+		if op == "" {
+			op = c.Name
+		}
+		// The part of the wait during which the GPU idled, and the GPU's
+		// refill after it, cost the step.
+		blocked := ix.syncCost(c.Span)
+		if clock != nil {
+			h.untracedUs += ix.syncCostUntraced(clock, c.Span, runUp[st])
+			runUp[st] = max(runUp[st], c.End)
+		}
+		key := op + "\x00" + line
+		s := h.sites[key]
+		if s == nil {
+			s = &syncSite{op: op, line: line}
+			h.sites[key] = s
+			h.order = append(h.order, key)
+		}
+		s.calls++
+		s.time += blocked
+		h.total += blocked
+		h.count++
+	}
+	return h
 }
 
 // copyStat aggregates memcpys that share a direction and memory kinds.
@@ -225,6 +248,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	stats := map[string]*copyStat{}
 	var order []string
 	n := 0
+	whole := t.Span() // once: it walks every event
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {
@@ -242,7 +266,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 		s.gpu += a.Dur()
 		if a.Launch != trace.None {
 			c := &t.APICalls[a.Launch]
-			w := t.Span()
+			w := whole
 			if st := ix.apiStep[a.Launch]; st >= 0 {
 				w = trace.Span{Start: t.Steps[st].Start, End: t.Steps[st].End}
 			}
@@ -317,12 +341,16 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 	// at its rate instead of the staged pageable rate. The step saves the
 	// copies' GPU time above that (and no more than the host blocked).
 	saving := max(min(us(gpu), us(host))-pinned, 0) / steps
+	// Untraced, the fix saves what the step's pipeline gains: the host no
+	// longer blocks in the copies, and the GPU copies at the pinned rate.
+	untraced := stepsUntracedPipelineUs(p.Trace, p.Result, newProfilerClock(p.Trace), len(p.ix.devices), us(host)/steps, max(us(gpu)-pinned, 0)/steps)
 	return []Finding{{
-		Title:      fmt.Sprintf("%d pageable host↔GPU copies (%s, %.1f per step) block the host %s", n, FormatBytes(float64(bytes)), float64(n)/steps, host),
-		Subject:    "pageable copies",
-		Severity:   severityByShare(p.shareOfStep(saving)),
-		SavingUs:   saving,
-		SavingFrom: FromKernelTime,
+		Title:            fmt.Sprintf("%d pageable host↔GPU copies (%s, %.1f per step) block the host %s", n, FormatBytes(float64(bytes)), float64(n)/steps, host),
+		Subject:          "pageable copies",
+		Severity:         severityByShare(p.shareOfStep(saving)),
+		SavingUs:         saving,
+		UntracedSavingUs: untraced,
+		SavingFrom:       FromKernelTime,
 		Measures: []Measure{
 			{"copies", Count(float64(n))},
 			{"bytes copied", Bytes(float64(bytes))},
@@ -332,7 +360,7 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 			{Text: "host↔device copies whose host side is pageable (staged by the driver, synchronous for the host):", Table: copyTable(stats, steps)},
 			{Text: fmt.Sprintf("copies' GPU time %s at %s; from pinned memory the same bytes take %s at the %s peak of %.0f GB/s",
 				us2(us(gpu)), bandwidth(float64(bytes), us(gpu)), us2(pinned), linkName, link)},
-			{Text: "saving model: the copies' GPU time (at most the host time blocked in their API calls and the syncs of the same op, as a union of intervals in the step) less their time from pinned memory at the host link's peak, per step; pinned memory with non_blocking=True also lets the host run ahead"},
+			{Text: "saving model: the copies' GPU time (at most the host time blocked in their API calls and the syncs of the same op, as a union of intervals in the step) less their time from pinned memory at the host link's peak, per step; pinned memory with non_blocking=True also lets the host run ahead. Untraced: each steady step takes the longer of its host work (less the profiler's) and its GPU work, before and after the fix, which takes the blocked host time out of the first and the copies' time above the pinned rate out of the second"},
 		},
 		Fix:        pageableFix(p.Trace, copyLines(stats)),
 		Confidence: High,
@@ -365,17 +393,6 @@ func runSmallMemcpy(p *Pass) ([]Finding, error) {
 			copyLines(stats)),
 		Confidence: Medium,
 	}}, nil
-}
-
-// severityByShare maps a saving's share of the step to a severity.
-func severityByShare(share float64) string {
-	switch {
-	case share >= SeverityHighShare:
-		return High
-	case share >= SeverityMediumShare:
-		return Medium
-	}
-	return Low
 }
 
 func hostSyncFix(t *trace.Trace, where string) string {

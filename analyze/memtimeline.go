@@ -1,11 +1,13 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/tracelens/tracelens/trace"
+
+	"cmp"
+
+	"strings"
 )
 
 // MemoryTimelinePoints bounds the samples of a device's memory timeline:
@@ -245,4 +247,73 @@ func (ix *index) groupSites(idx []int, ops opFinder) ([]MemorySite, int64) {
 		return cmp.Compare(a.Site, b.Site)
 	})
 	return out, total
+}
+
+// stepStartAllocated returns, per step, the device memory allocated just
+// before its first device allocator event (-1 when the step has none).
+func stepStartAllocated(t *trace.Trace) []int64 {
+	out := make([]int64, len(t.Steps))
+	for i := range out {
+		out[i] = -1
+	}
+	for _, m := range t.Memory {
+		if m.Device < 0 {
+			continue
+		}
+		if st := t.StepOf(m.At); st >= 0 && out[st] < 0 {
+			out[st] = m.Allocated - m.Bytes
+		}
+	}
+	return out
+}
+
+// opFinder finds the innermost op around a time on a thread: per thread
+// the ops by start, searched by binary search, then out through parents.
+type opFinder map[trace.Index][]trace.Index
+
+func newOpFinder(t *trace.Trace) opFinder {
+	f := opFinder{}
+	for i := range t.Ops {
+		f[t.Ops[i].Thread] = append(f[t.Ops[i].Thread], trace.Index(i))
+	}
+	for _, v := range f {
+		slices.SortStableFunc(v, func(a, b trace.Index) int { return cmp.Compare(t.Ops[a].Start, t.Ops[b].Start) })
+	}
+	return f
+}
+
+// memorySite names where an allocation was made: the innermost op on its
+// thread around it, with the user's Python line when the trace has one.
+func memorySite(t *trace.Trace, ix *index, ops opFinder, m *trace.MemoryEvent) string {
+	op := ops.at(t, m.Thread, m.At)
+	if op == trace.None {
+		return "(outside every op)"
+	}
+	name := t.Ops[op].Name
+	if f := t.Ops[op].Frame; f != trace.None {
+		if u := ix.userFrameOf(f); u != trace.None {
+			return name + " at " + t.Frames[u].Name
+		}
+	}
+	return name
+}
+
+// at returns the innermost op on thread th around time at, or None.
+func (f opFinder) at(t *trace.Trace, th trace.Index, at trace.Time) trace.Index {
+	v := f[th]
+	i, _ := slices.BinarySearchFunc(v, at, func(op trace.Index, at trace.Time) int {
+		if t.Ops[op].Start <= at {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return trace.None
+	}
+	for op := v[i-1]; op != trace.None; op = t.Ops[op].Parent {
+		if t.Ops[op].Start <= at && at <= t.Ops[op].End {
+			return op
+		}
+	}
+	return trace.None
 }

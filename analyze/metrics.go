@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -162,12 +163,30 @@ func (ix *index) summary(r *Result) {
 	s.FirstStepIsFirstExecution = s.ProfiledFrom == 0
 }
 
+// steps fills Result.Steps and StepStats: per step its times and counts,
+// then the medians, steady-state figures, periods, ledgers and steady
+// categories over them.
 func (ix *index) steps(r *Result) {
+	works := ix.stepWorks(r.Device)
+	ix.stepTimes(r, works)
+	ix.stepCounts(r)
+	stepMedians(r)
+	if len(r.Steps) == 0 {
+		return
+	}
+	ix.steadyStats(r)
+	ix.stepPeriods(r, works)
+	ix.ledgers(r, works)
+	ix.steadyCategories(r)
+}
+
+// stepTimes fills each step's wall, GPU busy and idle time and its idle
+// split into launch gaps and long gaps, from the steps' GPU work.
+func (ix *index) stepTimes(r *Result, works []stepWork) {
 	t := ix.t
 	origin := t.Span().Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
-	works := ix.stepWorks(r.Device)
 	for i, st := range t.Steps {
 		s := &r.Steps[i]
 		w := &works[i]
@@ -194,6 +213,12 @@ func (ix *index) steps(r *Result) {
 			}
 		}
 	}
+}
+
+// stepCounts fills each step's kernels, memcpys, GPU-bound and kernel
+// time, top-level op time, launches and sync time.
+func (ix *index) stepCounts(r *Result) {
+	t := ix.t
 	for i := range t.GPU {
 		st := ix.gpuStep[i]
 		if st < 0 {
@@ -236,6 +261,11 @@ func (ix *index) steps(r *Result) {
 			r.Steps[st].SyncUs += us(c.Dur())
 		}
 	}
+}
+
+// stepMedians fills StepStats' count, first step and the medians over all
+// steps and over the steps after the first.
+func stepMedians(r *Result) {
 	ss := &r.StepStats
 	ss.Count = len(r.Steps)
 	if len(r.Steps) == 0 {
@@ -261,10 +291,6 @@ func (ix *index) steps(r *Result) {
 	ss.MedianGPUBusyUs, ss.MedianGPUBusyUsNoFirst = med(busy, false), med(busy, true)
 	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
 	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
-	ix.steadyStats(r)
-	ix.stepPeriods(r, works)
-	ix.ledgers(r, works)
-	ix.steadyCategories(r)
 }
 
 // steadyStats fills StepStats' steady-state medians: the one definition of
@@ -293,17 +319,7 @@ func (ix *index) steadyStats(r *Result) {
 func Median(v []float64) float64 { return median(v) }
 
 // median returns the median of v (which it sorts), 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	m := len(v) / 2
-	if len(v)%2 == 1 {
-		return v[m]
-	}
-	return (v[m-1] + v[m]) / 2
-}
+func median(v []float64) float64 { return stats.Median(v) }
 
 func (ix *index) launches(r *Result) {
 	t := ix.t

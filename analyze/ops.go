@@ -1,11 +1,12 @@
 package analyze
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
+
+	"cmp"
+	"slices"
 )
 
 // ops builds the key_averages()-like table: GPU time reaches an op through
@@ -165,4 +166,14 @@ func (ix *index) annotations() []AnnotationStat {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// opNamed returns op i or the op around it named name, or None.
+func (ix *index) opNamed(i trace.Index, name string) trace.Index {
+	for ; i != trace.None; i = ix.t.Ops[i].Parent {
+		if ix.t.Ops[i].Name == name {
+			return i
+		}
+	}
+	return trace.None
 }

@@ -7,25 +7,34 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// The profiler's own host cost per recorded event, fitted by least squares
-// on host-bound steps of real traces whose untraced step time CUDA events
-// measured (fixtures/recorded/expect/overhead.py: the 21 host-bound sides
-// of the issue-25 pairs with a steady untraced timing, recorded with
-// record_shapes, and 5 issue-26 workloads recorded with with_stack as
-// well): traced step minus untraced step ≈ OverheadPerOpUs × (ops and
-// record_function ranges) + OverheadPerFrameUs × (Python frame events).
-// The fit's residuals are large (RMS 0.76 ms a step on overheads of
-// 0.03–25 ms; see
+// The profiler's own host cost per recorded event and recording option,
+// fitted by least squares on host-bound steps of real traces whose
+// untraced step time CUDA events measured (fixtures/recorded/expect/
+// overhead.py): the host-bound sides of the issue-25 pairs (record_shapes),
+// 5 issue-26 workloads recorded with with_stack as well, and two
+// workloads profiled once with each option alone, with all three and with
+// none, each in a fresh process (../options, capture_calib.py; the
+// variants are what tell the options' costs apart): traced step minus
+// untraced step ≈ ops × (OverheadPerOpUs + OverheadPerShapesOpUs with
+// record_shapes) + OverheadPerFrameUs × Python frame events +
+// OverheadPerMemoryEventUs × allocator events. The fit's residuals are
+// large (RMS 1.7 ms a step on overheads of 0.03–25 ms, and the untraced
+// step of one workload varies ±20 % from process to process; see
 // ProfilerCost): the estimate is an order of magnitude, not a
-// measurement. Allocator events (profile_memory) could not be told apart
-// from the Python frames recorded with them and are not charged.
+// measurement.
 const (
 	// OverheadPerOpUs is the host cost of one recorded framework op or
-	// record_function range (record_shapes on), in µs.
-	OverheadPerOpUs = 7.51
+	// record_function range with no recording option, in µs.
+	OverheadPerOpUs = 4.25
+	// OverheadPerShapesOpUs is what record_shapes adds to each recorded
+	// op, in µs.
+	OverheadPerShapesOpUs = 1.79
 	// OverheadPerFrameUs is the host cost of one recorded Python frame
 	// (with_stack), in µs.
-	OverheadPerFrameUs = 0.58
+	OverheadPerFrameUs = 0.69
+	// OverheadPerMemoryEventUs is the host cost of one allocator event
+	// (profile_memory), in µs.
+	OverheadPerMemoryEventUs = 0.81
 )
 
 // ProfilerCost is the estimate of the profiler's own host work in the
@@ -82,15 +91,7 @@ func estimateProfilerCost(t *trace.Trace, r *Result) {
 	if len(r.Steps) == 0 || len(r.Steps) != len(t.Steps) || t.Meta.Framework != "PyTorch" {
 		return
 	}
-	ops := sortedStarts(len(t.Ops), func(i int) trace.Time { return t.Ops[i].Start })
-	var host []trace.Time
-	for i := range t.Annotations {
-		if !t.Annotations[i].GPU {
-			host = append(host, t.Annotations[i].Start)
-		}
-	}
-	slices.Sort(host)
-	frames := sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start })
+	clock := newProfilerClock(t)
 	c := ProfilerCost{PerStepUs: make([]float64, len(r.Steps)), UntracedPerStepUs: make([]float64, len(r.Steps))}
 	var nOps, nFrames, untraced, factor []float64
 	for i := range r.Steps {
@@ -100,9 +101,9 @@ func estimateProfilerCost(t *trace.Trace, r *Result) {
 			end = t.Steps[i+1].Start
 		}
 		// The step's own annotation (ProfilerStep#N) starts at st.Start.
-		o := float64(countIn(ops, st.Start, end) + max(countIn(host, st.Start, end)-1, 0))
-		f := float64(countIn(frames, st.Start, end))
-		ov := min(OverheadPerOpUs*o+OverheadPerFrameUs*f, s.HostPeriodUs)
+		no, nf, nm := clock.counts(st.Start, end)
+		o, f := float64(max(no-1, 0)), float64(nf)
+		ov := min(clock.eventsUs(o, f, float64(nm)), s.HostPeriodUs)
 		c.PerStepUs[i] = ov
 		c.UntracedPerStepUs[i] = s.PeriodUs - min(ov, exposedHostUs(s))
 		if i == 0 && len(r.Steps) > 1 {
@@ -140,7 +141,9 @@ func untracedSavings(r *Result) {
 		f := &r.Findings[i]
 		switch f.SavingFrom {
 		case FromGPUIdle, FromHostWaits, FromLaunchGaps:
-			if f.SavingUs > 0 {
+			// A model that priced the untraced program itself (host-sync's
+			// refill and run-up) has set it already.
+			if f.SavingUs > 0 && f.UntracedSavingUs == 0 {
 				f.UntracedSavingUs = f.SavingUs * c.HostFactor
 			}
 		}

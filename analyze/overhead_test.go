@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestOverheadConstantsMatchFit checks OverheadPerOpUs and
-// OverheadPerFrameUs against the least-squares fit that
+// TestOverheadConstantsMatchFit checks the per-event and per-option
+// costs (OverheadPerOpUs, OverheadPerShapesOpUs, OverheadPerFrameUs,
+// OverheadPerMemoryEventUs) against the least-squares fit that
 // fixtures/recorded/expect/overhead.py recorded.
 func TestOverheadConstantsMatchFit(t *testing.T) {
 	b, err := os.ReadFile("../fixtures/recorded/expect/overhead.json")
@@ -16,13 +17,23 @@ func TestOverheadConstantsMatchFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fit struct {
-		PerOpUs    float64 `json:"per_op_us"`
-		PerFrameUs float64 `json:"per_frame_us"`
+		PerOpUs       float64 `json:"per_op_us"`
+		PerShapesOpUs float64 `json:"per_shapes_op_us"`
+		PerFrameUs    float64 `json:"per_frame_us"`
+		PerMemoryUs   float64 `json:"per_memory_event_us"`
 	}
 	if err := json.Unmarshal(b, &fit); err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(fit.PerOpUs-OverheadPerOpUs) > 0.005 || math.Abs(fit.PerFrameUs-OverheadPerFrameUs) > 0.005 {
-		t.Errorf("constants %.2f/%.2f µs, fit %.2f/%.2f µs", OverheadPerOpUs, OverheadPerFrameUs, fit.PerOpUs, fit.PerFrameUs)
+	for _, c := range []struct {
+		name       string
+		fit, konst float64
+	}{
+		{"per op", fit.PerOpUs, OverheadPerOpUs}, {"per op with record_shapes", fit.PerShapesOpUs, OverheadPerShapesOpUs},
+		{"per frame", fit.PerFrameUs, OverheadPerFrameUs}, {"per allocator event", fit.PerMemoryUs, OverheadPerMemoryEventUs},
+	} {
+		if math.Abs(c.fit-c.konst) > 0.005 {
+			t.Errorf("%s: constant %.2f µs, fit %.2f µs", c.name, c.konst, c.fit)
+		}
 	}
 }

@@ -1,11 +1,12 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
-	"sort"
 
 	"github.com/tracelens/tracelens/trace"
+
+	"cmp"
+	"sort"
 )
 
 // Ownership answers, for a host interval on one thread (a record_function
@@ -174,7 +175,7 @@ func (o *OwnershipFacts) callRange(th trace.Index, s trace.Span) (int, int) {
 	}
 	starts := func(i int) trace.Time { return o.t.APICalls[o.calls[r[0]+i]].Start }
 	lo := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.Start })
-	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) > s.End })
+	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.End })
 	return lo, max(lo, hi)
 }
 
@@ -251,3 +252,12 @@ func (o *OwnershipFacts) QueueAt(dev int32, at trace.Time) trace.Duration {
 // Ownership returns the Ownership fact (nil unless the analyzer requires
 // it).
 func (p *Pass) Ownership() *OwnershipFacts { return p.ix.owned }
+
+// ownedBy returns the GPU activities the ranges spans on thread th own.
+func (p *Pass) ownedBy(th trace.Index, spans []trace.Span) []int {
+	var out []int
+	for _, s := range spans {
+		out = append(out, p.Ownership().Activities(th, s)...)
+	}
+	return out
+}

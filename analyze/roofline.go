@@ -1,8 +1,9 @@
 package analyze
 
 import (
-	"cmp"
 	"fmt"
+
+	"cmp"
 	"slices"
 	"strings"
 
@@ -63,14 +64,36 @@ var gemmOps = []string{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", 
 // GEMM-like kernels without an op (Triton, custom CUDA) against the GEMM
 // shape measured in the same steps, stating that assumption.
 func (ix *index) roofline() []RooflineRow {
-	t := ix.t
-	peak := PeakFor(t.DeviceName())
-	// GPU time and main kernel per launching GEMM op call.
-	type call struct {
-		gpu    trace.Duration
-		kernel int // GPU index of the longest kernel
+	calls := ix.rooflineCalls()
+	rg := &rooflineGroups{groups: map[string]*rooflineGroup{}}
+	shapesInStep := ix.opRows(calls, rg)
+	ix.oplessRows(calls, shapesInStep, rg)
+	peak := PeakFor(ix.t.DeviceName())
+	out := make([]RooflineRow, 0, len(rg.order))
+	for _, key := range rg.order {
+		out = append(out, rg.groups[key].finish(peak))
 	}
-	calls := map[trace.Index]*call{}
+	slices.SortFunc(out, func(a, b RooflineRow) int {
+		if c := cmp.Compare(b.MeanUs*float64(b.Calls), a.MeanUs*float64(a.Calls)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Op+a.Kernel, b.Op+b.Kernel)
+	})
+	return out
+}
+
+// rooflineCall is the GPU time of one call of a GEMM (or attention) op
+// and its longest kernel (GPU index).
+type rooflineCall struct {
+	gpu    trace.Duration
+	kernel int
+}
+
+// rooflineCalls returns the GPU time and main kernel per launching GEMM op
+// call.
+func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
+	t := ix.t
+	calls := map[trace.Index]*rooflineCall{}
 	for g := range t.GPU {
 		if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.cat[g]) || ix.autotune != nil && ix.autotune[g] {
 			// Only the GEMM or attention kernel does the op's FLOPs: under
@@ -90,7 +113,7 @@ func (ix *index) roofline() []RooflineRow {
 		}
 		c := calls[op]
 		if c == nil {
-			c = &call{kernel: g}
+			c = &rooflineCall{kernel: g}
 			calls[op] = c
 		}
 		c.gpu += t.GPU[g].Dur()
@@ -98,45 +121,75 @@ func (ix *index) roofline() []RooflineRow {
 			c.kernel = g
 		}
 	}
-	type group struct {
-		row   RooflineRow
-		total trace.Duration
+	return calls
+}
+
+// rooflineGroup is one roofline row being summed: its calls and GPU time.
+type rooflineGroup struct {
+	row   RooflineRow
+	total trace.Duration
+}
+
+// rooflineGroups holds the rows by key, in first-seen order.
+type rooflineGroups struct {
+	groups map[string]*rooflineGroup
+	order  []string
+}
+
+// add counts one call of gpu time to the row under key, made by newRow
+// when the key is new, and returns the row.
+func (rg *rooflineGroups) add(key string, gpu trace.Duration, newRow func() RooflineRow) *rooflineGroup {
+	gr := rg.groups[key]
+	if gr == nil {
+		gr = &rooflineGroup{row: newRow()}
+		rg.groups[key] = gr
+		rg.order = append(rg.order, key)
 	}
-	groups := map[string]*group{}
-	var order []string
-	// shapesInStep remembers the GEMM shapes measured per step, to place
-	// op-less GEMM kernels.
+	gr.row.Calls++
+	gr.total += gpu
+	return gr
+}
+
+// opShape returns what GEMM (or attention) op o computes per call and
+// where its FLOPs come from. Shapes repeat (every layer, every step): the
+// Shapes fact parses each once; attention ops are parsed here.
+func (ix *index) opShape(o *trace.Op) (GEMMShape, string) {
+	var pr GEMMShape
+	src := "input dims"
+	if slices.Contains(attentionOps, o.Name) {
+		for _, ty := range parseTypes(o.InputTypes) {
+			if elemSize(ty) > 0 {
+				pr.DType = ty
+				break
+			}
+		}
+		pr.FLOPs, pr.Bytes, pr.Shape = attentionFLOPs(o.InputDims, elemSize(pr.DType))
+		src = "input dims (attention counted as causal: a lower bound)"
+	} else {
+		pr = ix.GEMM(o)
+	}
+	if o.Flops > 0 {
+		pr.FLOPs, src = o.Flops, "profiler"
+	}
+	return pr, src
+}
+
+// opRows adds a row per (op, shape, dtype, kernel) of the GEMM op calls
+// and returns the GEMM shapes measured per step, to place op-less GEMM
+// kernels.
+func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups) map[int32]map[string]RooflineRow {
+	t := ix.t
 	shapesInStep := map[int32]map[string]RooflineRow{}
 	for op, c := range calls {
 		o := &t.Ops[op]
-		// Shapes repeat (every layer, every step): the Shapes fact parses
-		// each once; attention ops are parsed here.
-		var pr GEMMShape
-		if slices.Contains(attentionOps, o.Name) {
-			for _, ty := range parseTypes(o.InputTypes) {
-				if elemSize(ty) > 0 {
-					pr.DType = ty
-					break
-				}
-			}
-			pr.FLOPs, pr.Bytes, pr.Shape = attentionFLOPs(o.InputDims, elemSize(pr.DType))
-		} else {
-			pr = ix.GEMM(o)
-		}
-		dtype, elem := pr.DType, elemSize(pr.DType)
-		flops, bytes, shape := pr.FLOPs, pr.Bytes, pr.Shape
-		src := "input dims"
-		if slices.Contains(attentionOps, o.Name) {
-			src = "input dims (attention counted as causal: a lower bound)"
-		}
-		if o.Flops > 0 {
-			flops, src = o.Flops, "profiler"
-		}
-		if flops == 0 || elem == 0 {
+		pr, src := ix.opShape(o)
+		elem := elemSize(pr.DType)
+		if pr.FLOPs == 0 || elem == 0 {
 			continue
 		}
+		bytes := pr.Bytes
 		kname := t.GPU[c.kernel].Name
-		dt := dtypeName(dtype)
+		dt := dtypeName(pr.DType)
 		if kd := kernelDType(kname); kd != "" && kd != dt {
 			// The kernel computes in its own dtype (autocast hands a bf16
 			// GEMM fp32 inputs; TF32 runs fp32 data): its roof and its
@@ -146,25 +199,25 @@ func (ix *index) roofline() []RooflineRow {
 			}
 			dt = kd
 		}
-		key := o.Name + "|" + shape + "|" + dt + "|" + kname
-		gr := groups[key]
-		if gr == nil {
-			gr = &group{row: RooflineRow{Op: o.Name, Shape: shape, DType: dt, Kernel: kname, FLOPs: flops, Bytes: bytes, FLOPsSource: src,
-				Python: ix.userLine(c.kernel)}}
-			groups[key] = gr
-			order = append(order, key)
-		}
-		gr.row.Calls++
-		gr.total += c.gpu
+		gr := rg.add(o.Name+"|"+pr.Shape+"|"+dt+"|"+kname, c.gpu, func() RooflineRow {
+			return RooflineRow{Op: o.Name, Shape: pr.Shape, DType: dt, Kernel: kname, FLOPs: pr.FLOPs, Bytes: bytes, FLOPsSource: src,
+				Python: ix.userLine(c.kernel)}
+		})
 		st := ix.gpuStep[c.kernel]
 		if shapesInStep[st] == nil {
 			shapesInStep[st] = map[string]RooflineRow{}
 		}
-		shapesInStep[st][shape+"|"+dt] = gr.row
+		shapesInStep[st][pr.Shape+"|"+dt] = gr.row
 	}
-	// GEMM-like kernels no GEMM op launched (Triton, hand-written CUDA):
-	// their FLOPs are unknown to the profiler. When every step they run
-	// in measured exactly one GEMM shape, assume they compute that one.
+	return shapesInStep
+}
+
+// oplessRows adds the GEMM-like kernels no GEMM op launched (Triton,
+// hand-written CUDA): their FLOPs are unknown to the profiler. When every
+// step they run in measured exactly one GEMM shape, they are assumed to
+// compute that one.
+func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep map[int32]map[string]RooflineRow, rg *rooflineGroups) {
+	t := ix.t
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.Kind != trace.Kernel || ix.info(g).library || !ix.info(g).gemmLike {
@@ -185,54 +238,42 @@ func (ix *index) roofline() []RooflineRow {
 		if label == "" {
 			label = a.Name
 		}
-		key := "kernel|" + label + "|" + a.Name + "|" + ref.Shape
-		gr := groups[key]
-		if gr == nil {
-			gr = &group{row: RooflineRow{Op: label, Shape: ref.Shape, DType: ref.DType, Kernel: a.Name, FLOPs: ref.FLOPs, Bytes: ref.Bytes,
-				FLOPsSource: "assumed: the " + ref.Op + " " + ref.Shape + " measured in the same steps", Python: ix.userLine(g)}}
-			groups[key] = gr
-			order = append(order, key)
-		}
-		gr.row.Calls++
-		gr.total += a.Dur()
+		rg.add("kernel|"+label+"|"+a.Name+"|"+ref.Shape, a.Dur(), func() RooflineRow {
+			return RooflineRow{Op: label, Shape: ref.Shape, DType: ref.DType, Kernel: a.Name, FLOPs: ref.FLOPs, Bytes: ref.Bytes,
+				FLOPsSource: "assumed: the " + ref.Op + " " + ref.Shape + " measured in the same steps", Python: ix.userLine(g)}
+		})
 	}
-	out := make([]RooflineRow, 0, len(order))
-	for _, key := range order {
-		gr := groups[key]
-		r := gr.row
-		r.MeanUs = us(gr.total) / float64(r.Calls)
-		if r.MeanUs > 0 {
-			r.TFLOPS = r.FLOPs / (r.MeanUs * 1e-6) / 1e12
-			r.GBps = r.Bytes / (r.MeanUs * 1e-6) / 1e9
-		}
-		if r.Bytes > 0 {
-			r.Intensity = r.FLOPs / r.Bytes
-		}
-		r.PeakSource = "device not in the peak table: no roof"
-		if peak != nil {
-			r.PeakTFLOPS = peak.TFLOPS[r.DType]
-			r.PeakGBps = peak.GBps
-			r.PeakSource = peak.Source
-		}
-		if r.PeakTFLOPS > 0 && r.PeakGBps > 0 {
-			r.Ridge = r.PeakTFLOPS * 1e12 / (r.PeakGBps * 1e9)
-			if r.Intensity >= r.Ridge {
-				r.Bound = "compute"
-				r.Efficiency = r.TFLOPS / r.PeakTFLOPS
-			} else {
-				r.Bound = "memory"
-				r.Efficiency = r.GBps / r.PeakGBps
-			}
-		}
-		out = append(out, r)
+}
+
+// finish returns the group's row with its rates and, when the device's
+// peaks are known (peak), its roof, bound and efficiency.
+func (gr *rooflineGroup) finish(peak *Peak) RooflineRow {
+	r := gr.row
+	r.MeanUs = us(gr.total) / float64(r.Calls)
+	if r.MeanUs > 0 {
+		r.TFLOPS = r.FLOPs / (r.MeanUs * 1e-6) / 1e12
+		r.GBps = r.Bytes / (r.MeanUs * 1e-6) / 1e9
 	}
-	slices.SortFunc(out, func(a, b RooflineRow) int {
-		if c := cmp.Compare(b.MeanUs*float64(b.Calls), a.MeanUs*float64(a.Calls)); c != 0 {
-			return c
+	if r.Bytes > 0 {
+		r.Intensity = r.FLOPs / r.Bytes
+	}
+	r.PeakSource = "device not in the peak table: no roof"
+	if peak != nil {
+		r.PeakTFLOPS = peak.TFLOPS[r.DType]
+		r.PeakGBps = peak.GBps
+		r.PeakSource = peak.Source
+	}
+	if r.PeakTFLOPS > 0 && r.PeakGBps > 0 {
+		r.Ridge = r.PeakTFLOPS * 1e12 / (r.PeakGBps * 1e9)
+		if r.Intensity >= r.Ridge {
+			r.Bound = "compute"
+			r.Efficiency = r.TFLOPS / r.PeakTFLOPS
+		} else {
+			r.Bound = "memory"
+			r.Efficiency = r.GBps / r.PeakGBps
 		}
-		return cmp.Compare(a.Op+a.Kernel, b.Op+b.Kernel)
-	})
-	return out
+	}
+	return r
 }
 
 // gemmLikeName reports whether a kernel's name says it multiplies matrices.
@@ -278,4 +319,14 @@ func (ix *index) rangeName(g int) string {
 		return ""
 	}
 	return t.Annotations[best].Name
+}
+
+// rooflineRow returns the roofline row of op on shape and dtype.
+func rooflineRow(rows []RooflineRow, op, shape, dtype string) (RooflineRow, bool) {
+	for _, row := range rows {
+		if row.Op == op && row.Shape == shape && row.DType == dtype {
+			return row, true
+		}
+	}
+	return RooflineRow{}, false
 }

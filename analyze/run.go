@@ -18,11 +18,10 @@ import (
 type Analyzer struct {
 	Name string
 	Doc  string
-	// Requires lists the analyzers whose results this one reads through
-	// its Pass: facts (Steps, KernelCategories, Attribution, Launches,
-	// IdleGaps, Shapes, CompileRegions) and, to build on another finding
-	// analyzer, that analyzer (its result is its []Finding). Nothing else
-	// is visible: an analyzer sees another's findings only by requiring it.
+	// Requires lists the fact analyzers whose results this one reads
+	// through its Pass (FactOf, or the typed accessor declared beside the
+	// fact). Nothing else is visible, and never another analyzer's
+	// findings: what two analyzers share is a fact (Validate).
 	Requires []*Analyzer
 	// Run reads the pass and returns findings; none is a valid answer.
 	Run func(*Pass) ([]Finding, error)
@@ -36,11 +35,13 @@ type Pass struct {
 	// Analyzer is the analyzer this pass runs.
 	Analyzer *Analyzer
 	Trace    *trace.Trace
-	// Result holds every metric; its Findings are not filled in yet.
-	// Facts do not see it (they run before the metrics).
+	// Result holds every metric; its Findings are not filled in until
+	// every analyzer has run. The facts the metrics read (Facts) run
+	// before the metrics and see none; other facts run after them.
 	Result *Result
-	// ResultOf holds the result of each analyzer in Analyzer.Requires.
-	ResultOf map[*Analyzer]any
+	// resultOf holds the result of each fact in Analyzer.Requires (read
+	// through FactOf).
+	resultOf map[*Analyzer]any
 	// ix is the view of the required facts the analyzers' code reads.
 	ix *index
 	// critical turns GPU-time savings into step time (finish); every
@@ -61,11 +62,10 @@ type Config struct {
 }
 
 // Run computes every fact and metric over t and runs the selected
-// analyzers (and the finding analyzers they require, whose findings are
-// reported only when selected themselves). Its findings are ranked by
+// analyzers (and the facts they require). Its findings are ranked by
 // saving, largest first (a one-time cost by that cost over the steps
-// traced). It returns an error for an unknown analyzer name
-// or when an analyzer fails.
+// traced). It returns an error for an unknown analyzer name, an invalid
+// analyzer graph (Validate) or when an analyzer fails.
 func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	as, err := Select(cfg.Enable, cfg.Disable)
 	if err != nil {
@@ -79,6 +79,9 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runW
 
 // runWith is runAnalyzers with a rank's peer-wait intervals.
 func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, error) {
+	if err := Validate(as); err != nil {
+		return nil, err
+	}
 	t, source, label := deriveSteps(t)
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
@@ -95,11 +98,16 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	r.view = newView(t, all)
-	r.Findings = []Finding{}
 	r.Analyzers = []string{}
 	critical := newCriticalShares(all, r)
+	// Findings join the Result only after every analyzer ran: no pass
+	// sees another analyzer's findings.
+	found := []Finding{}
 	for _, a := range order(as) {
 		if a.Fact != nil {
+			if err := runLateFact(a, t, r, results); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		p := newPass(a, t, r, results)
@@ -113,13 +121,11 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span) (*Result, er
 				return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 			}
 		}
-		results[a] = fs
-		if slices.Contains(as, a) {
-			r.Findings = append(r.Findings, fs...)
-		}
+		found = append(found, fs...)
 	}
-	// Listed in the order selected, not run (a required analyzer runs
-	// before the one that requires it).
+	r.Findings = found
+	// Listed in the order selected, not run (the facts an analyzer
+	// requires run before it).
 	for _, a := range as {
 		if a.Fact == nil {
 			r.Analyzers = append(r.Analyzers, a.Name)
@@ -147,7 +153,21 @@ func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) 
 			of[req] = v
 		}
 	}
-	return &Pass{Analyzer: a, Trace: t, Result: r, ResultOf: of, ix: newIndex(t, of)}
+	return &Pass{Analyzer: a, Trace: t, Result: r, resultOf: of, ix: newIndex(t, of)}
+}
+
+// runLateFact runs a fact only analyzers read, after the metrics (which it
+// may read), unless it ran already; its result joins results.
+func runLateFact(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) error {
+	if _, done := results[a]; done {
+		return nil
+	}
+	v, err := runFact(a, newPass(a, t, r, results))
+	if err != nil {
+		return err
+	}
+	results[a] = v
+	return nil
 }
 
 // runFact runs a fact analyzer, turning a panic (a bug, or a fact it
@@ -157,6 +177,9 @@ func runFact(a *Analyzer, p *Pass) (v any, err error) {
 	v, err = a.Fact(p)
 	if err != nil {
 		return nil, fmt.Errorf("fact %s: %w", a.Name, err)
+	}
+	if _, ok := v.([]Finding); ok {
+		return nil, fmt.Errorf("fact %s returns findings: a fact computes what analyzers share; findings come from an analyzer's Run", a.Name)
 	}
 	return v, nil
 }
@@ -177,28 +200,6 @@ func recoverAs(a *Analyzer, err *error) {
 	if v := recover(); v != nil {
 		*err = fmt.Errorf("analyzer %s failed (a bug; does it read a fact missing from its Requires?): %v", a.Name, v)
 	}
-}
-
-// order returns as and everything they require, transitively, each after
-// its requirements; otherwise in as's order.
-func order(as []*Analyzer) []*Analyzer {
-	var out []*Analyzer
-	seen := map[*Analyzer]bool{}
-	var visit func(a *Analyzer)
-	visit = func(a *Analyzer) {
-		if seen[a] {
-			return
-		}
-		seen[a] = true
-		for _, req := range a.Requires {
-			visit(req)
-		}
-		out = append(out, a)
-	}
-	for _, a := range as {
-		visit(a)
-	}
-	return out
 }
 
 // shareOfStep returns us over the steady-state step (0 when unknown),
@@ -237,6 +238,7 @@ func All() []*Analyzer {
 		LayoutConversion,
 		AllocatorChurn,
 		MemoryGrowth,
+		MemoryFragmentation,
 		InferencePhases,
 		ColdStart,
 		OptimizerStep,

@@ -2,44 +2,102 @@ package analyze
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestRequiresScopesThePass: an analyzer reads the results of what it
-// requires, and only those; it sees another analyzer's findings only by
-// requiring it, and a required analyzer that was not selected runs without
-// its findings being reported.
+// TestRequiresScopesThePass: an analyzer reads the facts it requires,
+// and only those, and never another analyzer's findings: a finding
+// analyzer that runs after another sees no Result.Findings.
 func TestRequiresScopesThePass(t *testing.T) {
 	tr := load(t, "eggroll_hooks.json.gz")
 	base := &Analyzer{Name: "base", Doc: "reports one finding", Run: func(p *Pass) ([]Finding, error) {
 		return []Finding{{Title: "base finding", Subject: "s", SavingUs: 1, SavingFrom: FromGPUIdle, Fix: "f", Severity: Low, Confidence: Low}}, nil
 	}}
-	var sawBase, sawSteps bool
-	var blindBase, blindSteps bool
-	reader := &Analyzer{Name: "reader", Requires: []*Analyzer{base, Steps}, Run: func(p *Pass) ([]Finding, error) {
-		fs, ok := p.ResultOf[base].([]Finding)
-		sawBase = ok && len(fs) == 1 && fs[0].ID == "base"
-		_, sawSteps = p.ResultOf[Steps].(*StepFacts)
+	var sawSteps, blindSteps bool
+	seenFindings := -1
+	reader := &Analyzer{Name: "reader", Requires: []*Analyzer{Steps}, Run: func(p *Pass) ([]Finding, error) {
+		_, err := FactOf[*StepFacts](p, Steps)
+		sawSteps = err == nil
+		seenFindings = len(p.Result.Findings)
 		return nil, nil
 	}}
 	blind := &Analyzer{Name: "blind", Run: func(p *Pass) ([]Finding, error) {
-		_, blindBase = p.ResultOf[base]
-		blindSteps = p.ix.StepFacts != nil || len(p.ResultOf) != 0
+		_, err := FactOf[*StepFacts](p, Steps)
+		blindSteps = err == nil || p.ix.StepFacts != nil || len(p.resultOf) != 0
 		return nil, nil
 	}}
-	r, err := runAnalyzers(tr, []*Analyzer{reader, blind})
+	r, err := runAnalyzers(tr, []*Analyzer{base, reader, blind})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sawBase || !sawSteps {
-		t.Errorf("reader saw base's findings %v, the Steps fact %v; want both", sawBase, sawSteps)
+	if !sawSteps || seenFindings != 0 {
+		t.Errorf("reader saw the Steps fact %v (want true) and %d earlier findings (want 0)", sawSteps, seenFindings)
 	}
-	if blindBase || blindSteps {
-		t.Errorf("blind saw what it does not require: base %v, facts %v", blindBase, blindSteps)
+	if blindSteps {
+		t.Error("blind saw a fact it does not require")
 	}
-	if len(r.Findings) != 0 || strings.Join(r.Analyzers, ",") != "reader,blind" {
-		t.Errorf("findings %v from analyzers %v: base was required, not selected", r.Findings, r.Analyzers)
+	if len(r.Findings) != 1 || strings.Join(r.Analyzers, ",") != "base,reader,blind" {
+		t.Errorf("findings %v from analyzers %v: want base's one", r.Findings, r.Analyzers)
+	}
+}
+
+// TestFactOfTypeMismatch: reading a required fact as the wrong type is an
+// error naming both types, not a zero value used as if it were the fact.
+func TestFactOfTypeMismatch(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	wrong := &Analyzer{Name: "wrong", Requires: []*Analyzer{Steps}, Run: func(p *Pass) ([]Finding, error) {
+		_, err := FactOf[*BusyFacts](p, Steps)
+		return nil, err
+	}}
+	_, err := runAnalyzers(tr, []*Analyzer{wrong})
+	if err == nil || !strings.Contains(err.Error(), "*analyze.BusyFacts") || !strings.Contains(err.Error(), "*analyze.StepFacts") {
+		t.Errorf("err = %v, want one naming the asked and the actual type", err)
+	}
+}
+
+// TestValidate: each way of declaring the analyzer graph wrong is an error
+// that says what is wrong, before anything runs; the real graph is valid.
+func TestValidate(t *testing.T) {
+	noop := func(*Pass) ([]Finding, error) { return nil, nil }
+	fact := func(*Pass) (any, error) { return 1, nil }
+	a := &Analyzer{Name: "a", Run: noop}
+	cycle1 := &Analyzer{Name: "c1", Fact: fact}
+	cycle2 := &Analyzer{Name: "c2", Fact: fact, Requires: []*Analyzer{cycle1}}
+	cycle1.Requires = []*Analyzer{cycle2}
+	for _, tc := range []struct {
+		name string
+		as   []*Analyzer
+		want string
+	}{
+		{"duplicate name", []*Analyzer{a, {Name: "a", Run: noop}}, "two analyzers are named a"},
+		{"listed twice", []*Analyzer{a, a}, "listed twice"},
+		{"missing requires", []*Analyzer{{Name: "m", Run: noop, Requires: []*Analyzer{Steps, nil}}}, "Requires[1] is nil"},
+		{"cycle", []*Analyzer{{Name: "x", Run: noop, Requires: []*Analyzer{cycle1}}}, "cycle: x → c1 → c2 → c1"},
+		{"fact with findings", []*Analyzer{{Name: "both", Run: noop, Fact: fact}}, "both has both Fact and Run"},
+		{"neither", []*Analyzer{{Name: "none"}}, "none has neither Fact nor Run"},
+		{"requires findings", []*Analyzer{{Name: "r", Run: noop, Requires: []*Analyzer{a}}}, "r requires a, which is not a fact"},
+		{"no name", []*Analyzer{{Run: noop}}, "has no Name"},
+	} {
+		err := Validate(tc.as)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if err := Validate(All()); err != nil {
+		t.Errorf("All: %v", err)
+	}
+	tr := load(t, "eggroll_hooks.json.gz")
+	if _, err := runAnalyzers(tr, []*Analyzer{a, {Name: "a", Run: noop}}); err == nil || !strings.Contains(err.Error(), "two analyzers are named a") {
+		t.Errorf("a run with an invalid graph: err = %v", err)
+	}
+	// A fact whose result is findings: they would reach no report, and
+	// the analyzers requiring it would read another's findings.
+	sneaky := &Analyzer{Name: "findings-fact", Fact: func(*Pass) (any, error) { return []Finding{{Title: "x"}}, nil }}
+	reader := &Analyzer{Name: "reader", Run: noop, Requires: []*Analyzer{sneaky}}
+	if _, err := runAnalyzers(tr, []*Analyzer{reader}); err == nil || !strings.Contains(err.Error(), "fact findings-fact returns findings") {
+		t.Errorf("a fact returning findings: err = %v", err)
 	}
 }
 
@@ -92,4 +150,34 @@ func fixtureNames(t testing.TB) []string {
 		t.Fatalf("found only %d fixtures", len(names))
 	}
 	return names
+}
+
+// TestLateFact: a fact declared outside Facts (as a new fact in its own
+// file is) runs once, after the metrics, which it may read, when an
+// analyzer that runs requires it; an analyzer reads it through FactOf.
+func TestLateFact(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	runs := 0
+	stepUs := &Analyzer{Name: "step-us", Fact: func(p *Pass) (any, error) {
+		runs++
+		return p.Result.StepStats.SteadyWallUs, nil
+	}}
+	var got []float64
+	reader := func(name string) *Analyzer {
+		return &Analyzer{Name: name, Requires: []*Analyzer{stepUs}, Run: func(p *Pass) ([]Finding, error) {
+			v, err := FactOf[float64](p, stepUs)
+			got = append(got, v)
+			return nil, err
+		}}
+	}
+	r, err := runAnalyzers(tr, []*Analyzer{reader("a"), reader("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 || len(got) != 2 || got[0] != r.StepStats.SteadyWallUs || got[1] != got[0] || got[0] <= 0 {
+		t.Errorf("fact ran %d times (want 1); readers got %v, want the steady step %v twice", runs, got, r.StepStats.SteadyWallUs)
+	}
+	if slices.Contains(r.Analyzers, "step-us") {
+		t.Errorf("a fact listed among the analyzers: %v", r.Analyzers)
+	}
 }

@@ -301,15 +301,6 @@ func combineSavings(r *Result) {
 // cut to combined: they claim the same time (more than rounding).
 func overlapping(combined, sum float64) bool { return sum-combined > 0.0005*sum }
 
-// lowerSeverity returns the lower of two severities.
-func lowerSeverity(a, b string) string {
-	rank := map[string]int{Low: 0, Medium: 1, High: 2}
-	if rank[b] < rank[a] {
-		return b
-	}
-	return a
-}
-
 // rankUs is the figure findings are ranked by: the saving per step, or for
 // a one-time cost that cost spread over the steps traced (at most the
 // step), so a compilation that dominates the trace still leads it.

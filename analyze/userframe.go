@@ -1,6 +1,11 @@
 package analyze
 
-import "github.com/tracelens/tracelens/trace"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
 
 // UserFrames finds the user's source frame above a Python frame: the
 // innermost frame at or above it that lies in the user's code (not a
@@ -68,4 +73,25 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 func (u *UserFrames) isUser(f trace.Index) bool {
 	file, _, _, ok := u.t.Frames[f].Source()
 	return ok && !libraryFile(file)
+}
+
+// userFuncs names the user functions and source files behind GPU
+// activities, in first-seen order ("lowrank (capture_traces.py:63)").
+func (ix *index) userFuncs(gs []int) []string {
+	var out []string
+	for _, g := range gs {
+		f := ix.userFrameOf(ix.frame[g])
+		if f == trace.None {
+			continue
+		}
+		file, line, fn, ok := ix.t.Frames[f].Source()
+		if !ok {
+			continue
+		}
+		s := fmt.Sprintf("%s() at %s:%d", fn, file, line)
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

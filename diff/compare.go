@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -141,6 +142,11 @@ type FindingChange struct {
 	// BaseSavingUs and NewSavingUs sum the estimated saving per step of the
 	// findings with this analyzer and subject in each run.
 	BaseSavingUs, NewSavingUs float64
+	// BaseUntracedSavingUs sums the base findings' savings for the
+	// program run without the profiler (analyze.Finding.UntracedSavingUs),
+	// where their model gives one: what untraced timings of the fix are
+	// compared with.
+	BaseUntracedSavingUs float64
 	// OneOff marks a one-time cost (analyze.FromOneOff: a cold start, a
 	// compilation), which saves nothing per step: BaseOneOffUs and
 	// NewOneOffUs sum its cost in each run instead.
@@ -319,8 +325,8 @@ func sampleNotes(label string, p *profile) []string {
 	if p.side.StepsSynthetic {
 		notes = append(notes, fmt.Sprintf("%s (%s) marks no ProfilerStep#N: its whole trace is one sample, so its \"per step\" figures cover the whole run", label, p.side.Source))
 	}
-	if p.side.Samples < MinSamples(DefaultAlpha) {
-		notes = append(notes, fmt.Sprintf("%s has %d step(s) to compare: a difference needs ≥ %d per side to be tested, so none is claimed significant", label, p.side.Samples, MinSamples(DefaultAlpha)))
+	if p.side.Samples < stats.MinSamples(DefaultAlpha) {
+		notes = append(notes, fmt.Sprintf("%s has %d step(s) to compare: a difference needs ≥ %d per side to be tested, so none is claimed significant", label, p.side.Samples, stats.MinSamples(DefaultAlpha)))
 	}
 	return notes
 }
@@ -667,6 +673,7 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		} else {
 			a.inB = true
 			a.change.BaseSavingUs += f.SavingUs
+			a.change.BaseUntracedSavingUs += f.UntracedSavingUs
 			a.change.BaseOneOffUs += f.OneOffUs
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/tracelens/tracelens/stats"
 )
 
 // Separated reports whether the two sides' samples do not overlap at all:
@@ -32,7 +34,7 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 	if len(b) == 0 || len(n) == 0 || d.Base.Median == 0 || d.New.Median == 0 {
 		return math.NaN()
 	}
-	if minP(len(b), len(n)) >= alpha {
+	if stats.MinP(len(b), len(n)) >= alpha {
 		return math.Inf(1)
 	}
 	rb := relative(b, d.Base.Median)
@@ -42,7 +44,7 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 		for i, v := range rn {
 			s[i] = v * (1 + x)
 		}
-		_, p := MannWhitneyU(rb, s)
+		_, p := stats.MannWhitneyU(rb, s)
 		return p < alpha
 	}
 	// The U statistic changes only where a scaled new sample crosses a
@@ -102,7 +104,7 @@ func detectableNote(d Delta, alpha float64) string {
 	case math.IsNaN(m):
 		return ""
 	case math.IsInf(m, 1):
-		return fmt.Sprintf("with %d+%d steps no step-time change is detectable at any size (the U test needs ≥ %d per side)", nb, nn, MinSamples(alpha))
+		return fmt.Sprintf("with %d+%d steps no step-time change is detectable at any size (the U test needs ≥ %d per side)", nb, nn, stats.MinSamples(alpha))
 	default:
 		return fmt.Sprintf("with %d+%d steps at these spreads, the smallest step-time change the U test can detect is about %s", nb, nn, strings.TrimPrefix(FormatPct(m), "+"))
 	}

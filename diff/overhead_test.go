@@ -15,8 +15,10 @@ import (
 // the untraced program than the traced step time is (no farther where the
 // model charges under 5 % of the step) on all host-bound sides but one in
 // eight,
-// its mean error at most half the traced step's, and host-side savings
-// never grow.
+// its mean error at most half the traced step's, and no untraced saving
+// above the traced step. (An untraced saving may exceed the traced one: a
+// host that reaches a sync sooner waits longer for a GPU that was ahead,
+// and a step freed of a blocking copy runs at its untraced host rate.)
 func TestUntracedEstimateOnPairs(t *testing.T) {
 	want := readPairs(t)
 	var sumTraced, sumEst float64
@@ -36,8 +38,8 @@ func TestUntracedEstimateOnPairs(t *testing.T) {
 			t.Logf("%-16s %-4s %-4s traced %8.0f µs  estimate %8.0f µs  truth %8.0f µs  (overhead %6.0f µs: %3.0f ops, %4.0f frames)",
 				pair, side, ss.SteadyPeriodBound, ss.SteadyPeriodUs, c.UntracedStepUs, truth, c.SteadyOverheadUs, c.OpsPerStep, c.FramesPerStep)
 			for _, f := range a.Findings {
-				if f.UntracedSavingUs > f.SavingUs+1e-9 {
-					t.Errorf("%s %s: %s untraced saving %.1f µs above the traced %.1f µs", pair, side, f.ID, f.UntracedSavingUs, f.SavingUs)
+				if f.UntracedSavingUs > ss.SteadyPeriodUs+1e-9 {
+					t.Errorf("%s %s: %s untraced saving %.1f µs above the traced step %.1f µs", pair, side, f.ID, f.UntracedSavingUs, ss.SteadyPeriodUs)
 				}
 			}
 			if ss.SteadyPeriodBound != analyze.BoundHost {

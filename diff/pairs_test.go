@@ -44,6 +44,98 @@ type pairExpect struct {
 	StepChangeUs float64            `json:"step_change_us"`
 	TruthPct     float64            `json:"truth_pct"`
 	LineChangeUs map[string]float64 `json:"line_change_us"`
+	// TruthGainUs is the untraced step time the fix gave (CUDA events,
+	// base minus new) and Target the finding the fix addresses.
+	TruthGainUs float64 `json:"truth_gain_us"`
+	Target      string  `json:"target"`
+}
+
+// SavingBandLow and SavingBandHigh bound a target finding's predicted
+// saving (untraced where the model gives one) over the untraced step
+// time its fix gave.
+const (
+	SavingBandLow  = 0.67
+	SavingBandHigh = 1.5
+)
+
+// savingBandExempt are the pairs whose target finding cannot be held to
+// the band, and why (measured on the recorded traces).
+var savingBandExempt = map[string]string{
+	// The fix's untraced gain is negative: fused AdamW ran slower than
+	// foreach untraced (encoder +9.5 %; deep: 160 tensors of 64×64,
+	// +23 %, traced +18 % too): no saving model predicts a loss.
+	"optim_encoder": "fused slower untraced", "optim_deep": "fused slower untraced",
+	// GPU-bound (the optimizer hides under 53 ms of GEMMs): no
+	// optimizer-step finding for a 3 % win, rightly.
+	"optim_mlp": "GPU-bound, no finding",
+	// 16 .item() per step in a host-bound step: each sync waits ~6 µs
+	// (the GPU is idle, its refill is the host's next op); the untraced
+	// gain (837 µs) comes from the backward on the autograd thread,
+	// 3.5–3.7 ms in every base step and 2.0–2.2 ms in three of four new
+	// ones, every op on it ~1.45× slower in the base (cudaLaunchKernel
+	// 14.5 vs 10.2 µs): host code slowed as a whole, which no model of
+	// the syncs explains: 0.13×.
+	"sync_gradnorm": "gain outside the syncs",
+	// fused AdamW slower untraced again (16 × Linear 512 + LayerNorm:
+	// +27 %).
+	"optim_wide": "fused slower untraced",
+	// The profiler's host cost per op varies ~5× between workloads (the
+	// per-event model's RMS residual is 1.7 ms a step): sync_metric's base
+	// paid ~10.9 µs per recorded op (3347 µs traced, 1565 untraced, 163
+	// ops), so the model (~6 µs) leaves the untraced host slower than the
+	// GPU and its sync free (0.03×); loader_feats's loading process paid
+	// ~2.2 µs per op (3177 CPU ops a step), the model charges the whole
+	// step and gives no untraced estimate (the traced saving: 2.45×).
+	"sync_metric":  "profiler cost per op far above the model's",
+	"loader_feats": "profiler cost per op far below the model's",
+	// The DataLoader's per-sample Python (tolist, a 2048-item
+	// comprehension) runs ~1.6× slower traced than untraced, more than
+	// the 496 recorded ops' cost: 1.54×.
+	"loader_tokens": "profiler slows the loader's Python",
+}
+
+// fusedOptimizerMeasure is optimizer-step's measure of what fused=True
+// replaces (the foreach ops, first to last): the optim_* pairs' fix.
+// Its saving is what a captured step removes, the per-parameter Python
+// that a fused step keeps (0.7 ms of optim_convs's 2.5 ms) included.
+const fusedOptimizerMeasure = "GPU idle in its foreach ops per step"
+
+// checkSavingBand checks the pair's target finding: its prediction for
+// the untraced program (Finding.UntracedSavingUs where the model gives
+// one, else SavingUs; for optimizer-step, the fused=True part scaled as
+// its saving is; the largest finding of that analyzer) is within
+// SavingBandLow–SavingBandHigh of the untraced gain, unless exempt. It
+// returns the ratio (NaN without a finding).
+func checkSavingBand(t *testing.T, pair string, w pairExpect, base *analyze.Result) float64 {
+	t.Helper()
+	pred := math.NaN()
+	for _, f := range base.Findings {
+		if f.ID != w.Target {
+			continue
+		}
+		v := f.SavingUs
+		if f.UntracedSavingUs > 0 {
+			v = f.UntracedSavingUs
+		}
+		if i := slices.IndexFunc(f.Measures, func(m analyze.Measure) bool { return m.Name == fusedOptimizerMeasure }); i >= 0 && f.SavingUs > 0 {
+			v *= f.Measures[i].Value.Num / 1e3 / f.SavingUs
+		}
+		if math.IsNaN(pred) || v > pred {
+			pred = v
+		}
+	}
+	ratio := pred / w.TruthGainUs
+	why, exempt := savingBandExempt[pair]
+	switch {
+	case exempt:
+		t.Logf("%s: %s %.2f× of the untraced gain, exempt: %s", pair, w.Target, ratio, why)
+	case math.IsNaN(pred):
+		t.Errorf("%s: no %s finding on the base side", pair, w.Target)
+	case ratio < SavingBandLow || ratio > SavingBandHigh:
+		t.Errorf("%s: %s predicts %s untraced, the fix gave %s: %.2f×, want %.2f–%.2f×", pair, w.Target, FormatTime(pred),
+			FormatTime(w.TruthGainUs), ratio, SavingBandLow, SavingBandHigh)
+	}
+	return ratio
 }
 
 func readPairs(t *testing.T) map[string]pairExpect {
@@ -87,8 +179,10 @@ func analyzePairSide(t *testing.T, pair, side string) *analyze.Result {
 // direction and lies within PairTolerancePts of it, or diff says why the
 // traced change cannot be trusted (the profiler's host work is a large
 // share of a host-bound step, or a side's steps are too unsteady for 4
-// samples), and a third of the pairs at most miss. It logs each base
-// finding's predicted saving next to what its ledger lines delivered.
+// samples), and a third of the pairs at most miss; and each pair's
+// target finding predicts the untraced gain within the band
+// (checkSavingBand). It logs each base finding's predicted saving next to
+// what its ledger lines delivered.
 func TestRecordedPairs(t *testing.T) {
 	want := readPairs(t)
 	var table []string
@@ -98,6 +192,10 @@ func TestRecordedPairs(t *testing.T) {
 		base, next := analyzePairSide(t, pair, "base"), analyzePairSide(t, pair, "new")
 		checkPeriods(t, pair+" base", base, w.Base)
 		checkPeriods(t, pair+" new", next, w.New)
+		if w.Target == "" || math.Abs(w.TruthGainUs-(w.Base.TruthMeanUs-w.New.TruthMeanUs)) > 0.01 {
+			t.Errorf("%s: pairs.json has no target or an untraced gain %.2f µs that is not base − new", pair, w.TruthGainUs)
+		}
+		ratio := checkSavingBand(t, pair, w, base)
 		r, err := Compare(base, next, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -130,15 +228,16 @@ func TestRecordedPairs(t *testing.T) {
 		if m := r.Metric(UntracedStep); m != nil {
 			est = FormatPct(m.Delta.Pct)
 		}
-		table = append(table, fmt.Sprintf("%-16s step %8s → %8s %+6.1f%% [%+.0f%%, %+.0f%%] (wall %+6.1f%%, untraced est. %s), CUDA events %+6.1f%%; profiler-limited %v, unsteady %v",
+		table = append(table, fmt.Sprintf("%-16s step %8s → %8s %+6.1f%% [%+.0f%%, %+.0f%%] (wall %+6.1f%%, untraced est. %s), CUDA events %+6.1f%%; profiler-limited %v, unsteady %v; target %s %.2f×",
 			pair, FormatTime(c.BaseUs), FormatTime(c.NewUs), pct, lo, hi,
-			(next.StepStats.SteadyWallUs/base.StepStats.SteadyWallUs-1)*100, est, w.TruthPct, r.ProfilerLimited, unsteady))
+			(next.StepStats.SteadyWallUs/base.StepStats.SteadyWallUs-1)*100, est, w.TruthPct, r.ProfilerLimited, unsteady, w.Target, ratio))
 		truthUs := w.Base.TruthMeanUs - w.New.TruthMeanUs
 		for _, g := range [][]FindingChange{r.Findings.Resolved, r.Findings.Persisting, r.Findings.Unreported} {
 			for _, f := range g {
 				if f.Measured && f.BaseSavingUs > 0 {
-					table = append(table, fmt.Sprintf("    %-16s predicted %9s delivered %9s (%4.0f%%), untraced step gained %9s (predicted/untraced %.2f×)",
-						f.ID, FormatTime(f.BaseSavingUs), savedTime(f.DeliveredUs), f.DeliveredRatio*100, savedTime(truthUs), f.BaseSavingUs/truthUs))
+					u := untracedPrediction(f)
+					table = append(table, fmt.Sprintf("    %-16s predicted %9s (untraced %9s) delivered %9s (%4.0f%%), untraced step gained %9s (predicted/untraced %.2f×)",
+						f.ID, FormatTime(f.BaseSavingUs), FormatTime(u), savedTime(f.DeliveredUs), f.DeliveredRatio*100, savedTime(truthUs), u/truthUs))
 				}
 			}
 		}
@@ -256,4 +355,14 @@ func TestHostAheadStepTime(t *testing.T) {
 	if !strings.HasPrefix(r.SummaryLine(), "step time 16.2 ms → 2.30 ms") {
 		t.Errorf("summary line %q, want the step time", r.SummaryLine())
 	}
+}
+
+// untracedPrediction is what the base run's findings of f's analyzer and
+// subject predict for the untraced program: their untraced saving where
+// the model gives one (host-side savings), else their saving.
+func untracedPrediction(f FindingChange) float64 {
+	if f.BaseUntracedSavingUs > 0 {
+		return f.BaseUntracedSavingUs
+	}
+	return f.BaseSavingUs
 }

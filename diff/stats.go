@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/stats"
 )
 
 // Summary describes one side's samples the way benchstat prints them: a
@@ -32,7 +32,7 @@ func Summarize(values []float64) Summary {
 		return s
 	}
 	// The project's one median: analyze's "the step" is the same statistic.
-	s.Median = analyze.Median(v)
+	s.Median = stats.Median(v)
 	if s.Median != 0 {
 		for _, x := range v {
 			s.Spread = max(s.Spread, math.Abs(x-s.Median)/math.Abs(s.Median))
@@ -80,9 +80,9 @@ func CompareSamples(base, new []float64, alpha float64) Delta {
 		d.Note = "no samples on one side"
 		return d
 	}
-	_, d.P = MannWhitneyU(base, new)
-	if minP(n1, n2) >= alpha {
-		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g", MinSamples(alpha), alpha)
+	_, d.P = stats.MannWhitneyU(base, new)
+	if stats.MinP(n1, n2) >= alpha {
+		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g", stats.MinSamples(alpha), alpha)
 		if d.Separated() {
 			d.Note += "; the ranges do not overlap (every new sample on one side of every base sample), an untested but consistent change"
 		}
@@ -115,164 +115,4 @@ func allEqual(a, b []float64) bool {
 		}
 	}
 	return true
-}
-
-// minP is the smallest two-sided p-value the U test can give for sample
-// sizes n1 and n2: both extreme orderings, out of C(n1+n2, n1).
-func minP(n1, n2 int) float64 {
-	return min(1, 2/binomial(n1+n2, n1))
-}
-
-// MinSamples returns the smallest per-side sample count at which the U test
-// can reach significance level alpha with equal sample sizes (4 for the
-// usual α = 0.05): below it "no difference" means "cannot tell".
-func MinSamples(alpha float64) int {
-	n := 1
-	for minP(n, n) >= alpha && n < 1000 {
-		n++
-	}
-	return n
-}
-
-func binomial(n, k int) float64 {
-	r := 1.0
-	for i := 1; i <= k; i++ {
-		r = r * float64(n-k+i) / float64(i)
-	}
-	return r
-}
-
-// exactLimit is the largest total sample count for which MannWhitneyU
-// enumerates the exact distribution; above it the normal approximation is
-// accurate to well under the precision anyone reads a p-value at.
-const exactLimit = 30
-
-// MannWhitneyU returns the U statistic of x (the number of pairs in which
-// an x sample exceeds a y sample, ties counting one half) and the two-sided
-// p-value of the Mann–Whitney U test that x and y come from the same
-// distribution.
-//
-// For up to exactLimit samples in all the p-value is exact: the
-// permutation distribution of x's rank sum, with tied values given their
-// mid-rank, counted by dynamic programming, so ties are handled exactly
-// too. Larger samples use the normal approximation with tie and continuity
-// corrections (scipy.stats.mannwhitneyu's "asymptotic" method).
-func MannWhitneyU(x, y []float64) (u, p float64) {
-	n1, n2 := len(x), len(y)
-	if n1 == 0 || n2 == 0 {
-		return 0, 1
-	}
-	ranks2, ties := doubledRanks(x, y)
-	r1 := 0 // twice x's rank sum
-	for _, r := range ranks2[:n1] {
-		r1 += r
-	}
-	u = float64(r1)/2 - float64(n1*(n1+1))/2
-	if n1+n2 <= exactLimit {
-		return u, exactP(ranks2, n1, r1)
-	}
-	return u, normalP(u, n1, n2, ties)
-}
-
-// doubledRanks ranks x followed by y together, giving tied values their
-// mid-rank, and returns twice each rank (so mid-ranks stay integers) and
-// the sizes of the groups of tied values.
-func doubledRanks(x, y []float64) (ranks2 []int, ties []int) {
-	type item struct {
-		v float64
-		i int
-	}
-	all := make([]item, 0, len(x)+len(y))
-	for i, v := range x {
-		all = append(all, item{v, i})
-	}
-	for i, v := range y {
-		all = append(all, item{v, len(x) + i})
-	}
-	slices.SortFunc(all, func(a, b item) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	ranks2 = make([]int, len(all))
-	for lo := 0; lo < len(all); {
-		hi := lo + 1
-		for hi < len(all) && all[hi].v == all[lo].v {
-			hi++
-		}
-		// Ranks lo+1 … hi share their mean (lo+1+hi)/2; doubled: lo+1+hi.
-		for k := lo; k < hi; k++ {
-			ranks2[all[k].i] = lo + 1 + hi
-		}
-		if hi-lo > 1 {
-			ties = append(ties, hi-lo)
-		}
-		lo = hi
-	}
-	return ranks2, ties
-}
-
-// exactP counts, over every way of choosing n1 of the pooled samples, how
-// many give a (doubled) rank sum at most and at least the observed r1, and
-// returns the two-sided p-value 2·min(P(R ≤ r1), P(R ≥ r1)), capped at 1.
-func exactP(ranks2 []int, n1, r1 int) float64 {
-	maxSum := 0
-	for _, r := range ranks2 {
-		maxSum += r
-	}
-	// ways[k][s]: subsets of size k whose doubled rank sum is s. Counts
-	// reach C(40,20) ≈ 1.4e11, exact in a float64.
-	ways := make([][]float64, n1+1)
-	for k := range ways {
-		ways[k] = make([]float64, maxSum+1)
-	}
-	ways[0][0] = 1
-	n, seen := len(ranks2), 0 // seen: rank sum of the items processed so far
-	for i, r := range ranks2 {
-		seen += r
-		// Subsets that could still reach size n1 with the n−i−1 items left.
-		lowest := max(1, n1-(n-i-1))
-		for k := min(i+1, n1); k >= lowest; k-- {
-			prev, cur := ways[k-1], ways[k]
-			for s := seen; s >= r; s-- {
-				cur[s] += prev[s-r]
-			}
-		}
-	}
-	var total, lo, hi float64
-	for s, c := range ways[n1] {
-		total += c
-		if s <= r1 {
-			lo += c
-		}
-		if s >= r1 {
-			hi += c
-		}
-	}
-	return min(1, 2*min(lo, hi)/total)
-}
-
-// normalP is the two-sided p-value of U under the normal approximation,
-// with the variance reduced for ties and a continuity correction of ½.
-func normalP(u float64, n1, n2 int, ties []int) float64 {
-	n := float64(n1 + n2)
-	mu := float64(n1*n2) / 2
-	tieSum := 0.0
-	for _, t := range ties {
-		tf := float64(t)
-		tieSum += tf*tf*tf - tf
-	}
-	variance := float64(n1*n2) / 12 * ((n + 1) - tieSum/(n*(n-1)))
-	if variance <= 0 {
-		return 1 // every sample equal: no evidence of any difference
-	}
-	z := (math.Abs(u-mu) - 0.5) / math.Sqrt(variance)
-	if z < 0 {
-		return 1
-	}
-	return min(1, math.Erfc(z/math.Sqrt2))
 }

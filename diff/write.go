@@ -301,6 +301,9 @@ type jsonFinding struct {
 	Severity     string  `json:"severity"`
 	BaseSavingUs float64 `json:"base_saving_us"`
 	NewSavingUs  float64 `json:"new_saving_us"`
+	// BaseUntracedSavingUs is the base prediction for the untraced
+	// program, where the finding's model gives one.
+	BaseUntracedSavingUs float64 `json:"base_untraced_saving_us,omitempty"`
 	// OneOff marks a one-time cost: base_one_off_us and new_one_off_us
 	// are its cost, and the savings per step are 0.
 	OneOff       bool    `json:"one_off,omitempty"`

@@ -3,9 +3,9 @@ package distributed
 import (
 	"cmp"
 	"fmt"
-	"runtime/debug"
 	"slices"
 
+	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -61,7 +61,17 @@ type RankRow struct {
 	// PeerWaitUs is the part of WaitUs no compute kernel of the rank hid
 	// (the GPU only spinning for a later rank); the step ledger's
 	// peer_wait line of each of the rank's steps is made of it.
-	PeerWaitUs      float64 `json:"peer_wait_us"`
+	PeerWaitUs float64 `json:"peer_wait_us"`
+	// GPUBusyUs is the rank's GPU busy time over the trace (the union of
+	// its kernels, copies and sets) with its spinning left out:
+	// GPUSpinUs, the union of its peer waits that no other GPU activity
+	// of the rank hid, counts as waiting, not as work. Their shares are
+	// of the rank's GPU window (its first GPU activity's start to its
+	// last one's end). Every face's per-rank GPU busy is this figure.
+	GPUBusyUs       float64 `json:"gpu_busy_us"`
+	GPUSpinUs       float64 `json:"gpu_spin_us"`
+	GPUBusyShare    float64 `json:"gpu_busy_share"`
+	GPUSpinShare    float64 `json:"gpu_spin_share"`
 	StartSkewUs     float64 `json:"start_skew_us"`
 	EndSkewUs       float64 `json:"end_skew_us"`
 	LastArrivals    int     `json:"last_arrivals"`
@@ -104,6 +114,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 			OverlapShare: s.OverlapShare, ComputeUs: s.Compute.Micros(), WaitUs: s.Wait.Micros(), TransferUs: s.Transfer.Micros(),
 			ExposedTransferUs: s.ExposedTransfer.Micros(), PeerWaitUs: s.PeerWait.Micros(), StartSkewUs: s.StartSkew.Micros(), EndSkewUs: s.EndSkew.Micros(),
 			LastArrivals: s.Last, CausedWaitUs: s.CausedWait.Micros(),
+			GPUBusyUs: s.GPUBusy.Micros(), GPUSpinUs: s.GPUSpin.Micros(), GPUBusyShare: share(s.GPUBusy, s.GPUWindow), GPUSpinShare: share(s.GPUSpin, s.GPUWindow),
 			ClockOffsetUs: run.Clocks[i].Offset.Micros(), ClockResidualUs: run.Clocks[i].Residual.Micros(),
 		})
 	}
@@ -118,10 +129,7 @@ func Analyze(run *Run, read Reader, opt Options) *Result {
 	if ok && sc.Is && opt.Selected(IDStraggler) {
 		var ex *Explanation
 		if read != nil {
-			if opt.MemoryBudget > 0 {
-				defer debug.SetGCPercent(debug.SetGCPercent(-1))
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
-			}
+			defer ingest.CollectorLimit(opt.MemoryBudget)()
 			var err error
 			if ex, err = run.Explain(sc.Index, sc.Reference, read, opt.CommKernel); err != nil {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("straggler explanation skipped: %v", err))
@@ -191,4 +199,12 @@ func (ex *Explanation) row(kind string) *StragglerRow {
 			ReferenceUs: d.Reference.Micros(), StragglerCount: d.StragglerCount, ReferenceCount: d.ReferenceCount, P: d.P})
 	}
 	return r
+}
+
+// share is part over whole (0–1), 0 when whole is 0.
+func share(part, whole trace.Duration) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return min(float64(part)/float64(whole), 1)
 }

@@ -1,6 +1,9 @@
 package distributed
 
-import "github.com/tracelens/tracelens/trace"
+import (
+	"github.com/tracelens/tracelens/stats"
+	"github.com/tracelens/tracelens/trace"
+)
 
 // ClockOffset is one rank's clock against the reference rank (the lowest
 // rank): ranks leave a collective within microseconds of each other, so
@@ -69,7 +72,7 @@ func (run *Run) estimateClocks() {
 				continue
 			}
 			run.Clocks[ri].Samples = len(deltas)
-			run.Clocks[ri].Offset = median(deltas)
+			run.Clocks[ri].Offset = stats.Median(deltas)
 			run.Clocks[ri].Residual = mad(deltas)
 			known[ri] = true
 			progress = true

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/diff"
+	"github.com/tracelens/tracelens/interval"
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -95,17 +96,10 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		if is < 0 || ir < 0 {
 			continue
 		}
-		last, spread := c.Last()
-		if last != is || spread <= lateSlack {
+		if last, ok := c.lateArrival(); !ok || last != is {
 			continue
 		}
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != is {
-				others = append(others, trace.Duration(a))
-			}
-		}
-		ex.Late += trace.Duration(c.Arrive[is]) - median(others)
+		ex.Late += run.lateBy(c, is)
 		st := stepOf(run.Ranks[s].Steps, run.Ranks[s].Collectives[c.Calls[is]].Start)
 		b, ok := bucket[st]
 		if !ok {
@@ -134,9 +128,9 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		for k := range idle {
 			idle[k] = sum.length[k] - sum.busy[k]
 		}
-		ex.Window[i] = median(slices.Clone(sum.length))
-		ex.GPUBusy[i] = median(slices.Clone(sum.busy))
-		ex.GPUIdle[i] = median(idle)
+		ex.Window[i] = stats.Median(slices.Clone(sum.length))
+		ex.GPUBusy[i] = stats.Median(slices.Clone(sum.busy))
+		ex.GPUIdle[i] = stats.Median(idle)
 	}
 	keys := map[itemKey]bool{}
 	for k := range a.items {
@@ -147,9 +141,9 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 	}
 	for k := range keys {
 		x, y := a.item(k, ex.Steps), b.item(k, ex.Steps)
-		_, p := diff.MannWhitneyU(micros(x.dur), micros(y.dur))
+		_, p := stats.MannWhitneyU(micros(x.dur), micros(y.dur))
 		ex.Differences = append(ex.Differences, Difference{What: k.what, Name: k.name,
-			Straggler: median(slices.Clone(x.dur)), Reference: median(slices.Clone(y.dur)),
+			Straggler: stats.Median(slices.Clone(x.dur)), Reference: stats.Median(slices.Clone(y.dur)),
 			StragglerCount: float64(x.count) / float64(ex.Steps), ReferenceCount: float64(y.count) / float64(ex.Steps), P: p})
 	}
 	slices.SortFunc(ex.Differences, func(x, y Difference) int {
@@ -287,7 +281,7 @@ func byStep(ws []window, steps int, host bool) []labelled {
 	}
 	var out []labelled
 	for st, spans := range per {
-		for _, s := range unionOf(spans) {
+		for _, s := range interval.Union(interval.NonEmpty(spans)) {
 			out = append(out, labelled{s, st})
 		}
 	}
@@ -366,7 +360,7 @@ func summarize(t *trace.Trace, ws []window, steps int, extra *regexp.Regexp) *wi
 			add("kernel", analyze.ShortKernelName(g.Name), g.Span)
 		}
 	}
-	for _, s := range unionOf(gpu) {
+	for _, s := range interval.Union(interval.NonEmpty(gpu)) {
 		spread(gwin, s, func(step int, d trace.Duration) { sum.busy[step] += d })
 	}
 	return sum

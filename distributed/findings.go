@@ -111,8 +111,7 @@ func (run *Run) lateKind(s int) string {
 	count := map[string]int{}
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread > lateSlack && c.Participants[l] == s {
+		if l, ok := c.lateArrival(); ok && c.Participants[l] == s {
 			count[c.Kind]++
 		}
 	}

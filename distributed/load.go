@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -31,9 +30,10 @@ type Options struct {
 	// communication (custom collectives).
 	CommKernel *regexp.Regexp
 	// MemoryBudget, if positive, caps the Go heap while ranks are read
-	// (bytes; a soft limit with proportional GC off, restored when Load
-	// returns), so that memory stays near what the ranks in flight need
-	// instead of growing with garbage. It is process-wide while it lasts.
+	// and while Analyze rereads two of them (bytes; ingest.CollectorLimit,
+	// restored when they return), so that memory stays near what the
+	// ranks in flight need instead of growing with garbage. It is
+	// process-wide while it lasts; ingest owns the setting.
 	MemoryBudget int64
 	// Each, if set, is called with every rank's full trace and its Rank
 	// as soon as the rank is read, before the trace is dropped, so that a
@@ -172,10 +172,7 @@ func Load(args []string, opt Options) (*Run, error) {
 		par = min(runtime.GOMAXPROCS(0), 4)
 	}
 	par = min(par, len(files))
-	if opt.MemoryBudget > 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opt.MemoryBudget))
-	}
+	defer ingest.CollectorLimit(opt.MemoryBudget)()
 	workers := max(1, runtime.GOMAXPROCS(0)/par)
 	ranks := make([][]*Rank, len(files))
 	errs := make([]error, len(files))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -57,6 +58,17 @@ func (c *Collective) Last() (int, trace.Duration) {
 		first = min(first, a)
 	}
 	return last, trace.Duration(c.Arrive[last] - first)
+}
+
+// lateArrival returns c's last participant when its lateness counts
+// (Run.lateBy): it arrived more than lateSlack after the first, and c is
+// not a point-to-point send/recv. A pipeline stage waiting in send/recv
+// for its neighbour is the pipeline's bubble (pipeline-bubble, with the
+// stages' balance), not a straggler: the stages run different layers, so
+// comparing their windows explains nothing.
+func (c *Collective) lateArrival() (int, bool) {
+	l, spread := c.Last()
+	return l, spread > lateSlack && c.Kind != SendRecv
 }
 
 // Wait is how long participant i waited: the latest arrival minus its own.
@@ -272,28 +284,15 @@ func abs[T ~int | ~int64](x T) T {
 	return x
 }
 
-// median of durations (0 for none); it sorts v.
-func median(v []trace.Duration) trace.Duration {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
 // mad is the median absolute deviation from the median.
 func mad(v []trace.Duration) trace.Duration {
 	if len(v) == 0 {
 		return 0
 	}
-	m := median(v)
+	m := stats.Median(v)
 	dev := make([]trace.Duration, len(v))
 	for i, x := range v {
 		dev[i] = abs(x - m)
 	}
-	return median(dev)
+	return stats.Median(dev)
 }

@@ -1,6 +1,10 @@
 package distributed
 
-import "github.com/tracelens/tracelens/trace"
+import (
+	"github.com/tracelens/tracelens/interval"
+	"github.com/tracelens/tracelens/stats"
+	"github.com/tracelens/tracelens/trace"
+)
 
 // A rank that reaches a collective before the others launches its NCCL
 // kernel, which then spins until the last rank arrives: the GPU is "busy"
@@ -29,7 +33,7 @@ func (run *Run) PeerWaits(ri int) []trace.Span {
 			}
 		}
 	}
-	return unionOf(out)
+	return interval.Union(interval.NonEmpty(out))
 }
 
 // waitSpan is participant i's wait in c on its own clock.
@@ -50,7 +54,7 @@ func (run *Run) exposedWait(c *Collective, i int) trace.Duration {
 		return 0
 	}
 	rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
-	return s.Dur() - overlap(rc.Under, s)
+	return s.Dur() - interval.Overlap(rc.Under, s)
 }
 
 // gainBound is what the ranks other than s could gain per step if rank
@@ -62,8 +66,8 @@ func (run *Run) gainBound(s int) trace.Duration {
 	gain := make([]trace.Duration, len(run.Ranks))
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack || c.Participants[l] != s {
+		l, ok := c.lateArrival()
+		if !ok || c.Participants[l] != s {
 			continue
 		}
 		for i, p := range c.Participants {
@@ -78,5 +82,22 @@ func (run *Run) gainBound(s int) trace.Duration {
 			others = append(others, gain[i])
 		}
 	}
-	return median(others) / trace.Duration(run.stepCount())
+	return stats.Median(others) / trace.Duration(run.stepCount())
+}
+
+// gpuSpin is the time rank index ri's GPU only spun: its peer waits
+// (PeerWaits) less any other activity of its GPU meanwhile (compute
+// kernels, copies: RankCollective.Active). The rank's GPU busy time less
+// this is the GPU time its own work took.
+func (run *Run) gpuSpin(ri int) trace.Duration {
+	var active []trace.Span
+	for _, c := range run.Ranks[ri].Collectives {
+		active = append(active, c.Active...)
+	}
+	u := interval.Union(active)
+	var d trace.Duration
+	for _, w := range run.PeerWaits(ri) {
+		d += w.Dur() - interval.Overlap(u, w)
+	}
+	return d
 }

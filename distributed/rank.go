@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -38,6 +39,12 @@ type Rank struct {
 	CommKernel trace.Duration
 	Exposed    trace.Duration
 	Compute    trace.Duration
+	// Busy is the union of the rank's GPU activity: kernels of every
+	// kind (spinning communication kernels included), copies and sets.
+	// GPUWindow runs from its first GPU activity's start to its last
+	// one's end.
+	Busy      trace.Duration
+	GPUWindow trace.Span
 	// Span is the interval covered by the rank's events.
 	Span trace.Span
 	// Events is the number of events in the file; Format its dialect.
@@ -78,6 +85,10 @@ type RankCollective struct {
 	// the collective is matched (PeerWaits).
 	Exposed trace.Duration
 	Under   []trace.Span
+	// Active is the rank's other GPU activity (compute kernels, copies,
+	// sets) inside the kernel (disjoint, sorted): what the GPU did besides
+	// spinning while the kernel waited (Run.gpuSpin).
+	Active []trace.Span
 	// Args holds the profiler's communication arguments; HasArgs is false
 	// when the trace has none for this kernel (launched before the
 	// profiler started, or a custom kernel).
@@ -180,17 +191,45 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 		}
 		r.Collectives = append(r.Collectives, c)
 	}
-	union := unionOf(compute)
-	r.Compute = total(union)
+	union := interval.Union(interval.NonEmpty(compute))
+	r.Compute = interval.Length(union)
 	slices.SortFunc(r.Collectives, func(a, b RankCollective) int { return cmpTime(a.Start, b.Start) })
 	for i := range r.Collectives {
 		c := &r.Collectives[i]
-		c.Under = within(union, c.Span)
-		c.Exposed = c.Dur() - total(c.Under)
+		c.Under = interval.Within(union, c.Span)
+		c.Exposed = c.Dur() - interval.Length(c.Under)
 		r.CommKernel += c.Dur()
 		r.Exposed += c.Exposed
 	}
+	gpuActivity(t, r, extra)
 	return r
+}
+
+// gpuActivity sets r's Busy and GPUWindow from every GPU activity of t,
+// and each of r's collectives' Active: the activity other than
+// communication kernels inside it.
+func gpuActivity(t *trace.Trace, r *Rank, extra *regexp.Regexp) {
+	var all, other []trace.Span
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.End <= g.Start {
+			continue
+		}
+		if len(all) == 0 {
+			r.GPUWindow = g.Span
+		}
+		r.GPUWindow = trace.Span{Start: min(r.GPUWindow.Start, g.Start), End: max(r.GPUWindow.End, g.End)}
+		all = append(all, g.Span)
+		if g.Kind != trace.Kernel || !IsCommKernel(g.Name, extra) {
+			other = append(other, g.Span)
+		}
+	}
+	r.Busy = interval.UnionLength(all)
+	u := interval.Union(other)
+	for i := range r.Collectives {
+		c := &r.Collectives[i]
+		c.Active = interval.Within(u, c.Span)
+	}
 }
 
 // argsOf finds the communication arguments of GPU activity g: on the
@@ -220,54 +259,4 @@ func cmpTime(a, b trace.Time) int {
 		return 1
 	}
 	return 0
-}
-
-// unionOf merges intervals into a sorted list of disjoint ones.
-func unionOf(spans []trace.Span) []trace.Span {
-	slices.SortFunc(spans, func(a, b trace.Span) int { return cmpTime(a.Start, b.Start) })
-	var out []trace.Span
-	for _, s := range spans {
-		if s.End <= s.Start {
-			continue
-		}
-		if n := len(out); n > 0 && s.Start <= out[n-1].End {
-			out[n-1].End = max(out[n-1].End, s.End)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func total(union []trace.Span) trace.Duration {
-	var d trace.Duration
-	for _, s := range union {
-		d += s.Dur()
-	}
-	return d
-}
-
-// overlap is the time of w covered by the sorted disjoint union.
-func overlap(union []trace.Span, w trace.Span) trace.Duration {
-	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
-	var d trace.Duration
-	for ; i < len(union) && union[i].Start < w.End; i++ {
-		lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End)
-		if hi > lo {
-			d += trace.Duration(hi - lo)
-		}
-	}
-	return d
-}
-
-// within returns the parts of the sorted disjoint union inside w.
-func within(union []trace.Span, w trace.Span) []trace.Span {
-	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmpTime(s.End, t) })
-	var out []trace.Span
-	for ; i < len(union) && union[i].Start < w.End; i++ {
-		if lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End); hi > lo {
-			out = append(out, trace.Span{Start: lo, End: hi})
-		}
-	}
-	return out
 }

@@ -43,7 +43,7 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 	}
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		last, spread := c.Last()
+		last, late := c.lateArrival()
 		for i, p := range c.Participants {
 			if p != ri {
 				continue
@@ -57,14 +57,8 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 			f.PeerWait += run.exposedWait(c, i)
 			f.Transfer += c.Transfer()
 			f.ExposedTransfer += max(rc.Exposed-c.Wait(i), 0)
-			if i == last && spread > lateSlack {
-				others := make([]trace.Duration, 0, len(c.Arrive)-1)
-				for j, a := range c.Arrive {
-					if j != last {
-						others = append(others, trace.Duration(a))
-					}
-				}
-				f.Late += trace.Duration(c.Arrive[last]) - median(others)
+			if i == last && late {
+				f.Late += run.lateBy(c, last)
 			}
 		}
 	}

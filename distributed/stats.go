@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -31,6 +32,13 @@ type RankStats struct {
 	// PeerWait is the part of Wait no compute kernel of the rank hid: its
 	// GPU only spinning in a collective for a later rank.
 	PeerWait trace.Duration
+	// GPUBusy is the rank's GPU busy time (Rank.Busy) less GPUSpin, the
+	// union of its peer waits that no other GPU activity of the rank hid:
+	// a waiting rank's spinning NCCL kernels count as waiting, not as
+	// work. GPUWindow is Rank.GPUWindow's length.
+	GPUBusy   trace.Duration
+	GPUSpin   trace.Duration
+	GPUWindow trace.Duration
 	// StartSkew and EndSkew are the mean of this rank's arrival (and
 	// departure) minus the earliest rank's, over matched collectives.
 	StartSkew trace.Duration
@@ -74,7 +82,7 @@ func (run *Run) settle() {
 		for _, st := range r.Steps {
 			walls = append(walls, st.Dur())
 		}
-		s.StepMedian = median(walls)
+		s.StepMedian = stats.Median(walls)
 		s.CommKernel, s.Exposed, s.Compute = r.CommKernel, r.Exposed, r.Compute
 		if s.CommKernel > 0 {
 			s.OverlapShare = 1 - float64(s.Exposed)/float64(s.CommKernel)
@@ -129,6 +137,9 @@ func (run *Run) settle() {
 	}
 	for i := range run.Stats {
 		s := &run.Stats[i]
+		s.GPUSpin = run.gpuSpin(i)
+		s.GPUBusy = max(run.Ranks[i].Busy-s.GPUSpin, 0)
+		s.GPUWindow = run.Ranks[i].GPUWindow.Dur()
 		if s.Matched > 0 {
 			s.StartSkew /= trace.Duration(s.Matched)
 			s.EndSkew /= trace.Duration(s.Matched)

@@ -3,6 +3,7 @@ package distributed
 import (
 	"slices"
 
+	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -45,6 +46,26 @@ func (run *Run) stepCount() int {
 	return n
 }
 
+// lateBy is how late c's last participant l was: its arrival minus the
+// median of the others', but no more than the longest any other
+// participant's kernel actually waited (its wait, at most its kernel): a
+// rank whose kernel finished before the last one arrived (NCCL let it
+// complete into the peer's buffers) did not wait for it, and without the
+// cap lateness summed over such calls could exceed the step.
+func (run *Run) lateBy(c *Collective, l int) trace.Duration {
+	others := make([]trace.Duration, 0, len(c.Arrive)-1)
+	var waited trace.Duration
+	for i, a := range c.Arrive {
+		if i == l {
+			continue
+		}
+		others = append(others, trace.Duration(a))
+		rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
+		waited = max(waited, min(c.Wait(i), rc.Dur()))
+	}
+	return min(trace.Duration(c.Arrive[l])-stats.Median(others), waited)
+}
+
 // Straggler returns the rank the others wait for most. ok is false when
 // no collective was matched.
 func (run *Run) Straggler() (StragglerCandidate, bool) {
@@ -55,18 +76,12 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	var total trace.Duration
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack {
+		l, ok := c.lateArrival()
+		if !ok {
 			continue
 		}
 		p := c.Participants[l]
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != l {
-				others = append(others, trace.Duration(a))
-			}
-		}
-		d := trace.Duration(c.Arrive[l]) - median(others)
+		d := run.lateBy(c, l)
 		late[p] += d
 		total += d
 	}
@@ -80,7 +95,7 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	for _, s := range run.Stats {
 		steps = append(steps, s.StepMedian)
 	}
-	sc := StragglerCandidate{Index: best, Step: median(steps), Steps: run.stepCount()}
+	sc := StragglerCandidate{Index: best, Step: stats.Median(steps), Steps: run.stepCount()}
 	sc.Late = late[best] / trace.Duration(sc.Steps)
 	if total > 0 {
 		sc.LateShare = float64(late[best]) / float64(total)

@@ -51,8 +51,8 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 	late := make([]map[int]trace.Duration, n)
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, spread := c.Last()
-		if spread <= lateSlack {
+		l, ok := c.lateArrival()
+		if !ok {
 			continue
 		}
 		// The step is the one whose host launched the collective (its
@@ -67,16 +67,10 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 		if st < 0 || st >= n {
 			continue
 		}
-		others := make([]trace.Duration, 0, len(c.Arrive)-1)
-		for i, a := range c.Arrive {
-			if i != l {
-				others = append(others, trace.Duration(a))
-			}
-		}
 		if late[st] == nil {
 			late[st] = map[int]trace.Duration{}
 		}
-		late[st][c.Participants[l]] += trace.Duration(c.Arrive[l]) - median(others)
+		late[st][c.Participants[l]] += run.lateBy(c, l)
 	}
 	threshold := max(trace.Duration(stragglerShare*float64(step)), stragglerMin)
 	pat := StepPattern{Late: make([]StepLate, n)}

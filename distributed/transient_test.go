@@ -33,12 +33,7 @@ func TestStragglerPattern(t *testing.T) {
 		if !ok {
 			continue
 		}
-		run, err := Load([]string{dir}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, _ := run.Straggler()
-		p := run.stepPattern(sc.Index, sc.Step)
+		run, sc, p := patternOf(t, dir)
 		if p.Kind != kind {
 			t.Errorf("%s: pattern %s, want %s (%s)", name, p.Kind, kind, run.describe(p))
 		}

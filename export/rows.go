@@ -128,8 +128,14 @@ func (m *model) runRow(source, hash string, size int64) RunRow {
 // rankColumns sets the runs row's job and rank columns.
 func (m *model) rankColumns(row *RunRow) {
 	row.Job, row.Rank, row.WorldSize, row.RankFrom = nil, nil, nil, nil
+	row.GPUBusyNs, row.GPUSpinNs = nil, nil
 	if m.ranked != nil {
 		row.Job, row.Rank, row.WorldSize, row.RankFrom = &m.ranked.job, m.rankCol, m.worldCol, &m.ranked.from
+	}
+	if m.rank != nil {
+		// The run's figure for this rank, its spinning left out.
+		s := m.rank.job.run.Stats[m.rank.index]
+		row.GPUBusyNs, row.GPUSpinNs = ptr(int64(s.GPUBusy)), ptr(int64(s.GPUSpin))
 	}
 }
 

@@ -111,6 +111,13 @@ type RunRow struct {
 	// StepsSynthetic is true when the trace marks no steps and the whole
 	// trace is step 0.
 	StepsSynthetic bool `parquet:"steps_synthetic"`
+	// GPUBusyNs is, for one rank of a job, its GPU busy time over the
+	// trace (the union of its kernels, copies and sets) less GPUSpinNs,
+	// the time its communication kernels only spun waiting for a later
+	// rank: distributed's per-rank gpu_busy_us and gpu_spin_us, the
+	// figure every face shows. NULL for a trace exported on its own.
+	GPUBusyNs *int64 `parquet:"gpu_busy_ns,optional"`
+	GPUSpinNs *int64 `parquet:"gpu_spin_ns,optional"`
 }
 
 // KernelRow is one GPU activity: a kernel launch, a memcpy or a memset.

@@ -61,6 +61,13 @@ type Options struct {
 	// making the collector run back to back), and both settings are
 	// restored before Read returns.
 	GCLimit int64
+	// KernelsOnly says the caller needs only the kernels (their names,
+	// times and devices), as `top` does: a reader may then leave the rest
+	// out of the model. Nsight Systems exports honour it (their API-call,
+	// copy, memset and NVTX tables are counted, not read, so Events still
+	// counts every row); Chrome JSON traces are read whole, since finding
+	// their kernels means parsing every event anyway.
+	KernelsOnly bool
 
 	// Stages, if set, receives a line for the end of each stage of the
 	// read (time since it began), then totals of the time the stages spent
@@ -144,7 +151,7 @@ func ReadFile(path string, opt Options) (*trace.Trace, error) {
 			}
 			total = st.Size()
 		}
-		if ts, ok, err := readFileNsys(f, total, nsysOptions{workers: opt.Workers}); ok {
+		if ts, ok, err := readFileNsys(f, total, nsysOptions{workers: opt.Workers, kernelsOnly: opt.KernelsOnly}); ok {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -548,6 +555,18 @@ func (g *gzipReader) garbage() string {
 type gzipError struct{ err error }
 
 func (g gzipError) Error() string { return g.err.Error() }
+
+// CollectorLimit sets the process's garbage collector up to work within
+// limit bytes (a soft memory limit, proportional collection off) and
+// returns the function that restores the previous settings; limit ≤ 0
+// changes nothing. The collector's settings are process-wide: this and
+// Options.GCLimit (the same scope, for one read) are the only places in
+// tracelens that change them, so that callers reading many traces
+// (distributed's runs) hold one scope around their work instead of each
+// setting and restoring them, out of order, on their own.
+func CollectorLimit(limit int64) (restore func()) {
+	return newGCScope(limit).restore
+}
 
 // gcScope sets the collector up for one read and restores it afterwards.
 type gcScope struct {

@@ -57,9 +57,11 @@ type nsysReader struct {
 	used map[int32]bool
 	// split asks for a trace per process that ran GPU work (parts,
 	// when there are several); gpuPid holds each GPU record's pid.
-	split  bool
-	gpuPid []int32
-	parts  []*trace.Trace
+	split bool
+	// kernelsOnly leaves out all but the kernels (nsysOptions).
+	kernelsOnly bool
+	gpuPid      []int32
+	parts       []*trace.Trace
 }
 
 // nsysOptions tune the reading of one export.
@@ -67,6 +69,10 @@ type nsysOptions struct {
 	workers int
 	// split asks for one trace per process that ran GPU work.
 	split bool
+	// kernelsOnly reads the kernels and what names and places them
+	// (strings, processes, devices) and only counts the rows of the other
+	// event tables (Options.KernelsOnly).
+	kernelsOnly bool
 }
 
 // readNsys reads an Nsight Systems SQLite export of size bytes from r.
@@ -98,7 +104,7 @@ func readNsysAll(r io.ReaderAt, size int64, no nsysOptions) (ts []*trace.Trace, 
 			tabKernel + ", " + tabRuntime + ", " + tabNVTX + " or TARGET_INFO_GPU; this one has " + tableList(db, 8)}
 	}
 	m := newMerger(1, 0, -1)
-	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None, workers: no.workers, split: no.split}
+	nr := &nsysReader{db: db, t: m.t, m: m, threads: map[int64]trace.Index{}, pnames: map[int64]string{}, tnames: map[int64]string{}, used: map[int32]bool{}, lastThread: trace.None, workers: no.workers, split: no.split, kernelsOnly: no.kernelsOnly}
 	if nr.workers <= 0 {
 		nr.workers = runtime.GOMAXPROCS(0)
 	}
@@ -130,6 +136,9 @@ func (nr *nsysReader) read() error {
 	t := nr.t
 	t.Meta.Format = "nsys"
 	steps := []func() error{nr.readStrings, nr.metadata, nr.names, nr.runtime, nr.gpuTables, nr.nvtx, nr.devices}
+	if nr.kernelsOnly {
+		steps = []func() error{nr.readStrings, nr.metadata, nr.names, nr.countRuntime, nr.kernels, nr.countNVTX, nr.devices}
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -152,7 +161,7 @@ func (nr *nsysReader) read() error {
 		t.Skipped = append(t.Skipped, trace.Skip{Reason: reason, Count: c.count, FirstOffset: c.first})
 	}
 	slices.SortFunc(t.Skipped, func(a, b trace.Skip) int { return strings.Compare(a.Reason, b.Reason) })
-	if modelled(t) == 0 {
+	if modelled(t) == 0 && !nr.kernelsOnly {
 		t.Warnings = append(t.Warnings, "the export holds no kernels, copies, CUDA API calls or NVTX ranges: nothing to analyze")
 	}
 	return nil

@@ -13,6 +13,17 @@ import (
 // numbers at 1 GB, with wall, CPU and peak RSS of the whole command, are
 // in docs/bench-nsys.md.
 func BenchmarkNsysRead(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opt  Options
+	}{{"whole", Options{}}, {"kernels", Options{KernelsOnly: true}}} {
+		b.Run(c.name, func(b *testing.B) { benchNsysRead(b, c.opt) })
+	}
+}
+
+// benchNsysRead is BenchmarkNsysRead with the read's options: "whole" is
+// what report and findings read, "kernels" what top reads.
+func benchNsysRead(b *testing.B, opt Options) {
 	mb := int64(100)
 	if s := os.Getenv("TRACELENS_NSYS_BENCH_MB"); s != "" {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
@@ -35,7 +46,7 @@ func BenchmarkNsysRead(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		t, err := ReadFile(p, Options{})
+		t, err := ReadFile(p, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

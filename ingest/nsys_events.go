@@ -15,12 +15,8 @@ var runtimeCols = []string{"start", "end", "globalTid", "nameId", "correlationId
 
 // runtime reads CUDA runtime and driver API calls.
 func (nr *nsysReader) runtime() error {
-	c, ok := nr.open(tabRuntime, runtimeCols[:4], runtimeCols[4:], "API calls cannot be linked to the GPU work they launched")
-	if !ok {
-		return nil
-	}
-	e, err := nr.plan(c)
-	if err != nil {
+	e, err := nr.planRuntime()
+	if err != nil || e.c == nil {
 		return err
 	}
 	calls := make([]trace.APICall, e.rows)
@@ -50,6 +46,13 @@ func (nr *nsysReader) runtime() error {
 	}
 	nr.t.APICalls = calls
 	return nil
+}
+
+// planRuntime binds and plans the CUDA API table (no columns, no rows:
+// absent or unreadable, noted).
+func (nr *nsysReader) planRuntime() (*eventTable, error) {
+	c, _ := nr.open(tabRuntime, runtimeCols[:4], runtimeCols[4:], "API calls cannot be linked to the GPU work they launched")
+	return nr.plan(c)
 }
 
 // apiName returns the API name StringIds id names, cached.

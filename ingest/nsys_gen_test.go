@@ -2,32 +2,18 @@ package ingest
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracelens/tracelens/fixtures/sharedtest"
 	"github.com/tracelens/tracelens/trace"
 )
 
 // sharedExport reads one shared export, decompressed.
 func sharedExport(t testing.TB, name string) []byte {
 	t.Helper()
-	f, err := os.Open(filepath.Join(nsysDir, name))
-	if err != nil {
-		t.Skipf("shared nsys exports not found (%v): they live in shared/traces/nsys beside the checkout", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return sharedtest.NsysExport(t, name)
 }
 
 // writeExport writes an export from sources into a temporary file.

@@ -26,19 +26,12 @@ var nvtxCols = []string{"start", "eventType", "end", "globalTid", "textId", "dom
 // inline or a StringIds id; thread names name threads. Marks and ranges
 // that never ended are counted as skipped.
 func (nr *nsysReader) nvtx() error {
-	c, ok := nr.open(tabNVTX, nvtxCols[:2], nvtxCols[2:], "")
-	if !ok {
-		return nil
-	}
-	if c.idx["globalTid"] < 0 || c.idx["end"] < 0 {
-		nr.t.Warnings = append(nr.t.Warnings, tabNVTX+" lacks the end or globalTid column: its ranges were not read")
-		return nil
-	}
-	ti := c.tab.Column("text")
-	e, err := nr.plan(c)
-	if err != nil {
+	e, err := nr.planNVTX()
+	if err != nil || e.c == nil {
 		return err
 	}
+	c := e.c
+	ti := c.tab.Column("text")
 	ranges := make([]trace.Annotation, e.rows)
 	gtids := make([]int64, e.rows)
 	n, ws, err := scanEvents(nr, e, ranges, gtids, func(w *nsWorker, r *sqlfile.Row, out *trace.Annotation) bool {
@@ -66,6 +59,17 @@ func (nr *nsysReader) nvtx() error {
 		nr.torch = nr.torch || w.torch
 	}
 	return nil
+}
+
+// planNVTX binds and plans the NVTX table; without it, or without the
+// columns a range needs, e.c is nil (noted).
+func (nr *nsysReader) planNVTX() (*eventTable, error) {
+	c, ok := nr.open(tabNVTX, nvtxCols[:2], nvtxCols[2:], "")
+	if ok && (c.idx["globalTid"] < 0 || c.idx["end"] < 0) {
+		nr.t.Warnings = append(nr.t.Warnings, tabNVTX+" lacks the end or globalTid column: its ranges were not read")
+		c = nil
+	}
+	return nr.plan(c)
 }
 
 // nvtxRow reads one NVTX_EVENTS row (text in column ti): a range goes to

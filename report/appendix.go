@@ -28,6 +28,8 @@ func (d *doc) nextSteps(r *analyze.Result) {
 		}
 		line := fmt.Sprintf("%d. **%s**", i+1, upperFirst(Text(f.Title)))
 		switch {
+		case f.NoTimeCost():
+			line += " (no time: the cost is device memory)"
 		case f.SavingFrom == analyze.FromOneOff:
 			line += " (a one-time " + us(f.OneOffUs) + ")"
 		case f.SavingUs > 0:

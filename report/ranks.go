@@ -34,14 +34,14 @@ func (d *doc) ranks(x Input) {
 	}
 	d.para("%s of world size %d (%s); %d collectives matched across ranks; %s. The sections after this one describe rank %d.",
 		plural(len(run.Ranks), "rank"), run.WorldSize, missing, run.Collectives, clock, x.Rank)
-	tb := newTable(right("rank"), right("median step"), right("comm kernels"), right("overlap"), right("exposed"),
+	tb := newTable(right("rank"), right("median step"), right("GPU busy"), right("spinning"), right("comm kernels"), right("overlap"), right("exposed"),
 		right("wait"), right("transfer"), right("start skew"), right("late arrivals"), right("clock offset"))
 	for _, r := range run.Ranks {
-		tb.add(fmt.Sprint(r.Rank), usd(r.StepMedianUs), usd(r.CommKernelUs), fmt.Sprintf("%.0f%%", 100*r.OverlapShare), usd(r.ExposedCommUs),
+		tb.add(fmt.Sprint(r.Rank), usd(r.StepMedianUs), RankBusy(r), fmt.Sprintf("%.1f%%", 100*r.GPUSpinShare), usd(r.CommKernelUs), fmt.Sprintf("%.0f%%", 100*r.OverlapShare), usd(r.ExposedCommUs),
 			usd(r.WaitUs), usd(r.TransferUs), usd(r.StartSkewUs), fmt.Sprint(r.LastArrivals), usd(r.ClockOffsetUs)+" ± "+usd(r.ClockResidualUs))
 	}
 	d.table(tb)
-	d.para("*Comm kernels*: communication kernel time; *overlap*: its share under compute kernels; *exposed*: with no compute kernel on any stream; *wait*: time in collectives waiting for later ranks (latest arrival minus own); *transfer*: the shortest duration of each collective across ranks; *start skew*: mean arrival after the earliest rank; *late arrivals*: collectives this rank reached last.")
+	d.para("*GPU busy*: the rank's own GPU work (kernels, copies) over its GPU window, share and time; *spinning*: the time its communication kernels only waited for a later rank, counted as waiting, not as busy; *comm kernels*: communication kernel time; *overlap*: its share under compute kernels; *exposed*: with no compute kernel on any stream; *wait*: time in collectives waiting for later ranks (latest arrival minus own); *transfer*: the shortest duration of each collective across ranks; *start skew*: mean arrival after the earliest rank; *late arrivals*: collectives this rank reached last.")
 	d.chart(waitMermaid(run.Ranks), func() string { return waitSVG(run.Ranks) })
 	if len(run.Dimensions) > 0 {
 		dt := newTable(left("dimension"), left("groups"), left("kinds"), right("collectives"), right("comm kernels"), right("exposed"), right("of which waiting"), right("bytes"))
@@ -80,6 +80,13 @@ func (d *doc) ranks(x Input) {
 	if len(notes) > 0 {
 		d.b.WriteString("\n")
 	}
+}
+
+// RankBusy is how every face words a rank's GPU busy time: its share of
+// the rank's GPU window and the time, spinning left out
+// (distributed.RankRow.GPUBusyUs), e.g. "67.9% (73.9ms)".
+func RankBusy(r distributed.RankRow) string {
+	return fmt.Sprintf("%.1f%% (%s)", 100*r.GPUBusyShare, usd(r.GPUBusyUs))
 }
 
 // waitMermaid is the wait/skew chart as a mermaid bar chart (Markdown).

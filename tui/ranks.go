@@ -14,10 +14,11 @@ import (
 )
 
 // ranksScreen is screen 7: the ranks of a multi-rank run side by side
-// (tracelens tui DIR): per rank its step, communication kernel time, how
-// much of it is exposed, waiting for later ranks versus moving data, how
-// late it arrives at collectives on average (SKEW) and how long it makes
-// the others wait;
+// (tracelens tui DIR): per rank its step, its GPU busy share (its
+// spinning communication kernels counted as waiting), communication
+// kernel time, how much of it is exposed, waiting for later ranks versus
+// moving data, how late it arrives at collectives on average (SKEW) and
+// how long it makes the others wait;
 // the straggler explained; the run's findings. Enter drills into a rank:
 // every other screen then shows that rank's trace; ↓ past the last rank
 // moves to the run's findings, and Enter opens one.
@@ -66,6 +67,7 @@ func newRanksScreen(d *data) *ranksScreen {
 	cols := []column{
 		{title: "RANK", width: 6, right: true, asc: true, style: stragglerStyle, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Rank, rs[b].Rank) })},
 		{title: "STEP", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.StepMedianUs })},
+		{title: "GPU BUSY", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.GPUBusyShare })},
 		{title: "COMM", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.CommKernelUs })},
 		{title: "EXPOSED", width: 8, right: true, order: desc(func(r *distributed.RankRow) float64 { return r.ExposedCommUs })},
 		{title: "OVERLAP", width: 7, right: true, drop: 3, order: desc(func(r *distributed.RankRow) float64 { return r.OverlapShare })},
@@ -96,24 +98,28 @@ func (s *ranksScreen) cell(row, col int) string {
 	case 1:
 		return dur(r.StepMedianUs)
 	case 2:
-		return dur(r.CommKernelUs)
+		// The rank's own GPU work: its spinning NCCL kernels count
+		// as waiting (distributed.RankRow.GPUBusyShare).
+		return fmt.Sprintf("%.1f%%", r.GPUBusyShare*100)
 	case 3:
-		return dur(r.ExposedCommUs)
+		return dur(r.CommKernelUs)
 	case 4:
-		return fmt.Sprintf("%.0f%%", r.OverlapShare*100)
+		return dur(r.ExposedCommUs)
 	case 5:
-		return dur(r.WaitUs)
+		return fmt.Sprintf("%.0f%%", r.OverlapShare*100)
 	case 6:
-		return dur(r.TransferUs)
+		return dur(r.WaitUs)
 	case 7:
-		return dur(r.StartSkewUs)
+		return dur(r.TransferUs)
 	case 8:
-		return itoa(r.LastArrivals)
+		return dur(r.StartSkewUs)
 	case 9:
-		return dur(r.CausedWaitUs)
+		return itoa(r.LastArrivals)
 	case 10:
-		return dur(r.ClockOffsetUs)
+		return dur(r.CausedWaitUs)
 	case 11:
+		return dur(r.ClockOffsetUs)
+	case 12:
 		return sanitize(filepath.Base(r.Source))
 	}
 	return ""

@@ -18,15 +18,26 @@ const embeddedPrefix = "embedded:"
 // loadTrace reads the trace at path, drawing a progress bar on a terminal,
 // and takes the ranges --step-range names as its steps.
 func loadTrace(e *env, path string) (*trace.Trace, error) {
-	t, err := readTrace(e, path)
+	t, err := readTrace(e, path, ingest.Options{})
 	if err != nil || e.stepRange == "" {
 		return t, err
 	}
 	return t, ingest.StepsFromRange(t, e.stepRange)
 }
 
-// readTrace reads the trace at path, drawing a progress bar on a terminal.
-func readTrace(e *env, path string) (*trace.Trace, error) {
+// loadKernels reads what `top` shows of the trace at path: only its
+// kernels where the format allows (ingest.Options.KernelsOnly), unless a
+// --step-range needs the NVTX ranges.
+func loadKernels(e *env, path string) (*trace.Trace, error) {
+	if e.stepRange != "" {
+		return loadTrace(e, path)
+	}
+	return readTrace(e, path, ingest.Options{KernelsOnly: true})
+}
+
+// readTrace reads the trace at path, drawing a progress bar on a
+// terminal; of base it takes KernelsOnly.
+func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
 		r, err := fixtures.Open(name)
 		if err != nil {
@@ -34,7 +45,7 @@ func readTrace(e *env, path string) (*trace.Trace, error) {
 		}
 		return ingest.Read(r, path, ingest.Options{})
 	}
-	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages}
+	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages, KernelsOnly: base.KernelsOnly}
 	if size := ingest.JSONSize(path); size > bigTrace {
 		// The model of a Chrome trace is about a quarter of its JSON; what
 		// pushes RSS higher is garbage the collector has not yet returned.

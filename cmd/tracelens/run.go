@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tracelens/tracelens/analyze"
@@ -211,10 +212,29 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg anal
 	w := e.stdout
 	fmt.Fprintf(w, "run %s: %s\n", termtext.Sanitize(ra.name), termtext.Sanitize(ra.run.Describe()))
 	fmt.Fprintf(w, "findings of the run and of rank %d, ranked together (the other ranks: tracelens findings FILE)\n", ra.rank.Rank)
+	fmt.Fprintln(w, ranksBusy(ra.res.Ranks))
 	writeFindings(w, ra.r, e.nameWidth(evidenceCellWidth))
 	fmt.Fprintln(w)
 	writeRunNotes(w, ra.res)
 	return nil
+}
+
+// ranksBusy is the run's per-rank GPU busy line, as the report's and the
+// TUI's Ranks tables give it: each rank's own GPU work, its spinning
+// communication kernels counted as waiting (the first 8 ranks).
+func ranksBusy(rows []distributed.RankRow) string {
+	var parts []string
+	for _, r := range rows[:min(len(rows), 8)] {
+		p := fmt.Sprintf("rank %d %s", r.Rank, report.RankBusy(r))
+		if r.GPUSpinShare >= 0.0005 {
+			p += fmt.Sprintf(" +%.1f%% spinning", 100*r.GPUSpinShare)
+		}
+		parts = append(parts, p)
+	}
+	if len(rows) > 8 {
+		parts = append(parts, fmt.Sprintf("… (%d ranks)", len(rows)))
+	}
+	return "GPU busy per rank over its trace (spinning in communication kernels counts as waiting): " + strings.Join(parts, "; ")
 }
 
 func rankList(r []int) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/export"
+	"github.com/tracelens/tracelens/report"
 	"github.com/tracelens/tracelens/tui"
 )
 
@@ -131,6 +133,7 @@ func TestRunFacesAgree(t *testing.T) {
 			if !strings.Contains(view, "RUN FINDINGS") || !strings.Contains(leadRow, " "+saving+" ") || !strings.Contains(leadRow, tuiCut(top.Title)) {
 				t.Errorf("the TUI's first screen does not lead with %q saving %s:\n%s", top.Title, saving, view)
 			}
+			facesShowRankBusy(t, fj.Ranks, text, md, out, view)
 		})
 	}
 	if n == 0 {
@@ -301,6 +304,44 @@ func TestRunMaxMemory(t *testing.T) {
 		code := runMain(&env{stdout: &out, stderr: &errOut}, []string{cmd, "--max-memory", "100KB", dir})
 		if code != 2 || !strings.Contains(errOut.String(), "budget of 100.0 KB") {
 			t.Errorf("%s --max-memory 100KB RUN: exit %d, %s", cmd, code, errOut.String())
+		}
+	}
+}
+
+// facesShowRankBusy: every face shows each rank's GPU busy time as the
+// run's analysis computed it, spinning left out (distributed.RankRow's
+// gpu_busy_us, checked against expect.py in distributed): the findings
+// text and the report's Ranks table word it the same, the TUI's Ranks
+// screen gives its share, export's runs table its nanoseconds.
+func facesShowRankBusy(t *testing.T, rows []distributed.RankRow, text, md, out, view string) {
+	t.Helper()
+	ranks := section(md, "## Ranks")
+	for _, r := range rows {
+		busy := report.RankBusy(r)
+		if !strings.Contains(text, fmt.Sprintf("rank %d %s", r.Rank, busy)) {
+			t.Errorf("findings text lacks rank %d's GPU busy %s", r.Rank, busy)
+		}
+		if !strings.Contains(ranks, "| "+busy+" |") {
+			t.Errorf("report's Ranks table lacks rank %d's GPU busy %s", r.Rank, busy)
+		}
+		if !strings.Contains(view, fmt.Sprintf("%.1f%%", 100*r.GPUBusyShare)) {
+			t.Errorf("TUI's Ranks screen lacks rank %d's GPU busy %.1f%%", r.Rank, 100*r.GPUBusyShare)
+		}
+		files, _ := filepath.Glob(filepath.Join(out, export.TableRuns, "*rank"+strconv.Itoa(r.Rank)+".parquet"))
+		if len(files) != 1 {
+			t.Errorf("export wrote runs %v, want one for rank %d", files, r.Rank)
+			continue
+		}
+		runs, err := parquet.ReadFile[export.RunRow](files[0])
+		if err != nil || len(runs) != 1 || runs[0].GPUBusyNs == nil || runs[0].GPUSpinNs == nil {
+			t.Errorf("export's runs row of rank %d: %v %+v", r.Rank, err, runs)
+			continue
+		}
+		if d := float64(*runs[0].GPUBusyNs)/1e3 - r.GPUBusyUs; d > 0.001 || d < -0.001 {
+			t.Errorf("export's gpu_busy_ns of rank %d is %d, the run's %.3f µs", r.Rank, *runs[0].GPUBusyNs, r.GPUBusyUs)
+		}
+		if d := float64(*runs[0].GPUSpinNs)/1e3 - r.GPUSpinUs; d > 0.001 || d < -0.001 {
+			t.Errorf("export's gpu_spin_ns of rank %d is %d, the run's %.3f µs", r.Rank, *runs[0].GPUSpinNs, r.GPUSpinUs)
 		}
 	}
 }

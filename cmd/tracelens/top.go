@@ -76,7 +76,7 @@ func runTop(e *env, args []string) error {
 	if distributed.IsRun(pos) {
 		return runTopRun(e, pos, rf, opt)
 	}
-	t, err := loadTrace(e, path)
+	t, err := loadKernels(e, path)
 	if err != nil {
 		return err
 	}

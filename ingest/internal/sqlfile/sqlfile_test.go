@@ -3,14 +3,14 @@ package sqlfile
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tracelens/tracelens/fixtures/sharedtest"
 )
 
 // sharedDir holds the real Nsight Systems exports (see its README); CI
@@ -19,20 +19,7 @@ const sharedDir = "../../../../shared/traces/nsys"
 
 func loadShared(t testing.TB, name string) []byte {
 	t.Helper()
-	f, err := os.Open(filepath.Join(sharedDir, name))
-	if err != nil {
-		t.Skipf("shared nsys exports not found (%v): they live in shared/traces/nsys beside the checkout", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return sharedtest.NsysExport(t, name)
 }
 
 // TestTableRowCounts checks every table of every shared export against

@@ -1,0 +1,100 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// CompileRegions finds torch.compile's own work: Dynamo and Inductor ops
+// and ranges (see compileEvent).
+var CompileRegions = &Analyzer{
+	Name: "compile-regions",
+	Doc:  "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
+	Fact: func(p *Pass) (any, error) {
+		t := p.Trace
+		var spans []trace.Span
+		isCompile := map[string]bool{}
+		for i := range t.Ops {
+			name := t.Ops[i].Name
+			c, ok := isCompile[name]
+			if !ok {
+				c = compileEvent(name)
+				isCompile[name] = c
+			}
+			if c {
+				spans = append(spans, t.Ops[i].Span)
+			}
+		}
+		for i := range t.Annotations {
+			if compileEvent(t.Annotations[i].Name) {
+				spans = append(spans, t.Annotations[i].Span)
+			}
+		}
+		return &CompileFacts{spans: spans}, nil
+	},
+}
+
+// CompileFacts is the result of CompileRegions.
+type CompileFacts struct {
+	spans []trace.Span
+}
+
+// Spans returns torch.compile's spans, in trace order (they may overlap).
+func (c *CompileFacts) Spans() []trace.Span { return slices.Clone(c.spans) }
+
+// compileEvent reports whether a range is torch.compile's own work.
+func compileEvent(name string) bool {
+	if strings.HasSuffix(name, "(dynamo_timed)") || name == "dynamo" || strings.HasPrefix(name, "compile_attempt_") {
+		// "dynamo" is the outermost range of a compilation in recent
+		// PyTorch releases.
+		return true
+	}
+	for _, p := range []string{"backend_compile", "_compile.compile_inner", "entire_frame_compile", "OutputGraph.call_user_compiler",
+		"GraphLowering.", "async_compile.", "build_guards", "AOTAutogradCache.", "compile_fx", "inductor_compile", "Scheduler.codegen",
+		"create_aot_dispatcher_function", "bytecode_tracing", "CachingAutotuner.benchmark_all_configs"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// compiledRegion reports whether an op is torch.compile's runtime wrapper
+// or its compilation.
+func compiledRegion(op string) bool {
+	return strings.HasPrefix(op, "Torch-Compiled Region") || strings.HasPrefix(op, "CompiledFunction") || compileEvent(op)
+}
+
+// compileSpans returns the torch.compile ranges of the trace (the
+// CompileRegions fact).
+func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }
+
+// compiled reports whether GPU activity g runs code a compiler already
+// scheduled or runs for the compiler: launched inside a torch.compile
+// region (Torch-Compiled Region, CompiledFunction and its backward), by
+// Inductor's autotuner, or replayed from a CUDA graph. Its
+// kernels are what Inductor chose not to fuse (library calls, reductions
+// it splits on purpose); telling the user to fuse them with torch.compile
+// would be wrong.
+func (ix *index) compiled(g int) bool {
+	t := ix.t
+	if ix.autotune != nil && ix.autotune[g] {
+		return true
+	}
+	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
+		return true
+	}
+	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+		n := t.Ops[op].Name
+		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
+			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {
+			// The last two are Inductor's autotuner timing candidate
+			// kernels (and flushing the cache between runs) while it
+			// compiles: compile-overhead's business, not the program's.
+			return true
+		}
+	}
+	return false
+}

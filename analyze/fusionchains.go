@@ -1,0 +1,176 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Fusion chains: which consecutive kernels fusion-candidate may fuse (and
+// what breaks a chain), grouped by their sequence of kernel names.
+
+// chainGroup is every occurrence of one sequence of kernel names.
+type chainGroup struct {
+	occ [][]int // GPU indexes per occurrence
+}
+
+// fusionChains groups the runs of fusable kernels (memory-bound, launched
+// by a framework op, not compiled or the optimizer's) on one stream, in
+// one step, one call of one user function and on one tensor, by their
+// sequence of kernel names (keys in first-seen order).
+func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
+	t, ix := p.Trace, p.ix
+	groups := map[string]*chainGroup{}
+	var keys []string
+	var run []int
+	var key []byte
+	flush := func() {
+		if len(run) >= FusionMinChain {
+			// Key the chain by its kernel name ids, not the (long) names.
+			key = key[:0]
+			for _, g := range run {
+				id := ix.nameOf[g]
+				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+			}
+			k := string(key)
+			gr := groups[k]
+			if gr == nil {
+				gr = &chainGroup{}
+				groups[k] = gr
+				keys = append(keys, k)
+			}
+			gr.occ = append(gr.occ, slices.Clone(run))
+		}
+		run = run[:0]
+	}
+	gemmOps := ix.gemmOps()
+	for g := range t.GPU {
+		a := &t.GPU[g]
+		if len(run) > 0 {
+			prev := &t.GPU[run[len(run)-1]]
+			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
+				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) ||
+				!ix.sameTensor(run[len(run)-1], g) {
+				flush()
+			}
+		}
+		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
+			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
+			// The optimizer's kernels are optimizer-step's business: its
+			// fix is fused=True, not fusing by hand.
+			flush()
+			continue
+		}
+		run = append(run, g)
+	}
+	flush()
+	return groups, keys
+}
+
+// gemmOps marks every op (aten op or autograd node) that has a GEMM or
+// attention kernel among the kernels it launched, directly or through its
+// children: the other kernels of such an op (autocast's weight casts
+// under aten::linear, cuBLAS's workspace memset, AddmmBackward0's bias
+// reduction) are the GEMM's preparation or epilogue, which amp-cast and a
+// fused-epilogue GEMM address; they cannot fuse with the neighbouring
+// layer's elementwise kernels into one kernel. User ranges are not marked:
+// a record_function("forward") holds GEMMs and fusable chains alike.
+func (ix *index) gemmOps() map[trace.Index]bool {
+	t := ix.t
+	marked := map[trace.Index]bool{}
+	for g := range t.GPU {
+		if c := ix.cat[g]; c != CategoryGEMM && c != CategoryAttention {
+			continue
+		}
+		for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+			if frameworkOp(t.Ops[op].Name) {
+				marked[op] = true
+			}
+		}
+	}
+	return marked
+}
+
+// frameworkOp reports whether an op name is an ATen op or an autograd
+// node (not a user range or a Python function).
+func frameworkOp(name string) bool {
+	return strings.HasPrefix(name, "aten::") || strings.HasPrefix(name, "autograd::engine::evaluate_function:") ||
+		strings.Contains(name, "Backward")
+}
+
+// unfusable reports whether memory-bound kernel g can never join a fusion
+// chain: launched by an op that also runs a GEMM or attention kernel
+// (gemmOps); by AccumulateGrad, whose .grad output must persist in
+// memory, so it is no intermediate a fusion could keep in registers; by a
+// collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
+// record_param_comms), whose buffers the communication kernel reads; or a
+// foreach multi_tensor_apply kernel, which already handles many tensors in
+// one launch.
+func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
+	t := ix.t
+	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
+		return true
+	}
+	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+		n := t.Ops[op].Name
+		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// communicationOp reports whether an op belongs to a collective: FSDP's
+// copy-in/copy-out, c10d's collectives and the NCCL bookkeeping op.
+func communicationOp(name string) bool {
+	return strings.HasPrefix(name, "fsdp::") || strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "nccl:") ||
+		strings.Contains(name, "record_param_comms") || strings.Contains(name, "FSDP::")
+}
+
+// sameTensor reports whether consecutive kernels a and b may work on one
+// tensor. Between two autograd nodes it requires the same shape of the
+// nodes' ops' first inputs, as a backward elementwise chain has: a
+// different shape means the next node works on another tensor (a weight's
+// gradient cast next to an activation's GeluBackward0), which one kernel
+// cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
+// factor, repeat_interleave, mul with the activation), so only backward
+// nodes are checked; unknown shapes (no record_shapes) never break a chain.
+func (ix *index) sameTensor(a, b int) bool {
+	t := ix.t
+	oa, ob := ix.op[a], ix.op[b]
+	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
+		return true
+	}
+	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)
+	return da == "" || db == "" || da == db
+}
+
+// firstDims is the first tensor's dims in an op's input-dims JSON text
+// ("[[64, 2048], [2048]]" → "[64, 2048]"); empty when there is none.
+func firstDims(dims string) string {
+	i := strings.Index(dims, "[[")
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(dims[i+1:], ']')
+	if j < 0 {
+		return ""
+	}
+	return strings.ReplaceAll(dims[i+1:i+2+j], " ", "")
+}
+
+// opLabel names the op a user wrote for GPU activity g: the outermost op
+// of its launch path, without the aten:: prefix ("repeat_interleave", not
+// the copy_ it calls).
+func (ix *index) opLabel(g int) string {
+	op := ix.op[g]
+	if op == trace.None {
+		return ""
+	}
+	for ix.t.Ops[op].Parent != trace.None {
+		op = ix.t.Ops[op].Parent
+	}
+	name := strings.TrimPrefix(ix.t.Ops[op].Name, "autograd::engine::evaluate_function: ")
+	return strings.TrimPrefix(name, "aten::")
+}

@@ -1,0 +1,183 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// HookMinShare is the smallest hook overhead, as a share of the median
+// step, that hook-overhead reports.
+const HookMinShare = 0.02
+
+// HookOverhead measures the CPU cost of Python nn.Module hooks.
+var HookOverhead = &Analyzer{
+	Name: "hook-overhead",
+	Doc: fmt.Sprintf("Finds Python functions that torch.nn.Module's hook dispatch calls (children of module.py's _call_impl/inner that are not "+
+		"the module's forward and not library code: the user's forward hooks, pre-hooks and backward-hook wrappers) and measures their CPU time, the part of it not spent "+
+		"inside framework ops (pure Python overhead), the dispatch overhead of inner() itself, and the GPU idle time while they run. "+
+		"Needs Python stacks (with_stack=True). Saving model: hook Python overhead plus dispatch overhead per step, bounded by the GPU "+
+		"idle time during the hooked calls (CPU time the GPU does not wait for costs nothing). Reported when at least %.0f%% of the median step.",
+		HookMinShare*100),
+	Requires: []*Analyzer{IdleGaps},
+	Run:      runHookOverhead,
+}
+
+// hookDispatcher reports whether a frame is torch.nn.Module's call path
+// that runs hooks.
+func hookDispatcher(f *trace.PyFrame) bool {
+	file, _, fn, ok := f.Source()
+	return ok && strings.HasSuffix(file, "torch/nn/modules/module.py") && (fn == "inner" || fn == "_call_impl")
+}
+
+type hookStat struct {
+	name                       string
+	calls                      int
+	cpu, inOps, overhead, idle trace.Duration
+}
+
+// hookStats measures the functions module.py's hook dispatch calls, by
+// function (in first-seen order), and the dispatch's own time over the
+// hooked calls (the inner() frames that ran hooks).
+func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispatch trace.Duration, hooked []trace.Span) {
+	t := ix.t
+	childDur := make([]trace.Duration, len(t.Frames))
+	for i := range t.Frames {
+		if par := t.Frames[i].Parent; par != trace.None {
+			childDur[par] += t.Frames[i].Dur()
+		}
+	}
+	opPrefix := ix.topOpPrefix()
+	stats = map[string]*hookStat{}
+	for i := range t.Frames {
+		f := &t.Frames[i]
+		par := f.Parent
+		if par == trace.None || !hookDispatcher(&t.Frames[par]) {
+			continue
+		}
+		file, line, fn, ok := f.Source()
+		if !ok || fn == "forward" || libraryFile(file) {
+			// Library callees (torch.compiler.is_compiling, ...) are part of
+			// the dispatch, not a hook the user registered.
+			continue
+		}
+		key := fmt.Sprintf("%s() at %s:%d", fn, file, line)
+		st := stats[key]
+		if st == nil {
+			st = &hookStat{name: key}
+			stats[key] = st
+			order = append(order, key)
+		}
+		inOps := ix.topOpsIn(opPrefix, f.Thread, f.Start, f.End)
+		st.calls++
+		st.cpu += f.Dur()
+		st.inOps += inOps
+		st.overhead += max(f.Dur()-inOps, 0)
+		st.idle += f.Dur() - ix.busyIn(f.Start, f.End)
+		if pf := &t.Frames[par]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
+			hooked = append(hooked, pf.Span)
+			// inner()'s own time: dispatching hooks, building results.
+			dispatch += max(pf.Dur()-childDur[par], 0)
+		}
+	}
+	return stats, order, dispatch, hooked
+}
+
+func runHookOverhead(p *Pass) ([]Finding, error) {
+	if len(p.Trace.Frames) == 0 {
+		return nil, nil
+	}
+	stats, order, dispatch, hooked := p.ix.hookStats()
+	if len(order) == 0 {
+		return nil, nil
+	}
+	var cpu, overhead, idle trace.Duration
+	tb := NewTable(Col("hook", KindSource), Col("calls", KindCount), Col("CPU", KindDuration), Col("in ops", KindDuration), Col("Python overhead", KindDuration), Col("GPU idle meanwhile", KindDuration))
+	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(stats[b].cpu, stats[a].cpu) })
+	for _, k := range order {
+		st := stats[k]
+		cpu += st.cpu
+		overhead += st.overhead
+		idle += st.idle
+		tb.Add(SourceCell(st.name), Count(float64(st.calls)), Dur(st.cpu), Dur(st.inOps), Dur(st.overhead), Dur(st.idle))
+	}
+	steps := float64(max(p.Result.StepStats.Count, 1))
+	saving := min(us(overhead+dispatch), us(idle)) / steps
+	if saving < HookMinShare*p.Result.StepStats.MedianWallUsNoFirst {
+		return nil, nil
+	}
+	share := p.shareOfStep(saving)
+	sev := Medium
+	if share >= 0.1 {
+		sev = High
+	}
+	names := slices.Clone(order)
+	return []Finding{{
+		Title: fmt.Sprintf("module hooks take %s of CPU over %d calls (%s per step); GPU idle %s meanwhile",
+			cpu, sumCalls(stats), fmtUs(us(cpu)/steps), idle),
+		Subject:    "module hooks",
+		Severity:   sev,
+		SavingUs:   saving,
+		SavingFrom: FromGPUIdle,
+		Measures: []Measure{
+			{"hook CPU time", Dur(cpu)},
+			{"hook calls", Count(float64(sumCalls(stats)))},
+			{"Python overhead", Dur(overhead)},
+			{"dispatch overhead", Dur(dispatch)},
+			{"GPU idle while hooks run", Dur(idle)},
+		},
+		Evidence: []Evidence{
+			{Text: "hook functions called by torch.nn.Module's hook dispatch (module.py _call_impl/inner):", Table: tb},
+			{Text: fmt.Sprintf("hook dispatch itself (inner() minus its callees): %s over %d hooked calls", dispatch, len(hooked))},
+			{Text: "saving model: hook Python overhead + dispatch overhead per step, bounded by the GPU idle time while hooks run; the ops the hooks launch still have to run"},
+		},
+		Fix: fmt.Sprintf("do the hooks' work inside the module's forward instead of register_forward_hook (%s): call it directly where the "+
+			"output is produced, or register the hooks only for the steps that need them and remove() them afterwards; torch.compile also traces through hooks",
+			strings.Join(names, ", ")),
+		Confidence: High,
+	}}, nil
+}
+
+func sumCalls(m map[string]*hookStat) int {
+	n := 0
+	for _, s := range m {
+		n += s.calls
+	}
+	return n
+}
+
+// topOpPrefix returns running totals of top-level op durations over Ops
+// in their (thread, start) order.
+func (ix *index) topOpPrefix() []trace.Duration {
+	ops := ix.t.Ops
+	pre := make([]trace.Duration, len(ops)+1)
+	for i := range ops {
+		d := trace.Duration(0)
+		if ops[i].Parent == trace.None {
+			d = ops[i].Dur()
+		}
+		pre[i+1] = pre[i] + d
+	}
+	return pre
+}
+
+// topOpsIn returns the time of top-level ops on thread th that start in
+// [from, to].
+func (ix *index) topOpsIn(pre []trace.Duration, th trace.Index, from, to trace.Time) trace.Duration {
+	ops := ix.t.Ops
+	cmpOp := func(o trace.Op, k threadTime) int {
+		if c := cmp.Compare(o.Thread, k.th); c != 0 {
+			return c
+		}
+		return cmp.Compare(o.Start, k.at)
+	}
+	lo, _ := slices.BinarySearchFunc(ops, threadTime{th, from}, cmpOp)
+	hi, _ := slices.BinarySearchFunc(ops, threadTime{th, to + 1}, cmpOp)
+	if hi <= lo {
+		return 0
+	}
+	return pre[hi] - pre[lo]
+}

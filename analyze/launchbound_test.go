@@ -1,0 +1,36 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+	tt "github.com/tracelens/tracelens/trace/tracetest"
+)
+
+// launchBoundTrace is 3 steps of 1300µs, each launching n 10µs kernels one
+// every 35µs from 200µs in (30µs calls): the kernels are separated by 25µs
+// launch gaps, with long gaps (≥ 200µs) only before the first kernel and
+// after the last.
+func launchBoundTrace(n int) *trace.Trace {
+	b := tt.New()
+	for s := range 3 {
+		at := tt.Us(1300 * float64(s))
+		b.Step(at, at+tt.Us(1300))
+		train(b, "vectorized_elementwise_kernel", at+tt.Us(200), n, 35, 30, 10)
+	}
+	return b.Build()
+}
+
+func TestLaunchBoundBuilt(t *testing.T) {
+	f := oneFinding(t, launchBoundTrace(25), LaunchBound)
+	// 25 kernels of 10µs in a 1300µs step: busy 250µs (19%); the 24 gaps
+	// between them are 25µs each, 600µs of launch-gap idle out of 1050.
+	checkNear(t, "GPU busy", measureOf(t, f, "GPU busy"), 250.0/1300)
+	checkNear(t, "launches per step", measureOf(t, f, "launches per step"), 25)
+	checkNear(t, "launch-gap idle", measureOf(t, f, "launch-gap idle per step"), 24*25)
+	if f.Severity != High {
+		t.Errorf("severity %s, want high (busy under 25%%)", f.Severity)
+	}
+	// 19 launches a step: one short of LaunchBoundMinLaunches.
+	noFinding(t, launchBoundTrace(LaunchBoundMinLaunches-1), LaunchBound)
+}

@@ -1,0 +1,74 @@
+// Package interval is the one interval arithmetic of tracelens: the union
+// of time spans (GPU busy time, compile regions, a rank's compute) and how
+// much of a span a union covers. Single-trace analysis (analyze) and run
+// analysis (distributed) both use it, so "busy" and "covered" mean the
+// same thing in both. It depends only on trace.
+package interval
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Union returns the union of spans as sorted, disjoint spans. It sorts
+// spans in place and reuses their storage, so the caller must not use
+// spans afterwards. Overlapping and touching spans merge; a zero-length
+// span that touches no other is kept (as a point, of no length), so that
+// callers counting gaps between the spans see it: NonEmpty drops them first.
+func Union(spans []trace.Span) []trace.Span {
+	slices.SortFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
+	merged := spans[:0]
+	for _, s := range spans {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}
+
+// NonEmpty removes, in place, the spans that end at or before their start,
+// and returns the rest in their order.
+func NonEmpty(spans []trace.Span) []trace.Span {
+	return slices.DeleteFunc(spans, func(s trace.Span) bool { return s.End <= s.Start })
+}
+
+// Length returns the total length of sorted, disjoint spans (a Union).
+func Length(union []trace.Span) trace.Duration {
+	var d trace.Duration
+	for _, s := range union {
+		d += s.Dur()
+	}
+	return d
+}
+
+// UnionLength returns the length of the union of spans (sorted in place,
+// as Union).
+func UnionLength(spans []trace.Span) trace.Duration {
+	return Length(Union(spans))
+}
+
+// Overlap returns the time of w that the sorted, disjoint union covers.
+func Overlap(union []trace.Span, w trace.Span) trace.Duration {
+	var d trace.Duration
+	for _, s := range Within(union, w) {
+		d += s.Dur()
+	}
+	return d
+}
+
+// Within returns the parts of the sorted, disjoint union inside w, in
+// order; nil when none.
+func Within(union []trace.Span, w trace.Span) []trace.Span {
+	i, _ := slices.BinarySearchFunc(union, w.Start, func(s trace.Span, t trace.Time) int { return cmp.Compare(s.End, t) })
+	var out []trace.Span
+	for ; i < len(union) && union[i].Start < w.End; i++ {
+		if lo, hi := max(union[i].Start, w.Start), min(union[i].End, w.End); hi > lo {
+			out = append(out, trace.Span{Start: lo, End: hi})
+		}
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package interval
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+func sp(a, b trace.Time) trace.Span { return trace.Span{Start: a, End: b} }
+
+func TestUnion(t *testing.T) {
+	got := Union([]trace.Span{sp(5, 7), sp(0, 2), sp(1, 3), sp(3, 4), sp(9, 9), sp(6, 6)})
+	want := []trace.Span{sp(0, 4), sp(5, 7), sp(9, 9)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Union = %v, want %v", got, want)
+	}
+	if n := NonEmpty([]trace.Span{sp(1, 1), sp(2, 3), sp(5, 4)}); !slices.Equal(n, []trace.Span{sp(2, 3)}) {
+		t.Errorf("NonEmpty = %v", n)
+	}
+	if l := UnionLength([]trace.Span{sp(0, 10), sp(5, 15), sp(20, 21)}); l != 16 {
+		t.Errorf("UnionLength = %d, want 16", l)
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	u := []trace.Span{sp(0, 4), sp(5, 7), sp(10, 20)}
+	for _, c := range []struct {
+		w    trace.Span
+		want trace.Duration
+	}{{sp(2, 6), 3}, {sp(7, 10), 0}, {sp(-5, 30), 16}, {sp(12, 13), 1}} {
+		if got := Overlap(u, c.w); got != c.want {
+			t.Errorf("Overlap(%v) = %d, want %d", c.w, got, c.want)
+		}
+	}
+	if w := Within(u, sp(3, 11)); !slices.Equal(w, []trace.Span{sp(3, 4), sp(5, 7), sp(10, 11)}) {
+		t.Errorf("Within = %v", w)
+	}
+}
