@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -40,6 +41,13 @@ type Options struct {
 	MaxMemory int64
 	// Analyze selects the analyzers whose findings are exported.
 	Analyze analyze.Config
+	// StepRange, if set, names the host ranges taken as each trace's
+	// steps (ingest.StepsFromRange), as --step-range does for every
+	// other command.
+	StepRange string
+	// Cross configures the cross-rank analysis of jobs: its CommKernel,
+	// Enable and Disable (the exporter sets the loading fields).
+	Cross distributed.Options
 	// Progress, if set, is called (never concurrently) when an input
 	// starts, as it is read, and when it is done.
 	Progress func(Progress)
@@ -256,7 +264,7 @@ func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Out
 	if err != nil {
 		return fail(err)
 	}
-	m, err := build(in, t, opt.Analyze)
+	m, err := build(in, t, opt)
 	if err != nil {
 		return fail(err)
 	}
@@ -272,10 +280,15 @@ func exportOne(in Input, opt Options, read ingest.Options, rank *jobRank) (o Out
 	return o
 }
 
-// build analyzes a trace read for in and returns the model the row
-// builders read.
-func build(in Input, t *trace.Trace, cfg analyze.Config) (*model, error) {
-	r, err := analyze.Run(t, cfg)
+// build analyzes a trace read for in (its steps taken from opt.StepRange
+// when set) and returns the model the row builders read.
+func build(in Input, t *trace.Trace, opt Options) (*model, error) {
+	if opt.StepRange != "" {
+		if err := ingest.StepsFromRange(t, opt.StepRange); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+	}
+	r, err := analyze.Run(t, opt.Analyze)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Path, err)
 	}

@@ -76,36 +76,14 @@ var (
 // exported as lone traces, each Outcome saying why in Note; a re-run
 // skips them while they stay up to date as lone traces.
 func (ex *exporter) job(idx []int) {
-	opt, inputs := ex.opt, ex.inputs
-	name := inputs[idx[0]].Job
-	lone := func(why error) {
-		note := fmt.Sprintf("job %s not matched across ranks (%v): exported as lone traces, without rank or collectives", name, why)
-		parallel(ex.workers, len(idx), func(k int) {
-			i := idx[k]
-			ex.one(i, nil)
-			if o := &ex.out[i]; o.Status == Exported {
-				o.Note = note
-			}
-		})
-	}
-	ids := make([]identity, len(idx))
-	h := sha256.New()
-	for k, i := range idx {
-		hash, size, err := contentHash(inputs[i].Path)
-		if err != nil {
-			lone(err)
-			return
-		}
-		ex.out[i] = Outcome{Input: inputs[i], ContentHash: hash, InputBytes: size}
-		ids[k].ContentHash = hash
-		fmt.Fprintf(h, "%s\x00%s\x00", inputs[i].Run, hash)
+	name := ex.inputs[idx[0]].Job
+	ids, err := ex.jobIdentities(idx)
+	if err != nil {
+		ex.lone(idx, name, err)
+		return
 	}
 	if ex.clashes(idx, ids) {
 		return
-	}
-	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
-	for k := range ids {
-		ids[k].JobHash = jobHash
 	}
 	// Up to date as a job, or as lone traces: a job exported alone
 	// before, and unchanged since, still cannot be loaded.
@@ -113,15 +91,65 @@ func (ex *exporter) job(idx []int) {
 		ex.skipIfFresh(idx, func(k int) identity { return identity{ContentHash: ids[k].ContentHash} }) {
 		return
 	}
-
 	paths := make([]string, len(idx))
 	at := map[string]int{}
 	for k, i := range idx {
-		paths[k] = inputs[i].Path
-		at[inputs[i].Path] = k
+		paths[k] = ex.inputs[i].Path
+		at[ex.inputs[i].Path] = k
 	}
 	states := make([]rankState, len(idx))
-	each := func(t *trace.Trace, r *distributed.Rank) error {
+	// Each rank read gets a worker's share of the memory cap, as a lone
+	// trace does.
+	load := ex.opt.Cross
+	load.Parallel, load.Each, load.MaxMemory = ex.workers, ex.firstPass(name, idx, ids, at, states), ex.read.MaxMemory
+	run, err := distributed.Load(paths, load)
+	if err != nil {
+		ex.lone(idx, name, err)
+		return
+	}
+	ex.afterJob(name, idx, ids, at, states, run)
+}
+
+// lone exports the inputs of job name (idx) as lone traces, each
+// Outcome saying why the job could not be matched across ranks.
+func (ex *exporter) lone(idx []int, name string, why error) {
+	note := fmt.Sprintf("job %s not matched across ranks (%v): exported as lone traces, without rank or collectives", name, why)
+	parallel(ex.workers, len(idx), func(k int) {
+		i := idx[k]
+		ex.one(i, nil)
+		if o := &ex.out[i]; o.Status == Exported {
+			o.Note = note
+		}
+	})
+}
+
+// jobIdentities hashes every file of a job (idx): each rank's identity
+// is its content hash and the hash of the whole job.
+func (ex *exporter) jobIdentities(idx []int) ([]identity, error) {
+	ids := make([]identity, len(idx))
+	h := sha256.New()
+	for k, i := range idx {
+		hash, size, err := contentHash(ex.inputs[i].Path)
+		if err != nil {
+			return nil, err
+		}
+		ex.out[i] = Outcome{Input: ex.inputs[i], ContentHash: hash, InputBytes: size}
+		ids[k].ContentHash = hash
+		fmt.Fprintf(h, "%s\x00%s\x00", ex.inputs[i].Run, hash)
+	}
+	jobHash := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	for k := range ids {
+		ids[k].JobHash = jobHash
+	}
+	return ids, nil
+}
+
+// firstPass is distributed.Load's Each for job name: as each rank's
+// full trace is read, its kernels, ops, steps and findings tables are
+// written (states[k] records what), so each file is read once. A rank
+// whose number the job settles later is left to afterJob.
+func (ex *exporter) firstPass(name string, idx []int, ids []identity, at map[string]int, states []rankState) func(*trace.Trace, *distributed.Rank) error {
+	return func(t *trace.Trace, r *distributed.Rank) error {
 		k, ok := at[r.Source]
 		if !ok {
 			return fmt.Errorf("%s: not one of job %s's files", r.Source, name)
@@ -131,14 +159,14 @@ func (ex *exporter) job(idx []int) {
 		}
 		i := idx[k]
 		ex.prog.start(i)
-		m, err := build(inputs[i], t, opt.Analyze)
+		m, err := build(ex.inputs[i], t, ex.opt)
 		if err != nil {
 			return err
 		}
 		st := rankState{info: rankInfo{job: name, rank: int32(r.Rank), world: int32(r.WorldSize), from: r.RankFrom}}
 		m.setRank(st.info)
-		st.row = m.runRow(inputs[i].source(), ids[k].ContentHash, ex.out[i].InputBytes)
-		if st.rows, err = writeRun(opt.Dir, inputs[i], ids[k], m, &st.row, firstPass); err != nil {
+		st.row = m.runRow(ex.inputs[i].source(), ids[k].ContentHash, ex.out[i].InputBytes)
+		if st.rows, err = writeRun(ex.opt.Dir, ex.inputs[i], ids[k], m, &st.row, firstPass); err != nil {
 			return err
 		}
 		st.written, st.light = true, m.light()
@@ -146,32 +174,31 @@ func (ex *exporter) job(idx []int) {
 		ex.prog.reading(i, ex.out[i].InputBytes)
 		return nil
 	}
-	// Each rank read gets a worker's share of the memory cap, as a lone
-	// trace does.
-	run, err := distributed.Load(paths, distributed.Options{Parallel: ex.workers, Each: each, MaxMemory: ex.read.MaxMemory})
-	if err != nil {
-		lone(err)
-		return
-	}
+}
+
+// afterJob writes, once the run is assembled, each rank's collectives and
+// runs tables; a rank whose number or world size the job settled
+// differently from what its first pass wrote is exported again.
+func (ex *exporter) afterJob(name string, idx []int, ids []identity, at map[string]int, states []rankState, run *distributed.Run) {
 	j := newJob(name, run)
 	// Without re-reading ranks: the straggler's explanation (its evidence
 	// and fix wording) is left to report and findings; its saving is the
 	// same.
-	j.cross = distributed.Analyze(run, nil, distributed.Options{}).CrossRankFindings()
-	var again []int
+	j.cross = distributed.Analyze(run, nil, ex.opt.Cross).CrossRankFindings()
 	ranks := make([]*jobRank, len(idx))
 	for ri, r := range run.Ranks {
 		k, ok := at[r.Source]
 		if !ok {
-			lone(fmt.Errorf("distributed.Load read %s, not one of its files", r.Source))
+			ex.lone(idx, name, fmt.Errorf("distributed.Load read %s, not one of its files", r.Source))
 			return
 		}
 		ranks[k] = &jobRank{job: j, index: ri, id: ids[k], size: ex.out[idx[k]].InputBytes}
 	}
 	if i := slices.Index(ranks, nil); i >= 0 {
-		lone(fmt.Errorf("distributed.Load did not read %s", paths[i]))
+		ex.lone(idx, name, fmt.Errorf("distributed.Load did not read %s", ex.inputs[idx[i]].Path))
 		return
 	}
+	var again []int
 	for k, i := range idx {
 		st := &states[k]
 		if !st.written || st.info != ranks[k].info() {

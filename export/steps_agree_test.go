@@ -35,7 +35,7 @@ func TestKernelRowsAgreeWithAnalyze(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := build(Input{Path: f, Run: "x"}, tr, analyze.Config{})
+		m, err := build(Input{Path: f, Run: "x"}, tr, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,9 +47,40 @@ func (d *doc) nextSteps(r *analyze.Result) {
 	d.b.WriteString("\n")
 }
 
+// appendix is the report's reference part: the trace's metadata, what the
+// reader skipped, figures withheld as impossible, and the analyzers run.
 func (d *doc) appendix(t *trace.Trace, r *analyze.Result) {
 	d.heading(2, "Appendix")
 	d.heading(3, "Trace metadata")
+	d.table(metadataTable(t, r))
+
+	d.heading(3, "Skipped events")
+	if len(t.Skipped) == 0 {
+		d.para("Nothing was skipped: every event in the trace is in the model.")
+	} else {
+		d.para("Events the reader did not model, so no figure above counts them:")
+		sk := newTable(left("Reason"), right("Count"), right("First at byte"))
+		for _, s := range t.Skipped {
+			sk.add(Text(s.Reason), count(float64(s.Count)), fmt.Sprint(s.FirstOffset))
+		}
+		d.table(sk)
+	}
+
+	if len(r.Corrections) > 0 {
+		d.heading(3, "Figures withheld")
+		d.para("Analysis produced %s that cannot be true; they are left out of this report (a bug worth reporting with the trace):", plural(len(r.Corrections), "figure"))
+		for _, c := range r.Corrections {
+			d.b.WriteString("- " + upperFirst(Text(c)) + "\n")
+		}
+		d.b.WriteString("\n")
+	}
+
+	d.analyzersRun(r)
+}
+
+// metadataTable lists what the trace says of itself: source, format,
+// versions, devices, sizes and the metadata's other keys.
+func metadataTable(t *trace.Trace, r *analyze.Result) *table {
 	tb := newTable(left("Field"), left("Value"))
 	tb.add("Source", Code(r.Source))
 	tb.add("Format", Text(t.Meta.Format))
@@ -86,29 +117,12 @@ func (d *doc) appendix(t *trace.Trace, r *analyze.Result) {
 	for _, k := range keys {
 		tb.add(Code(k), Code(t.Meta.Other[k]))
 	}
-	d.table(tb)
+	return tb
+}
 
-	d.heading(3, "Skipped events")
-	if len(t.Skipped) == 0 {
-		d.para("Nothing was skipped: every event in the trace is in the model.")
-	} else {
-		d.para("Events the reader did not model, so no figure above counts them:")
-		sk := newTable(left("Reason"), right("Count"), right("First at byte"))
-		for _, s := range t.Skipped {
-			sk.add(Text(s.Reason), count(float64(s.Count)), fmt.Sprint(s.FirstOffset))
-		}
-		d.table(sk)
-	}
-
-	if len(r.Corrections) > 0 {
-		d.heading(3, "Figures withheld")
-		d.para("Analysis produced %s that cannot be true; they are left out of this report (a bug worth reporting with the trace):", plural(len(r.Corrections), "figure"))
-		for _, c := range r.Corrections {
-			d.b.WriteString("- " + upperFirst(Text(c)) + "\n")
-		}
-		d.b.WriteString("\n")
-	}
-
+// analyzersRun lists the analyzers that ran, with their findings' count
+// and what each checks.
+func (d *doc) analyzersRun(r *analyze.Result) {
 	d.heading(3, "Analyzers")
 	if len(r.Analyzers) == 0 {
 		d.para("No analyzer ran.")

@@ -7,15 +7,29 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
+// summary writes the executive summary: the biggest findings first, as a
+// hand-written investigation leads, then the utilisation, where GPU time
+// goes, and notes on the trace itself (at most maxBullets).
 func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
-	var bullets []string
-	per := "each step"
-	if r.Summary.StepsSynthetic {
-		per = "the trace (no step markers)"
+	bullets := leadingFindings(r)
+	bullets = append(bullets, utilisationBullets(t, r)...)
+	if b, ok := categoryBullet(r); ok {
+		bullets = append(bullets, b)
 	}
-	wall, busy, launches, launchAPI := typical(r)
-	// The biggest findings lead, as in a hand-written investigation; the
-	// utilisation and kernel bullets that follow give their context.
+	bullets = append(bullets, traceBullets(r)...)
+	if len(bullets) > maxBullets {
+		bullets = bullets[:maxBullets]
+	}
+	for _, b := range bullets {
+		d.b.WriteString("- " + b + "\n")
+	}
+	d.b.WriteString("\n")
+}
+
+// leadingFindings are the two biggest estimated findings, each with its
+// saving.
+func leadingFindings(r *analyze.Result) []string {
+	var bullets []string
 	shown := 0
 	for _, f := range r.Findings {
 		if shown == 2 {
@@ -27,6 +41,18 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		shown++
 		bullets = append(bullets, fmt.Sprintf("**%s**: saves %s.", upperFirst(Text(f.Title)), savingText(r, f)))
 	}
+	return bullets
+}
+
+// utilisationBullets say what the step is bound by (no GPU, the host,
+// communication or the GPU), from the steady step's medians.
+func utilisationBullets(t *trace.Trace, r *analyze.Result) []string {
+	var bullets []string
+	per := "each step"
+	if r.Summary.StepsSynthetic {
+		per = "the trace (no step markers)"
+	}
+	wall, busy, launches, launchAPI := typical(r)
 	switch {
 	case !hasGPU(r):
 		s := fmt.Sprintf("**No GPU activity recorded**: the trace holds %s and %s over %s but no kernel, memcpy or memset, so this report covers CPU time only.",
@@ -55,6 +81,12 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		bullets = append(bullets, fmt.Sprintf("**GPU busy %s of %s** (wall %s, GPU busy %s): the GPU is the bottleneck, so the kernels below are where time goes.",
 			pct(r.StepStats.SteadyGPUBusyShare), per, us(wall), us(busy)))
 	}
+	return bullets
+}
+
+// categoryBullet says which kernel category takes the step's GPU time
+// (per steady step when the trace has steps) and its top kernel.
+func categoryBullet(r *analyze.Result) (string, bool) {
 	if sc := r.StepStats.SteadyCategories; len(sc) > 0 && len(r.Kernels) > 0 && !r.Summary.StepsSynthetic {
 		// Per step, as every other figure of the summary: compilation,
 		// autotuning and the first step's warm-up are not the workload.
@@ -68,14 +100,20 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 			s += fmt.Sprintf("; the top kernel %s takes %s of it (%s per step in %s)", Code(shorten(kernelName(k), 60)), pct(per/steadyGPUUs(sc)), us(per), plural(int(n+0.5), "launch"))
 			s += launchedBy(k)
 		}
-		bullets = append(bullets, s+".")
+		return s + ".", true
 	} else if len(r.Categories) > 0 && len(r.Kernels) > 0 {
 		c, k := r.Categories[0], r.Kernels[0]
 		s := fmt.Sprintf("**%s kernels take %s of GPU time** (%s of %s); the top kernel %s alone takes %s of kernel time (%s, mean %s)",
 			upperFirst(categoryTitle(c.Category)), pct(c.Share), us(c.TotalUs), us(r.Summary.GPUActivityUs), Code(shorten(kernelName(k), 60)), pct(k.Share), plural(k.Count, "launch"), us(k.MeanUs))
-		s += launchedBy(k) + "."
-		bullets = append(bullets, s)
+		return s + launchedBy(k) + ".", true
 	}
+	return "", false
+}
+
+// traceBullets are notes on the trace: a slow first step, the roofline's
+// headline, the costliest range, no finding, no step markers.
+func traceBullets(r *analyze.Result) []string {
+	var bullets []string
 	// A cold-start finding already leads with the first step's cost.
 	if s := r.StepStats; s.WarmUp && coldStartFinding(r) == "" {
 		bullets = append(bullets, fmt.Sprintf("**The first step takes %s, %.1f× the median of the others** (%s): warm-up (allocator growth, library handles, compilation); leave it out when timing.",
@@ -101,13 +139,7 @@ func (d *doc) summary(t *trace.Trace, r *analyze.Result) {
 		}
 		bullets = append(bullets, "**No step markers**: the whole trace counts as one step, so per-step figures are per trace; "+hint+" for per-step numbers.")
 	}
-	if len(bullets) > maxBullets {
-		bullets = bullets[:maxBullets]
-	}
-	for _, b := range bullets {
-		d.b.WriteString("- " + b + "\n")
-	}
-	d.b.WriteString("\n")
+	return bullets
 }
 
 // maxBullets keeps the executive summary to what a reader takes in at once.

@@ -125,56 +125,7 @@ func timelineSVG(t *trace.Trace, category map[string]string) string {
 	if len(t.GPU) == 0 {
 		return ""
 	}
-	type lane struct {
-		name  string
-		spans []trace.Span
-		class []string
-	}
-	var lanes []*lane
-	byKey := map[[2]int32]*lane{}
-	lo, hi := t.GPU[0].Start, t.GPU[0].End
-	for i := range t.GPU {
-		g := &t.GPU[i]
-		k := [2]int32{g.Device, g.Stream}
-		l := byKey[k]
-		if l == nil {
-			l = &lane{name: fmt.Sprintf("GPU %d stream %d", g.Device, g.Stream)}
-			byKey[k] = l
-			lanes = append(lanes, l)
-		}
-		l.spans = append(l.spans, g.Span)
-		c := analyze.CategoryCopy
-		switch g.Kind {
-		case trace.Kernel:
-			c = category[g.Name]
-		case trace.Memset:
-			c = analyze.CategoryMemset
-		}
-		l.class = append(l.class, categoryClass(c))
-		lo, hi = min(lo, g.Start), max(hi, g.End)
-	}
-	host := &lane{name: "host launch calls"}
-	for i := range t.APICalls {
-		a := &t.APICalls[i]
-		if a.FirstGPU == trace.None {
-			continue
-		}
-		host.spans = append(host.spans, a.Span)
-		host.class = append(host.class, "c-host")
-		lo, hi = min(lo, a.Start), max(hi, a.End)
-	}
-	if len(host.spans) > 0 {
-		slices.SortStableFunc(host.spans, func(a, b trace.Span) int { return int(a.Start - b.Start) })
-		lanes = append([]*lane{host}, lanes...)
-	}
-	for _, s := range t.Steps {
-		if !s.Synthetic {
-			lo, hi = min(lo, s.Start), max(hi, s.End)
-		}
-	}
-	if hi <= lo {
-		hi = lo + 1
-	}
+	lanes, lo, hi := timelineLanes(t, category)
 	const width, left, laneH, top = 960, 150, 26, 34
 	plotW := float64(width - left - 10)
 	height := top + laneH*len(lanes) + 30
@@ -196,30 +147,95 @@ func timelineSVG(t *trace.Trace, category map[string]string) string {
 		y := top + i*laneH
 		fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="end">%s</text>`, left-8, y+16, esc(l.name))
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%d" x2="%.1f" y2="%d"/>`, left, y+laneH-2, float64(left)+plotW, y+laneH-2)
-		// Merge spans that touch at pixel resolution.
-		var x0, x1 float64
-		cls := ""
-		open := false
-		flush := func() {
-			if open {
-				fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%d"/>`, cls, x0, y+3, math.Max(x1-x0, 0.6), laneH-8)
-			}
-		}
-		for j, s := range l.spans {
-			a, e := x(s.Start), x(s.End)
-			if open && a <= x1+0.5 {
-				x1 = math.Max(x1, e)
-				continue
-			}
-			flush()
-			x0, x1, cls, open = a, e, l.class[j], true
-		}
-		flush()
+		drawLane(&b, l, y+3, laneH-8, x)
 	}
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d">0</text><text class="tick" x="%.1f" y="%d" text-anchor="end">%s</text>`,
 		left, height-4, float64(left)+plotW, height-4, esc(trace.Duration(hi-lo).String()))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// timelineLane is one row of the timeline: its spans in time order and
+// each one's CSS class (its kernel category).
+type timelineLane struct {
+	name  string
+	spans []trace.Span
+	class []string
+}
+
+// timelineLanes are the timeline's rows: the host threads' launch calls
+// (when any launched GPU work), then one per device and stream in order
+// of first activity; lo and hi bound them and the marked steps.
+func timelineLanes(t *trace.Trace, category map[string]string) (lanes []*timelineLane, lo, hi trace.Time) {
+	byKey := map[[2]int32]*timelineLane{}
+	lo, hi = t.GPU[0].Start, t.GPU[0].End
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		k := [2]int32{g.Device, g.Stream}
+		l := byKey[k]
+		if l == nil {
+			l = &timelineLane{name: fmt.Sprintf("GPU %d stream %d", g.Device, g.Stream)}
+			byKey[k] = l
+			lanes = append(lanes, l)
+		}
+		l.spans = append(l.spans, g.Span)
+		c := analyze.CategoryCopy
+		switch g.Kind {
+		case trace.Kernel:
+			c = category[g.Name]
+		case trace.Memset:
+			c = analyze.CategoryMemset
+		}
+		l.class = append(l.class, categoryClass(c))
+		lo, hi = min(lo, g.Start), max(hi, g.End)
+	}
+	host := &timelineLane{name: "host launch calls"}
+	for i := range t.APICalls {
+		a := &t.APICalls[i]
+		if a.FirstGPU == trace.None {
+			continue
+		}
+		host.spans = append(host.spans, a.Span)
+		host.class = append(host.class, "c-host")
+		lo, hi = min(lo, a.Start), max(hi, a.End)
+	}
+	if len(host.spans) > 0 {
+		slices.SortStableFunc(host.spans, func(a, b trace.Span) int { return int(a.Start - b.Start) })
+		lanes = append([]*timelineLane{host}, lanes...)
+	}
+	for _, s := range t.Steps {
+		if !s.Synthetic {
+			lo, hi = min(lo, s.Start), max(hi, s.End)
+		}
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	return lanes, lo, hi
+}
+
+// drawLane draws a lane's spans as rects at y, h high, merging spans that
+// touch at pixel resolution so the chart stays small for million-kernel
+// traces.
+func drawLane(b *strings.Builder, l *timelineLane, y, h int, x func(trace.Time) float64) {
+	var x0, x1 float64
+	cls := ""
+	open := false
+	flush := func() {
+		if open {
+			fmt.Fprintf(b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%d"/>`, cls, x0, y, math.Max(x1-x0, 0.6), h)
+		}
+	}
+	for j, s := range l.spans {
+		a, e := x(s.Start), x(s.End)
+		if open && a <= x1+0.5 {
+			x1 = math.Max(x1, e)
+			continue
+		}
+		flush()
+		x0, x1, cls, open = a, e, l.class[j], true
+	}
+	flush()
 }
 
 // rooflineSVG plots achieved TFLOP/s against arithmetic intensity on log

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,8 +94,14 @@ func startTmux(t *testing.T, bin string, env string, args ...string) *tmuxSessio
 	return s
 }
 
-// binDir holds the tracelens binary the end-to-end tests build once.
-var binDir string
+// e2eBin is the tracelens binary the end-to-end tests build once (in
+// TestMain's temporary directory), shared by the tests that run in
+// parallel.
+var e2eBin struct {
+	dir  string
+	once sync.Once
+	err  error
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tracelens-tui-e2e")
@@ -102,7 +109,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	binDir = dir
+	e2eBin.dir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -111,12 +118,14 @@ func TestMain(m *testing.M) {
 // buildBinary builds cmd/tracelens on first use.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(binDir, "tracelens")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tracelens").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := filepath.Join(e2eBin.dir, "tracelens")
+	e2eBin.once.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tracelens").CombinedOutput(); err != nil {
+			e2eBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if e2eBin.err != nil {
+		t.Fatal(e2eBin.err)
 	}
 	return bin
 }
@@ -131,6 +140,8 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end terminal test skipped in -short mode")
 	}
+	// Mostly waiting for frames: the terminal tests overlap.
+	t.Parallel()
 	fixture, err := filepath.Abs("../fixtures/eggroll_hooks.json.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +186,8 @@ func TestTmuxNoColorAndCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end terminal test skipped in -short mode")
 	}
+	// Mostly waiting for frames: the terminal tests overlap.
+	t.Parallel()
 	bin := buildBinary(t)
 	s := startTmux(t, bin, "NO_COLOR=1", "embedded:eggroll_hooks.json.gz")
 	s.waitFor("first frame", "[1 Overview]")
@@ -226,6 +239,8 @@ func TestTmuxUnreadableTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end terminal test skipped in -short mode")
 	}
+	// Mostly waiting for frames: the terminal tests overlap.
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "name": `), 0o644); err != nil {
 		t.Fatal(err)
@@ -253,6 +268,8 @@ func TestTmuxIssue29Keys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end terminal test skipped in -short mode")
 	}
+	// Mostly waiting for frames: the terminal tests overlap.
+	t.Parallel()
 	bin := buildBinary(t)
 	s := startTmux(t, bin, "", "embedded:eggroll_hooks.json.gz")
 	s.waitFor("first frame", "[1 Overview]")

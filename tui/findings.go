@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/findingtext"
 )
 
 // findingsScreen is screen 4: findings ranked by saving; Enter shows the
@@ -130,18 +131,11 @@ func (s *findingsScreen) build(w int) {
 // set, are the ranks a run's finding concerns.
 func findingLines(d *data, f *analyze.Finding, ranks []int, w int) detailLines {
 	var l detailLines
-	for _, t := range wrap(sanitize(f.Title), w) {
+	for _, t := range wrap(findingtext.Title(f), w) {
 		l.add(t, lineTitle, noLink)
 	}
-	meta := fmt.Sprintf("severity %s · confidence %s · saves %s per step (%.1f%% of a step) · %s",
-		f.Severity, f.Confidence, us(f.SavingUs), f.Share*100, sanitize(f.ID))
-	if f.SavingFrom == analyze.FromOneOff {
-		meta = fmt.Sprintf("severity %s · confidence %s · one-time cost %s (paid once per process, not per step) · %s",
-			f.Severity, f.Confidence, us(f.OneOffUs), sanitize(f.ID))
-	}
-	if f.NoTimeCost() {
-		meta = fmt.Sprintf("severity %s · confidence %s · no time saving: the cost is device memory · %s", f.Severity, f.Confidence, sanitize(f.ID))
-	}
+	// The saving worded as the CLI's findings word it (findingtext).
+	meta := fmt.Sprintf("severity %s · confidence %s · %s · %s", f.Severity, f.Confidence, findingtext.Saving(f, findingtext.Per(d.res)), sanitize(f.ID))
 	if len(ranks) > 0 {
 		meta += " · ranks " + strings.Trim(fmt.Sprint(ranks), "[]")
 	}
@@ -155,7 +149,7 @@ func findingLines(d *data, f *analyze.Finding, ranks []int, w int) detailLines {
 	}
 	l.add("", lineText, noLink)
 	l.add("Fix", lineSection, noLink)
-	for _, t := range wrap(sanitize(f.Fix), w-2) {
+	for _, t := range wrap(findingtext.Fix(f), w-2) {
 		l.add("  "+t, lineText, noLink)
 	}
 	return l

@@ -213,9 +213,10 @@ func tableKeys(s scroller, km *keyMap, msg tea.KeyMsg) bool {
 // the model's.
 const autotuneMark = "[autotune] "
 
-// kernelDetail is the text of one kernel's detail view at width w.
+// kernelDetail is the text of one kernel's detail view at width w: its
+// figures, duration histogram, launches per step, the op paths and Python
+// lines that launch it, its launch configurations and its full name.
 func kernelDetail(d *data, k *kernelRow, w int) []string {
-	t := d.t
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	out = append(out, wrap(k.short, w)...)
@@ -227,12 +228,36 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 
 	add("")
 	add("Duration histogram")
-	out = append(out, histogram(t, k.launches, w)...)
+	out = append(out, histogram(d.t, k.launches, w)...)
+	out = append(out, kernelSteps(d, k)...)
+	out = append(out, kernelCallers(d, k, w)...)
+	if len(k.Python) > 0 {
+		add("")
+		add("Python lines")
+		for _, p := range k.Python {
+			add("  %s", cut(sanitize(p), w-2))
+		}
+	}
 
+	out = append(out, launchConfigs(d.t, k)...)
+	if k.full != k.short {
+		// Last: a templated C++ name can fill a screen by itself.
+		add("")
+		add("Full name")
+		for _, l := range wrap(k.full, w-2) {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
+// kernelSteps is the launches per step: analyze's per-step counts (by
+// launch time), the same figures the report and diff quote.
+func kernelSteps(d *data, k *kernelRow) []string {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	add("")
 	add("Launches per step")
-	// analyze's per-step counts (by launch time), the same figures the
-	// report and diff quote.
 	for i, st := range d.res.Steps {
 		var c analyze.StepShare
 		if i < len(k.PerStep) {
@@ -248,6 +273,15 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 		add("  %-12s %6d launches", "outside steps", k.OutsideSteps)
 	}
 
+	return out
+}
+
+// kernelCallers is the op paths (innermost last) that launch the
+// kernel, the 8 commonest, wrapped to width w.
+func kernelCallers(d *data, k *kernelRow, w int) []string {
+	t := d.t
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	add("")
 	add("Launched by (op path, innermost last)")
 	paths := map[string]int{}
@@ -277,14 +311,14 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 	if noOp > 0 {
 		add("  %5d× (no enclosing op in the trace)", noOp)
 	}
-	if len(k.Python) > 0 {
-		add("")
-		add("Python lines")
-		for _, p := range k.Python {
-			add("  %s", cut(sanitize(p), w-2))
-		}
-	}
+	return out
+}
 
+// launchConfigs is the kernel's launch configurations (grid, block,
+// registers, shared memory, occupancy), the 6 commonest.
+func launchConfigs(t *trace.Trace, k *kernelRow) []string {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	add("")
 	add("Launch configuration")
 	type config struct {
@@ -323,14 +357,6 @@ func kernelDetail(d *data, k *kernelRow, w int) []string {
 			occ = fmt.Sprintf("%.0f%%", c.c.occ)
 		}
 		add("  %5d× grid %s block %s  %d regs  %d B shared  occupancy %s", c.n, dim3(c.c.grid), dim3(c.c.block), c.c.regs, c.c.smem, occ)
-	}
-	if k.full != k.short {
-		// Last: a templated C++ name can fill a screen by itself.
-		add("")
-		add("Full name")
-		for _, l := range wrap(k.full, w-2) {
-			out = append(out, "  "+l)
-		}
 	}
 	return out
 }

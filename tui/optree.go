@@ -43,29 +43,45 @@ type nodeKey struct {
 // under the op opOf says launched it (analyze's Attribution, through
 // View.Op).
 func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
-	var tr opTree
-	index := map[nodeKey]int32{}
-	child := func(parent int32, name string, kernel bool) int32 {
-		k := nodeKey{parent, name, kernel}
-		if n, ok := index[k]; ok {
-			return n
-		}
-		n := int32(len(tr.nodes))
-		depth := 0
-		if parent >= 0 {
-			depth = tr.nodes[parent].depth + 1
-		}
-		clean := sanitize(name)
-		tr.nodes = append(tr.nodes, opNode{name: clean, key: strings.ToLower(clean), kernel: kernel, depth: depth, parent: parent})
-		if parent >= 0 {
-			tr.nodes[parent].kids = append(tr.nodes[parent].kids, n)
-		} else {
-			tr.roots = append(tr.roots, n)
-		}
-		index[k] = n
+	b := &treeBuilder{index: map[nodeKey]int32{}}
+	b.addGPU(t, opOf, b.addOps(t))
+	b.tr.sortByTime()
+	return b.tr
+}
+
+// treeBuilder grows an opTree: one node per name path.
+type treeBuilder struct {
+	tr    opTree
+	index map[nodeKey]int32
+}
+
+// child is the node named name under parent (-1: a root), made if new.
+func (b *treeBuilder) child(parent int32, name string, kernel bool) int32 {
+	tr := &b.tr
+	k := nodeKey{parent, name, kernel}
+	if n, ok := b.index[k]; ok {
 		return n
 	}
-	// Ops are sorted so parents precede children: one pass places them.
+	n := int32(len(tr.nodes))
+	depth := 0
+	if parent >= 0 {
+		depth = tr.nodes[parent].depth + 1
+	}
+	clean := sanitize(name)
+	tr.nodes = append(tr.nodes, opNode{name: clean, key: strings.ToLower(clean), kernel: kernel, depth: depth, parent: parent})
+	if parent >= 0 {
+		tr.nodes[parent].kids = append(tr.nodes[parent].kids, n)
+	} else {
+		tr.roots = append(tr.roots, n)
+	}
+	b.index[k] = n
+	return n
+}
+
+// addOps places every op under its parent's node and returns each op's
+// node. Ops are sorted so parents precede children: one pass places them.
+func (b *treeBuilder) addOps(t *trace.Trace) []int32 {
+	tr := &b.tr
 	opNode := make([]int32, len(t.Ops))
 	for i := range t.Ops {
 		o := &t.Ops[i]
@@ -73,12 +89,19 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 		if o.Parent != trace.None {
 			parent = opNode[o.Parent]
 		}
-		n := child(parent, o.Name, false)
+		n := b.child(parent, o.Name, false)
 		opNode[i] = n
 		tr.nodes[n].ops = append(tr.nodes[n].ops, int32(i))
 		tr.nodes[n].calls++
 		tr.nodes[n].cpu += o.Dur()
 	}
+	return opNode
+}
+
+// addGPU hangs each GPU activity as a leaf under its op's node (or under
+// "(launched outside any op)") and adds its time to every node above.
+func (b *treeBuilder) addGPU(t *trace.Trace, opOf func(g int) trace.Index, opNode []int32) {
+	tr := &b.tr
 	noOp := int32(-1)
 	for g := range t.GPU {
 		a := &t.GPU[g]
@@ -87,7 +110,7 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 			parent = opNode[op]
 		} else {
 			if noOp < 0 {
-				noOp = child(-1, "(launched outside any op)", false)
+				noOp = b.child(-1, "(launched outside any op)", false)
 			}
 			parent = noOp
 		}
@@ -98,7 +121,7 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 				name = "memset"
 			}
 		}
-		leaf := child(parent, name, true)
+		leaf := b.child(parent, name, true)
 		tr.nodes[leaf].launches = append(tr.nodes[leaf].launches, int32(g))
 		tr.nodes[leaf].calls++
 		for n := leaf; n >= 0; n = tr.nodes[n].parent {
@@ -110,6 +133,11 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 			tr.nodes[noOp].calls += tr.nodes[k].calls
 		}
 	}
+}
+
+// sortByTime orders roots and every node's children by GPU time, then CPU
+// time, then name.
+func (tr *opTree) sortByTime() {
 	byTime := func(a, b int32) int {
 		na, nb := &tr.nodes[a], &tr.nodes[b]
 		if c := cmp.Compare(nb.gpu, na.gpu); c != 0 {
@@ -124,7 +152,6 @@ func buildOpTree(t *trace.Trace, opOf func(g int) trace.Index) opTree {
 	for i := range tr.nodes {
 		slices.SortStableFunc(tr.nodes[i].kids, byTime)
 	}
-	return tr
 }
 
 // leaves calls f for every kernel leaf under the nodes ns, each once:

@@ -107,7 +107,9 @@ func stackedBar(parts []part, w int, chars []string) string {
 	return b.String()
 }
 
-// header is the fixed block above the findings, at width w.
+// header is the fixed block above the findings, at width w: the trace,
+// its steps, where the step's time goes, per-step counts, memory and GPU
+// time by category.
 func (s *overviewScreen) header(w int, st *styles) []string {
 	d := s.d
 	r := d.res
@@ -128,39 +130,7 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	barW := max(w-labelW-2, 10)
 	ss := &r.StepStats
 	h := r.Headline()
-	switch {
-	case len(r.Steps) == 0:
-		addf("%-*s none: the trace has no timed events", labelW-1, "Steps")
-	case sm.StepsSynthetic:
-		addf("%-*s none marked (no ProfilerStep#N): step %s (%s)", labelW-1, "Steps", h.Step, h.StepNote)
-	default:
-		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
-		addf("%-*s %d (#%d–#%d)  step %s (%s), first %s", labelW-1, "Steps", ss.Count, first, last,
-			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
-		vals := make([]float64, len(r.Steps))
-		for i, stp := range r.Steps {
-			vals[i] = stp.WallUs
-		}
-		vals = downsample(vals, barW-32)
-		// Few steps get wider bars, so the line reads at a glance.
-		rep := min(max((barW-32)/max(len(vals), 1), 1), 4)
-		// Slow steps stand out: more than 10 % over the steady-state
-		// median is yellow, more than 50 % red.
-		med := ss.SteadyWallUs
-		var b strings.Builder
-		for i, c := range sparks(vals) {
-			c = strings.Repeat(c, rep)
-			style := st.gpuLane
-			switch {
-			case med > 0 && vals[i] > 1.5*med:
-				style = st.bad
-			case med > 0 && vals[i] > 1.1*med:
-				style = st.warn
-			}
-			b.WriteString(style.Render(c))
-		}
-		add(fit("Step times", labelW) + b.String() + cut(fmt.Sprintf("  min %s  max %s", us(ss.MinWallUs), us(ss.MaxWallUs)), max(w-labelW-len(vals)*rep, 0)))
-	}
+	out = append(out, stepLines(r, st, w, labelW, barW)...)
 	// Bars leave room for their legend; on a narrow terminal they go.
 	smallW := min(barW-44, 40)
 	bar := func(label string, parts []part, chars []string, text string) {
@@ -197,6 +167,59 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 	addf("%-*s %d launches, %d distinct, %s; %d memcpy (%s), %d memset", labelW-1, "Kernels", sm.KernelLaunches, sm.DistinctKernels,
 		us(sm.GPUKernelUs), sm.Memcpys, us(sm.MemcpyUs), sm.Memsets)
 	out = append(out, memoryLines(r, st, w, labelW)...)
+	out = append(out, categoryLines(r, st, w, labelW, barW)...)
+	add("")
+	return out
+}
+
+// stepLines are the overview's step count and step time (the headline's)
+// and a sparkline of every step's wall time, slow steps coloured.
+func stepLines(r *analyze.Result, st *styles, w, labelW, barW int) []string {
+	var out []string
+	add := func(l string) { out = append(out, l) }
+	addf := func(format string, a ...any) { add(cut(fmt.Sprintf(format, a...), w)) }
+	sm, ss, h := &r.Summary, &r.StepStats, r.Headline()
+	switch {
+	case len(r.Steps) == 0:
+		addf("%-*s none: the trace has no timed events", labelW-1, "Steps")
+	case sm.StepsSynthetic:
+		addf("%-*s none marked (no ProfilerStep#N): step %s (%s)", labelW-1, "Steps", h.Step, h.StepNote)
+	default:
+		first, last := r.Steps[0].Number, r.Steps[len(r.Steps)-1].Number
+		addf("%-*s %d (#%d–#%d)  step %s (%s), first %s", labelW-1, "Steps", ss.Count, first, last,
+			h.Step, h.StepNote, analyze.FormatUs(ss.FirstStepUs))
+		vals := make([]float64, len(r.Steps))
+		for i, stp := range r.Steps {
+			vals[i] = stp.WallUs
+		}
+		vals = downsample(vals, barW-32)
+		// Few steps get wider bars, so the line reads at a glance.
+		rep := min(max((barW-32)/max(len(vals), 1), 1), 4)
+		// Slow steps stand out: more than 10 % over the steady-state
+		// median is yellow, more than 50 % red.
+		med := ss.SteadyWallUs
+		var b strings.Builder
+		for i, c := range sparks(vals) {
+			c = strings.Repeat(c, rep)
+			style := st.gpuLane
+			switch {
+			case med > 0 && vals[i] > 1.5*med:
+				style = st.bad
+			case med > 0 && vals[i] > 1.1*med:
+				style = st.warn
+			}
+			b.WriteString(style.Render(c))
+		}
+		add(fit("Step times", labelW) + b.String() + cut(fmt.Sprintf("  min %s  max %s", us(ss.MinWallUs), us(ss.MaxWallUs)), max(w-labelW-len(vals)*rep, 0)))
+	}
+	return out
+}
+
+// categoryLines are the GPU time by kernel category: a stacked bar and its
+// legend.
+func categoryLines(r *analyze.Result, st *styles, w, labelW, barW int) []string {
+	var out []string
+	add := func(l string) { out = append(out, l) }
 	if len(r.Categories) > 0 {
 		parts := make([]part, 0, len(r.Categories))
 		var names []string
@@ -208,7 +231,6 @@ func (s *overviewScreen) header(w int, st *styles) []string {
 		add(fit("GPU time", labelW) + b)
 		add(cut(strings.Repeat(" ", labelW)+strings.Join(names, " · "), w))
 	}
-	add("")
 	return out
 }
 

@@ -32,6 +32,8 @@ type ranksScreen struct {
 	runFindings
 }
 
+// newRanksScreen is the Ranks screen of a run: one row per rank, the
+// straggler and the ranks that wait most coloured, the shown rank marked.
 func newRanksScreen(d *data) *ranksScreen {
 	run, shown := d.run, d.rank
 	s := &ranksScreen{d: d, run: run, shown: shown}
@@ -48,7 +50,6 @@ func newRanksScreen(d *data) *ranksScreen {
 	desc := func(f func(r *distributed.RankRow) float64) []int32 {
 		return orderBy(n, func(a, b int) int { return cmp.Compare(f(&rs[b]), f(&rs[a])) })
 	}
-	dur := func(v float64) string { return us(v).String() }
 	// The straggler's rank and the wait it causes are red; a rank whose
 	// communication is mostly waiting for later ranks is yellow.
 	stragglerStyle := func(row int, st *styles) lipgloss.Style {
@@ -78,47 +79,50 @@ func newRanksScreen(d *data) *ranksScreen {
 		{title: "CLOCK", width: 8, right: true, drop: 1, order: desc(func(r *distributed.RankRow) float64 { return r.ClockOffsetUs })},
 		{title: "TRACE", asc: true, order: orderBy(n, func(a, b int) int { return cmp.Compare(rs[a].Source, rs[b].Source) })},
 	}
-	cell := func(row, col int) string {
-		r := &rs[row]
-		switch col {
-		case 0:
-			mark := " "
-			if row == s.shown {
-				mark = "●"
-			}
-			return mark + itoa(r.Rank)
-		case 1:
-			return dur(r.StepMedianUs)
-		case 2:
-			// The rank's own GPU work: its spinning NCCL kernels count
-			// as waiting (distributed.RankRow.GPUBusyShare).
-			return fmt.Sprintf("%.1f%%", r.GPUBusyShare*100)
-		case 3:
-			return dur(r.CommKernelUs)
-		case 4:
-			return dur(r.ExposedCommUs)
-		case 5:
-			return fmt.Sprintf("%.0f%%", r.OverlapShare*100)
-		case 6:
-			return dur(r.WaitUs)
-		case 7:
-			return dur(r.TransferUs)
-		case 8:
-			return dur(r.StartSkewUs)
-		case 9:
-			return itoa(r.LastArrivals)
-		case 10:
-			return dur(r.CausedWaitUs)
-		case 11:
-			return dur(r.ClockOffsetUs)
-		case 12:
-			return sanitize(filepath.Base(r.Source))
-		}
-		return ""
-	}
-	s.tbl = newTable(cols, nil, nil, 0, cell)
+	s.tbl = newTable(cols, nil, nil, 0, s.cell)
 	s.tbl.selectRow(shown)
 	return s
+}
+
+// cell is the text of the ranks table at row, col.
+func (s *ranksScreen) cell(row, col int) string {
+	dur := func(v float64) string { return us(v).String() }
+	r := &s.run.Ranks[row]
+	switch col {
+	case 0:
+		mark := " "
+		if row == s.shown {
+			mark = "●"
+		}
+		return mark + itoa(r.Rank)
+	case 1:
+		return dur(r.StepMedianUs)
+	case 2:
+		// The rank's own GPU work: its spinning NCCL kernels count
+		// as waiting (distributed.RankRow.GPUBusyShare).
+		return fmt.Sprintf("%.1f%%", r.GPUBusyShare*100)
+	case 3:
+		return dur(r.CommKernelUs)
+	case 4:
+		return dur(r.ExposedCommUs)
+	case 5:
+		return fmt.Sprintf("%.0f%%", r.OverlapShare*100)
+	case 6:
+		return dur(r.WaitUs)
+	case 7:
+		return dur(r.TransferUs)
+	case 8:
+		return dur(r.StartSkewUs)
+	case 9:
+		return itoa(r.LastArrivals)
+	case 10:
+		return dur(r.CausedWaitUs)
+	case 11:
+		return dur(r.ClockOffsetUs)
+	case 12:
+		return sanitize(filepath.Base(r.Source))
+	}
+	return ""
 }
 
 func (s *ranksScreen) title() string { return "Ranks" }

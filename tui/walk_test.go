@@ -79,6 +79,7 @@ func TestTmuxWalkEveryKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end terminal test skipped in -short mode")
 	}
+	t.Parallel() // mostly waiting for frames, as the other terminal tests
 	bin := buildBinary(t)
 	abs := func(p string) string {
 		a, err := filepath.Abs(p)

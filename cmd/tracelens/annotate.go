@@ -50,7 +50,7 @@ func runAnnotate(e *env, args []string) error {
 	if t.Meta.Format == "nsys" {
 		return fmt.Errorf("%s: annotate adds to Chrome trace JSON; this is an Nsight Systems report (open it in Nsight Systems)", path)
 	}
-	r, err := e.analyzeWithin(path, t, analyze.Config{})
+	r, err := e.analyzeWithin(path, t, e.cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -201,11 +200,10 @@ func writeAnnotated(in, out string, marks []mark) (int, error) {
 		defer zr.Close()
 		r = zr
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".tracelens-annotate-*")
+	tmp, err := createOutput(out)
 	if err != nil {
 		return 0, fmt.Errorf("writing %s: %w", out, err)
 	}
-	defer os.Remove(tmp.Name())
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	var w io.Writer = bw
 	var zw *gzip.Writer
@@ -215,16 +213,13 @@ func writeAnnotated(in, out string, marks []mark) (int, error) {
 	}
 	a := newAnnotator(marks)
 	if err := copyTrace(json.NewDecoder(r), w, a); err != nil {
-		tmp.Close()
+		tmp.commit(err) // removes the temporary file
 		return 0, fmt.Errorf("%s: %w", in, err)
 	}
 	if zw != nil {
 		err = zw.Close()
 	}
-	if err = errors.Join(err, bw.Flush(), tmp.Chmod(0o644), tmp.Close()); err != nil {
-		return 0, fmt.Errorf("writing %s: %w", out, err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err = tmp.commit(errors.Join(err, bw.Flush())); err != nil {
 		return 0, fmt.Errorf("writing %s: %w", out, err)
 	}
 	return a.arrows, nil

@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"golang.org/x/term"
-
-	"github.com/tracelens/tracelens/ingest"
 )
 
 // errHelpShown reports that -h printed a command's flags: exit 0, no message.
@@ -28,18 +26,8 @@ func newFlags(name string) *flag.FlagSet {
 // parseFlags parses args, allowing flags after positional arguments
 // ("tracelens top trace.json -n 5" works like "top -n 5 trace.json").
 func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
-	// Every command that reads traces takes the memory budget, and all
-	// but export a step range.
-	readsTraces := !readsNoTraces[fs.Name()]
-	if fs.Lookup("max-memory") == nil && readsTraces {
-		fs.Func("max-memory", "cap the process's memory at `SIZE` (e.g. 8GB; default: half of physical or cgroup memory): reading, the model, the analysis, the output, a run's ranks and the TUI; exit 2 naming the file and the byte offset or stage when it would pass 1.15× of it, or when one JSON value (a string, an event) needs more than a quarter of it", func(s string) error {
-			n, err := ingest.ParseByteSize(s)
-			e.setMaxMemory(n)
-			return err
-		})
-	}
-	if fs.Lookup("step-range") == nil && readsTraces && fs.Name() != "export" {
-		fs.StringVar(&e.stepRange, "step-range", "", "take the host ranges named `NAME` (NVTX or record_function) as the steps")
+	if readsTraces := !readsNoTraces[fs.Name()]; readsTraces {
+		declareTraceFlags(e, fs)
 	}
 	if wideFlagCommands[fs.Name()] && fs.Lookup("wide") == nil {
 		fs.BoolVar(&e.wide, "wide", false, "print whole kernel and op names instead of cutting them to the column")
@@ -57,15 +45,21 @@ func parseFlags(e *env, fs *flag.FlagSet, synopsis string, args []string) ([]str
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			break
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	if readsNoTraces[fs.Name()] {
+		return pos, nil
+	}
+	cfg, err := e.run.selectAnalyzers(splitList(e.run.enableArg), splitList(e.run.disableArg))
+	e.cfg = cfg
+	return pos, err
 }
 
-// readsNoTraces are the commands that read no trace, and so take neither
-// --max-memory nor --step-range.
+// readsNoTraces are the commands that read no trace, and so take none of
+// declareTraceFlags's flags.
 var readsNoTraces = map[string]bool{"capture": true, "analyzers": true, "completion": true, "version": true}
 
 // wideFlagCommands are the commands that print text tables of names and so

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,25 +48,21 @@ func cliBinary(t *testing.T) string {
 	return cliBin
 }
 
-// runCLI runs the binary and returns stdout, stderr and the exit status.
+// runCLI runs tracelens in process (runMain, what main calls) and returns
+// stdout, stderr and the exit status. In process, because building and
+// starting the binary for each of the package's hundreds of invocations
+// cost most of its test time; TestBinarySmoke keeps one check of the
+// built binary (exit codes, stdin, signals).
 func runCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(cliBinary(t), args...)
+	var in io.Reader = bytes.NewReader(stdin)
+	if stdin == nil {
+		in = strings.NewReader("")
+	}
 	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	err := cmd.Run()
-	code := 0
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		code = xe.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(e.String(), "goroutine ") || strings.Contains(e.String(), "panic:") {
-		t.Fatalf("Go panic reached the user:\n%s", e.String())
+	code := runMain(&env{stdin: in, stdout: &o, stderr: &e}, args)
+	if strings.Contains(e.String(), "goroutine ") || strings.Contains(e.String(), "panic:") || strings.Contains(e.String(), "internal error") {
+		t.Fatalf("a panic reached the user:\n%s", e.String())
 	}
 	return o.String(), e.String(), code
 }

@@ -38,7 +38,7 @@ func runDemo(e *env, args []string) error {
 		launches += r.Count
 	}
 	writeTopText(e.stdout, topTable{t: t, rows: rows, matched: len(rows), shown: rows[:min(len(rows), 8)], all: all, launches: launches}, e.nameWidth(topNameWidth))
-	r, err := e.analyzeWithin(path, t, analyze.Config{})
+	r, err := e.analyzeWithin(path, t, e.cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/distributed"
 )
@@ -47,7 +48,6 @@ func (p *percentFlag) Set(s string) error {
 
 func runDiff(e *env, args []string) error {
 	fs := newFlags("diff")
-	rf := addRunFlags(fs)
 	format := fs.String("format", "text", "output `FORMAT`: text (terminal), md (pull-request comment) or json")
 	var gate percentFlag
 	fs.Var(&gate, "fail-on-regression", "exit 1 when step wall or GPU busy time got significantly worse by more than `PCT` percent (5 or 5%)")
@@ -58,6 +58,7 @@ func runDiff(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if len(pos) != 2 {
 		return usageError{fmt.Sprintf("expected BASE and NEW traces, got %d arguments", len(pos))}
 	}
@@ -80,15 +81,11 @@ func runDiff(e *env, args []string) error {
 	if distributed.IsRun(pos[:1]) || distributed.IsRun(pos[1:]) {
 		return runDiffRun(e, pos, rf, *format, write, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup}, gate)
 	}
-	base, err := loadTrace(e, pos[0])
+	sides, err := loadAnalyzedPair(e, pos)
 	if err != nil {
 		return err
 	}
-	next, err := loadTrace(e, pos[1])
-	if err != nil {
-		return err
-	}
-	r, err := diff.CompareTraces(base, next, diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup})
+	r, err := diff.Compare(sides[0], sides[1], diff.Options{Alpha: *alpha, KeepWarmup: *keepWarmup})
 	if err != nil {
 		return err
 	}
@@ -113,4 +110,23 @@ func runDiff(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "tracelens diff: gate passed: no significant regression of step wall or GPU busy time above %s\n", gate.String())
 	return nil
+}
+
+// loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
+// command's options (e.cfg: --enable/--disable reach both sides), one
+// after the other: a big trace's read sets the process's collector up for
+// itself (see readTrace), and an analysis beside it measured slower on
+// two shared cores.
+func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
+	var out [2]*analyze.Result
+	for i, p := range paths {
+		t, err := loadTrace(e, p)
+		if err != nil {
+			return out, err
+		}
+		if out[i], err = e.analyzeWithin(p, t, e.cfg); err != nil {
+			return out, fmt.Errorf("analyzing %s: %w", p, err)
+		}
+	}
+	return out, nil
 }

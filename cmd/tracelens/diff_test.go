@@ -1,43 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestDiffCLI runs `tracelens diff` as a user or a CI job would: a built
-// binary, real traces, exit codes, stdout and stderr.
+// TestDiffCLI runs `tracelens diff` as a user or a CI job would: real
+// traces, exit codes, stdout and stderr (in process, through runMain).
 func TestDiffCLI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "tracelens")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	fx := func(name string) string { return filepath.Join("..", "..", "fixtures", name) }
 	naive, cublas := fx("fusedlinear_naive.json.gz"), fx("fusedlinear_cublas.json.gz")
 	hooks, direct := fx("eggroll_hooks.json.gz"), fx("eggroll_direct.json.gz")
 	run := func(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"diff"}, args...)...)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		var xe *exec.ExitError
-		switch {
-		case errors.As(err, &xe):
-			code = xe.ExitCode()
-		case err != nil:
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), code
+		return runCLI(t, nil, append([]string{"diff"}, args...)...)
 	}
 
 	t.Run("markdown summary line first", func(t *testing.T) {

@@ -62,7 +62,10 @@ func runExport(e *env, args []string) error {
 	for i := range inputs {
 		inputs[i].Source = given[inputs[i].Path]
 	}
-	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force, MaxMemory: e.maxMemory}
+	opt := export.Options{Dir: *dir, Workers: *jobs, Force: *force, MaxMemory: e.maxMemory, Analyze: e.cfg, StepRange: e.stepRange}
+	if opt.Cross, err = e.run.options(); err != nil {
+		return err
+	}
 	var bar *exportBar
 	if e.stderrTTY {
 		bar = &exportBar{e: e, start: time.Now()}

@@ -47,6 +47,7 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 	for _, path := range allFixtures(t) {
 		name, _ := filepath.Rel(fixture(""), path)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // the package's longest test: one fixture per core
 			tr, err := ingest.ReadFile(path, ingest.Options{})
 			if err != nil {
 				t.Fatal(err)

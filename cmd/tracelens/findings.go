@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/findingtext"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -47,21 +48,16 @@ func splitList(s string) []string {
 
 func runFindings(e *env, args []string) error {
 	fs := newFlags("findings")
-	rf := addRunFlags(fs)
-	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
-	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	format := fs.String("format", "text", "output `FORMAT`: text, or json (analyze's Result, as report --format json)")
 	pos, err := parseFlags(e, fs, findingsArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if *format != "text" && *format != "json" {
 		return usageError{fmt.Sprintf("unknown --format %q (want text or json)", *format)}
 	}
-	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
-	if err != nil {
-		return err
-	}
+	cfg := e.cfg
 	if distributed.IsRun(pos) {
 		return runFindingsRun(e, pos, rf, *format, cfg)
 	}
@@ -97,32 +93,13 @@ func writeFindings(w io.Writer, r *analyze.Result, width int) {
 		writeCorrections(w, r)
 		return
 	}
-	per := "per step"
-	if r.Summary.StepsSynthetic {
-		per = "over the run"
-	}
+	per := findingtext.Per(r)
 	for i, f := range r.Findings {
-		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, termtext.Sanitize(f.Title))
+		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, findingtext.Title(&f))
 		if len(f.Ranks) > 0 {
 			fmt.Fprintf(w, "   ranks %s\n", rankList(f.Ranks))
 		}
-		gpu := ""
-		if f.GPUSavingUs > 0 && analyze.FormatUs(f.GPUSavingUs) != analyze.FormatUs(f.SavingUs) {
-			gpu = "; " + analyze.FormatUs(f.GPUSavingUs) + " of GPU time"
-		}
-		switch {
-		case f.SavingUs == 0 && f.GPUSavingUs > 0:
-			fmt.Fprintf(w, "   severity %s, confidence %s, saves ~0 of the step while the host is the bottleneck (%s of GPU time)\n",
-				f.Severity, f.Confidence, analyze.FormatUs(f.GPUSavingUs))
-		case f.NoTimeCost():
-			fmt.Fprintf(w, "   severity %s, confidence %s, no time saving: the cost is device memory\n", f.Severity, f.Confidence)
-		case f.SavingFrom == analyze.FromOneOff:
-			fmt.Fprintf(w, "   severity %s, confidence %s, one-time cost ~%s (paid once per process: no steady-state step gets shorter)\n",
-				f.Severity, f.Confidence, analyze.FormatUs(f.OneOffUs))
-		default:
-			fmt.Fprintf(w, "   severity %s, confidence %s, saves ~%s %s (%s of the step%s)\n", f.Severity, f.Confidence,
-				analyze.FormatUs(f.SavingUs), per, analyze.FormatShare(f.Share), gpu)
-		}
+		fmt.Fprintf(w, "   severity %s, confidence %s, %s\n", f.Severity, f.Confidence, findingtext.Saving(&f, per))
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
@@ -131,7 +108,7 @@ func writeFindings(w io.Writer, r *analyze.Result, width int) {
 				writeEvidenceTable(w, ev.Table, width)
 			}
 		}
-		fmt.Fprintf(w, "   fix: %s\n", termtext.Sanitize(f.Fix))
+		fmt.Fprintf(w, "   fix: %s\n", findingtext.Fix(&f))
 	}
 	if r.Summary.CombinedSavingUs > 0 || len(r.Findings) > 1 {
 		fmt.Fprintf(w, "\n%s\n", combinedText(r))

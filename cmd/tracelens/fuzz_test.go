@@ -78,6 +78,10 @@ func FuzzPipeline(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		// The ~140 seeds run side by side (fuzzing itself ignores this):
+		// each is a whole pipeline, and together they were the package's
+		// second-longest test.
+		t.Parallel()
 		tr, err := ingest.Read(bytes.NewReader(in), "fuzz.json", ingest.Options{})
 		if err != nil {
 			return

@@ -24,11 +24,11 @@ func infoCommand() command {
 
 func runInfo(e *env, args []string) error {
 	fs := newFlags("info")
-	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, infoArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if distributed.IsRun(pos) {
 		return runInfoRun(e, pos, rf)
 	}
@@ -44,12 +44,52 @@ func runInfo(e *env, args []string) error {
 	return nil
 }
 
+// writeInfo prints what the trace holds: its format and versions, the
+// devices, events per category, steps, GPU streams, host records, and what
+// ingest warned about or skipped. Every string from the trace file (or its
+// name) is sanitized: it is safe for the terminal only then.
 func writeInfo(w io.Writer, t *trace.Trace) {
-	m := &t.Meta
-	// Every string below comes from the trace file (or its name): safe
-	// for the terminal only once sanitized.
 	san := termtext.Sanitize
 	fmt.Fprintf(w, "trace      %s\n", san(t.Source))
+	writeInfoFormat(w, &t.Meta)
+	span := t.Span()
+	fmt.Fprintf(w, "span       %s\n", span.Dur())
+	fmt.Fprintf(w, "events     %d\n", t.Events)
+	for _, c := range t.Categories {
+		fmt.Fprintf(w, "  %-22s %8d\n", san(c.Category), c.Count)
+	}
+	writeInfoSteps(w, t)
+	writeInfoStreams(w, t)
+	linked := 0
+	kernels := 0
+	for i := range t.GPU {
+		if t.GPU[i].Kind == trace.Kernel {
+			kernels++
+			if t.GPU[i].Launch != trace.None {
+				linked++
+			}
+		}
+	}
+	fmt.Fprintf(w, "kernels    %d, %d linked to their launch call\n", kernels, linked)
+	fmt.Fprintf(w, "host       %d API calls, %d ops, %d Python frames, %d annotations, %d threads\n",
+		len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations), len(t.Threads))
+	for _, x := range t.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", san(x))
+	}
+	if len(t.Skipped) == 0 {
+		fmt.Fprintln(w, "skipped    nothing")
+		return
+	}
+	fmt.Fprintln(w, "skipped")
+	for _, s := range t.Skipped {
+		fmt.Fprintf(w, "  %-40s %8d  (first at byte %d)\n", san(s.Reason), s.Count, s.FirstOffset)
+	}
+}
+
+// writeInfoFormat prints the format line (framework and the CUDA, CUPTI
+// and Nsight Systems versions the trace names) and the devices.
+func writeInfoFormat(w io.Writer, m *trace.Metadata) {
+	san := termtext.Sanitize
 	fw := m.Framework
 	if fw == "" {
 		fw = "unknown framework"
@@ -77,13 +117,11 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	for _, d := range m.Devices {
 		fmt.Fprintf(w, "device     %d: %s, %d SMs, compute %d.%d, %.1f GiB\n", d.ID, san(d.Name), d.NumSMs, d.ComputeMajor, d.ComputeMinor, float64(d.TotalGlobalMem)/(1<<30))
 	}
-	span := t.Span()
-	fmt.Fprintf(w, "span       %s\n", span.Dur())
-	fmt.Fprintf(w, "events     %d\n", t.Events)
-	for _, c := range t.Categories {
-		fmt.Fprintf(w, "  %-22s %8d\n", san(c.Category), c.Count)
-	}
-	writeInfoSteps(w, t)
+}
+
+// writeInfoStreams prints each GPU stream (by device) with its kernel,
+// memcpy and memset counts and busy time.
+func writeInfoStreams(w io.Writer, t *trace.Trace) {
 	type lane struct{ dev, stream int32 }
 	count := map[lane][3]int{}
 	var busy = map[lane]trace.Duration{}
@@ -109,30 +147,6 @@ func writeInfo(w io.Writer, t *trace.Trace) {
 	for _, l := range lanes {
 		c := count[l]
 		fmt.Fprintf(w, "  device %d stream %-4d %6d kernels %5d memcpy %5d memset  %s busy\n", l.dev, l.stream, c[0], c[1], c[2], busy[l])
-	}
-	linked := 0
-	kernels := 0
-	for i := range t.GPU {
-		if t.GPU[i].Kind == trace.Kernel {
-			kernels++
-			if t.GPU[i].Launch != trace.None {
-				linked++
-			}
-		}
-	}
-	fmt.Fprintf(w, "kernels    %d, %d linked to their launch call\n", kernels, linked)
-	fmt.Fprintf(w, "host       %d API calls, %d ops, %d Python frames, %d annotations, %d threads\n",
-		len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations), len(t.Threads))
-	for _, x := range t.Warnings {
-		fmt.Fprintf(w, "warning    %s\n", san(x))
-	}
-	if len(t.Skipped) == 0 {
-		fmt.Fprintln(w, "skipped    nothing")
-		return
-	}
-	fmt.Fprintln(w, "skipped")
-	for _, s := range t.Skipped {
-		fmt.Fprintf(w, "  %-40s %8d  (first at byte %d)\n", san(s.Reason), s.Count, s.FirstOffset)
 	}
 }
 

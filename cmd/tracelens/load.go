@@ -63,7 +63,7 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 	if b := e.memBudget(); b != nil && opt.GCLimit > b.Limit()*9/10 {
 		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
 	}
-	t, err := ingest.ReadFile(path, opt)
+	t, err := readFileOrStdin(e, path, opt)
 	if e.stages != nil {
 		fmt.Fprintf(e.stages, "tracelens read returned at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
 	}
@@ -72,6 +72,20 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		return nil, fmt.Errorf("%w; raise the budget with --max-memory SIZE (default: half of this machine's memory)", err)
 	}
 	return t, err
+}
+
+// readFileOrStdin is ingest.ReadFile, except that "-" reads the command's
+// standard input (e.stdin, which in-process callers and tests set) rather
+// than the process's.
+func readFileOrStdin(e *env, path string, opt ingest.Options) (*trace.Trace, error) {
+	if path != "-" {
+		return ingest.ReadFile(path, opt)
+	}
+	t, err := ingest.Read(e.stdin, path, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }
 
 // bigTrace is the input size above which loadTrace budgets memory.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -38,6 +39,12 @@ type env struct {
 	// stepRange names the host ranges that are the steps (--step-range;
 	// "": the steps the trace marks, else the analysis derives them).
 	stepRange string
+	// run holds --comm-kernel and the cross-rank checks --enable and
+	// --disable select; cfg is the single-trace analyzers' selection.
+	// declareTraceFlags declares them, parseFlags settles them, and every
+	// analysis the command starts takes them.
+	run runFlags
+	cfg analyze.Config
 	// wide prints whole names in text tables (--wide, -w).
 	wide bool
 	// helpFlags is the FlagSet whose -h parseFlags printed: how help and

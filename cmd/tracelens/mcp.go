@@ -58,21 +58,20 @@ func (nopWriteCloser) Close() error { return nil }
 // every analyzer, and loadRunAnalysis for a run directory, exactly as the
 // findings and report commands read them.
 func newMCPServer(e *env) *mcp.Server {
-	quiet := *e
-	quiet.stderrTTY = false // no progress bars between protocol messages
+	quiet := quietEnv(e) // no progress bars between protocol messages
 	return mcpserver.New(mcpserver.Options{
 		Version: version(),
 		LoadTrace: func(path string) (*trace.Trace, error) {
-			return loadTrace(&quiet, path)
+			return loadTrace(quiet, path)
 		},
 		Analyze: func(t *trace.Trace) (*analyze.Result, error) {
-			return analyzeTrace(t, analyze.Config{})
+			return analyzeTrace(t, quiet.cfg)
 		},
 		LoadRun: func(dir string) (*mcpserver.RunAnalysis, error) {
 			if !distributed.IsRun([]string{dir}) {
 				return nil, fmt.Errorf("%s holds no rank traces", dir)
 			}
-			ra, err := loadRunAnalysis(&quiet, []string{dir}, &runFlags{}, analyze.Config{})
+			ra, err := loadRunAnalysis(quiet, []string{dir}, &quiet.run, quiet.cfg)
 			if err != nil {
 				return nil, err
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,16 +26,14 @@ var reportFormats = map[string]string{".md": "md", ".markdown": "md", ".html": "
 
 func runReport(e *env, args []string) error {
 	fs := newFlags("report")
-	rf := addRunFlags(fs)
 	out := fs.String("o", "", "write the report to `FILE` instead of stdout (its extension .md, .html or .json picks the format)")
 	format := fs.String("format", "", "output `FORMAT`: md, html or json (default: from -o's extension, else md)")
 	n := fs.Int("n", report.DefaultTopKernels, "list the top `N` kernels")
-	enable := fs.String("enable", "", "run only these comma-separated `ANALYZERS` (see 'tracelens analyzers')")
-	disable := fs.String("disable", "", "skip these comma-separated `ANALYZERS`")
 	paths, err := parseFlags(e, fs, reportArgs, args)
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	if len(paths) == 0 {
 		return usageError{"missing TRACE argument"}
 	}
@@ -53,10 +50,7 @@ func runReport(e *env, args []string) error {
 	if err := refuseOutputOverInput(*out, paths); err != nil {
 		return err
 	}
-	cfg, err := rf.selectAnalyzers(splitList(*enable), splitList(*disable))
-	if err != nil {
-		return err
-	}
+	cfg := e.cfg
 	in := make([]report.Input, 0, len(paths))
 	if distributed.IsRun(paths) {
 		x, err := loadRunInput(e, paths, rf, cfg)
@@ -118,27 +112,12 @@ func reportFormat(format, out string) (string, error) {
 	return "", usageError{fmt.Sprintf("cannot tell the format from %q: name it .md, .html or .json, or pass --format", out)}
 }
 
-// writeFileAtomic writes data next to path and renames it into place, so a
-// failed run never leaves half a report behind.
+// writeFileAtomic writes the report to path through a temporary file
+// renamed into place (writeOutput), so a failed run never leaves half a
+// report behind.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tracelens-report-*")
-	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	if err := writeOutput(path, data); err != nil {
 		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
 }

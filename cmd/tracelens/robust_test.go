@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
-	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -101,23 +98,23 @@ func TestExportRefusesToReplaceAnotherSource(t *testing.T) {
 // the command takes longer than limit.
 func runCLIWithin(t *testing.T, limit time.Duration, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cliBinary(t), args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ctx.Err() != nil {
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		var o, e bytes.Buffer
+		code := runMain(&env{stdin: strings.NewReader(""), stdout: &o, stderr: &e}, args)
+		done <- result{o.String(), e.String(), code}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.errOut, r.code
+	case <-time.After(limit):
 		t.Fatalf("%v: still running after %s (blocked?)", args, limit)
+		return "", "", 0
 	}
-	code := 0
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		code = xe.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
 }
 
 // A FIFO, a socket or a device named *.json in a run directory is
@@ -165,13 +162,10 @@ func TestUnwritableStdoutExits2(t *testing.T) {
 		{"info", trace}, {"top", trace}, {"findings", trace}, {"analyzers"}, {"findings", run},
 		{"info", run}, {"top", run}, {"top", "--format", "json", trace}, {"report", trace}, {"help"},
 	} {
-		cmd := exec.Command(cliBinary(t), args...)
 		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = full, &stderr
-		err := cmd.Run()
-		var xe *exec.ExitError
-		if !errors.As(err, &xe) || xe.ExitCode() != exitUsageOrBad || !strings.Contains(stderr.String(), "no space left") {
-			t.Errorf("%v > /dev/full: %v, stderr %q: want exit 2 saying why", args, err, stderr.String())
+		code := runMain(&env{stdin: strings.NewReader(""), stdout: full, stderr: &stderr}, args)
+		if code != exitUsageOrBad || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%v > /dev/full: exit %d, stderr %q: want exit 2 saying why", args, code, stderr.String())
 		}
 	}
 }
@@ -324,13 +318,9 @@ func TestHugeStringRefusedUnderBudget(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q: want 2 naming the file, the byte offset and --max-memory", args, code, stderr)
 		}
 	}
-	cmd := exec.Command(cliBinary(t), "top", "--max-memory", "64MB", "-")
-	cmd.Stdin = newHugeString(-1)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var xe *exec.ExitError
-	if !errors.As(err, &xe) || xe.ExitCode() != exitUsageOrBad || !strings.Contains(stderr.String(), "at byte 16") {
-		t.Errorf("endless string on stdin: %v, stderr %q", err, stderr.String())
+	code := runMain(&env{stdin: newHugeString(-1), stdout: io.Discard, stderr: &stderr}, []string{"top", "--max-memory", "64MB", "-"})
+	if code != exitUsageOrBad || !strings.Contains(stderr.String(), "at byte 16") {
+		t.Errorf("endless string on stdin: exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -7,7 +7,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -21,17 +20,27 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// runFlags are the flags every command that reads runs takes.
+// runFlags are the run options of declareTraceFlags: --comm-kernel, and
+// --enable/--disable as given (enableArg, disableArg) and as the
+// cross-rank checks they select (enable, disable; selectAnalyzers).
 type runFlags struct {
-	commKernel string
-	// enable and disable select the cross-rank checks (selectAnalyzers).
-	enable, disable []string
+	commKernel            string
+	enableArg, disableArg string
+	enable, disable       []string
 }
 
-func addRunFlags(fs *flag.FlagSet) *runFlags {
-	rf := &runFlags{}
-	fs.StringVar(&rf.commKernel, "comm-kernel", "", "for runs: also count kernels matching `REGEX` as communication (custom collectives; NCCL and RCCL kernels always count)")
-	return rf
+// options are the run analysis's options the flags set: the
+// communication kernel pattern and the cross-rank checks selected.
+func (rf *runFlags) options() (distributed.Options, error) {
+	opt := distributed.Options{Enable: rf.enable, Disable: rf.disable}
+	if rf.commKernel != "" {
+		re, err := regexp.Compile(rf.commKernel)
+		if err != nil {
+			return opt, usageError{fmt.Sprintf("bad --comm-kernel: %v", err)}
+		}
+		opt.CommKernel = re
+	}
+	return opt, nil
 }
 
 // loadRun reads every rank of a run and analyzes the run, with the same
@@ -41,18 +50,13 @@ func loadRun(e *env, args []string, rf *runFlags) (*distributed.Run, *distribute
 	if err != nil {
 		return nil, nil, err
 	}
-	var opt distributed.Options
-	if rf.commKernel != "" {
-		re, err := regexp.Compile(rf.commKernel)
-		if err != nil {
-			return nil, nil, usageError{fmt.Sprintf("bad --comm-kernel: %v", err)}
-		}
-		opt.CommKernel = re
+	opt, err := rf.options()
+	if err != nil {
+		return nil, nil, err
 	}
 	if e.stderrTTY {
 		fmt.Fprintf(e.stderr, "reading %d rank traces...\n", len(files))
 	}
-	opt.Enable, opt.Disable = rf.enable, rf.disable
 	// --max-memory caps each rank's model as it caps one trace's.
 	opt.MaxMemory = e.maxMemory
 	opt.MemoryBudget = distributed.Budget(files, 2)

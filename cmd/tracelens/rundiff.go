@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/distributed"
 )
@@ -20,7 +19,7 @@ func loadRunSide(e *env, arg string, rf *runFlags) (*runAnalysis, error) {
 	if !distributed.IsRun([]string{arg}) {
 		return nil, fmt.Errorf("%s: diff compares two runs or two traces, not a run with a trace", arg)
 	}
-	return loadRunAnalysis(e, []string{arg}, rf, analyze.Config{})
+	return loadRunAnalysis(e, []string{arg}, rf, e.cfg)
 }
 
 // runDiffRun compares two runs: the step-by-step diff of the described

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,7 +183,14 @@ func runTUIScreen(t *testing.T, dir string) string {
 	r := lipgloss.NewRenderer(&bytes.Buffer{})
 	r.SetColorProfile(termenv.Ascii)
 	opts := tui.Options{Name: dir, Renderer: r}
-	runTUIOptions(&opts, []string{dir}, &runFlags{}, 0)
+	runTUIOptions(&opts, []string{dir}, &env{stderr: io.Discard})
+	return tuiFirstScreen(t, opts)
+}
+
+// tuiFirstScreen runs the TUI model with opts (its Renderer set) until it
+// has loaded and analyzed, at 200×80, and returns its first screen.
+func tuiFirstScreen(t *testing.T, opts tui.Options) string {
+	t.Helper()
 	m := tui.New(opts)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 80})
 	batch, ok := m.Init()().(tea.BatchMsg)
@@ -265,7 +273,7 @@ func TestRunChecksSelectable(t *testing.T) {
 func TestTUIRanksWithPeerWait(t *testing.T) {
 	dir := fixture("runs/ddp_compute_straggler")
 	var opts tui.Options
-	runTUIOptions(&opts, []string{dir}, &runFlags{}, 0)
+	runTUIOptions(&opts, []string{dir}, &env{stderr: io.Discard})
 	res, err := opts.LoadRun(nil)
 	if err != nil {
 		t.Fatal(err)

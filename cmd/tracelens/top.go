@@ -44,7 +44,6 @@ type topSummary struct {
 
 func runTop(e *env, args []string) error {
 	fs := newFlags("top")
-	rf := addRunFlags(fs)
 	n := fs.Int("n", 20, "show the top `N` kernels (0 = all)")
 	sortBy := fs.String("sort", "total", "sort by `KEY`: total, count, mean or max")
 	format := fs.String("format", "text", "output `FORMAT`: text, json or csv (a header row, then every column of every kernel shown)")
@@ -53,6 +52,7 @@ func runTop(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rf := &e.run
 	path, err := oneTrace(pos)
 	if err != nil {
 		return err

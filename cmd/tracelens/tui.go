@@ -28,7 +28,6 @@ func tuiCommand() command {
 
 func runTUI(e *env, args []string) error {
 	fs := newFlags("tui")
-	rf := addRunFlags(fs)
 	pos, err := parseFlags(e, fs, tuiArgs, args)
 	if err != nil {
 		return err
@@ -50,15 +49,15 @@ func runTUI(e *env, args []string) error {
 	if !ok || !term.IsTerminal(int(out.Fd())) {
 		return usageError{"the terminal UI needs a terminal on standard output (use top or info for text output)"}
 	}
-	keys, loader, closeKeys, err := tuiInput(e, pos, rf, runs)
+	keys, loader, closeKeys, err := tuiInput(e, pos, runs)
 	if err != nil {
 		return err
 	}
 	defer closeKeys()
-	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1]), Analyze: analyzeTrace}
+	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1]), Analyze: e.analyze}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
-		runTUIOptions(&opts, pos, rf, e.maxMemory)
+		runTUIOptions(&opts, pos, quietEnv(e))
 	}
 	if len(pos) == 2 {
 		opts.BaseName, opts.LoadBase = pos[0], loader(pos[0])
@@ -72,12 +71,13 @@ func runTUI(e *env, args []string) error {
 // argument. A trace on standard input (-) is read whole before the UI
 // starts, and the keys then come from the terminal (/dev/tty); two runs
 // (tui DIR DIR) load the rank that `diff DIR DIR` compares, as it does.
-func tuiInput(e *env, pos []string, rf *runFlags, runs bool) (io.Reader, func(string) tui.Loader, func(), error) {
-	loader := func(p string) tui.Loader { return tuiLoader(p, e.maxMemory) }
+func tuiInput(e *env, pos []string, runs bool) (io.Reader, func(string) tui.Loader, func(), error) {
+	q := quietEnv(e)
+	loader := func(p string) tui.Loader { return tuiLoader(q, p) }
 	if runs {
 		loader = func(p string) tui.Loader {
 			return func(func(read, total int64)) (*trace.Trace, error) {
-				side, err := loadRunSide(&env{stderr: io.Discard, maxMemory: e.maxMemory, stepRange: e.stepRange}, p, rf)
+				side, err := loadRunSide(q, p, &q.run)
 				if err != nil {
 					return nil, err
 				}
@@ -109,11 +109,11 @@ func tuiInput(e *env, pos []string, rf *runFlags, runs bool) (io.Reader, func(st
 // runTUIOptions sets the options of `tui RUN`: the run as one analysis
 // (its findings ranked with the described rank's, as findings and report
 // list them), and each rank read and analyzed with its peer waits; every
-// trace read within maxMemory (--max-memory).
-func runTUIOptions(opts *tui.Options, pos []string, rf *runFlags, maxMemory int64) {
+// trace read and analyzed with q's options (the command's flags).
+func runTUIOptions(opts *tui.Options, pos []string, q *env) {
 	var run *distributed.Run
 	opts.LoadRun = func(func(read, total int64)) (*distributed.Result, error) {
-		ra, err := loadRunAnalysis(&env{stderr: io.Discard, maxMemory: maxMemory}, pos, rf, analyze.Config{})
+		ra, err := loadRunAnalysis(q, pos, &q.run, q.cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func runTUIOptions(opts *tui.Options, pos []string, rf *runFlags, maxMemory int6
 		run = ra.run
 		return ra.res, nil
 	}
-	opts.LoadRank = func(source string) tui.Loader { return tuiLoader(source, maxMemory) }
+	opts.LoadRank = func(source string) tui.Loader { return tuiLoader(q, source) }
 	opts.RankConfig = func(source string) analyze.Config {
 		if run == nil {
 			return analyze.Config{}
@@ -137,12 +137,20 @@ func runTUIOptions(opts *tui.Options, pos []string, rf *runFlags, maxMemory int6
 }
 
 // tuiLoader reads path in the background, feeding the UI's progress bar,
-// its model capped at maxMemory (--max-memory; 0: ingest's default).
-func tuiLoader(path string, maxMemory int64) tui.Loader {
+// as loadTrace reads it for q's command: its model capped at q.maxMemory
+// (--max-memory; 0: ingest's default), its steps from q.stepRange.
+func tuiLoader(q *env, path string) tui.Loader {
 	return func(progress func(read, total int64)) (*trace.Trace, error) {
 		if strings.HasPrefix(path, embeddedPrefix) {
-			return loadTrace(&env{stderr: io.Discard, maxMemory: maxMemory}, path)
+			return loadTrace(q, path)
 		}
-		return ingest.ReadFile(path, ingest.Options{Progress: progress, MaxMemory: maxMemory})
+		t, err := ingest.ReadFile(path, ingest.Options{Progress: progress, MaxMemory: q.maxMemory})
+		if err != nil || q.stepRange == "" {
+			return t, err
+		}
+		if err := ingest.StepsFromRange(t, q.stepRange); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return t, nil
 	}
 }

@@ -9,9 +9,9 @@ are left out. Writes JSON {"path as given": {"kernel name": [count,
 total_ns]}} to stdout (run it from the repository root); the test compares it with a DuckDB query over the
 exported kernels table.
 
-    python3 export/testdata/kernel_totals.py fixtures/*.json.gz \
+    python3 export/duckdbtest/testdata/kernel_totals.py fixtures/*.json.gz \
         fixtures/recorded/*.json.gz fixtures/capture/*.json.gz \
-        fixtures/runs/*/*.json.gz > export/testdata/kernel_totals.json
+        fixtures/runs/*/*.json.gz > export/duckdbtest/testdata/kernel_totals.json
 """
 import gzip
 import json

@@ -26,8 +26,8 @@ microseconds (Decimal, not float). Writes JSON
 "duration_ns": n, "with_args": n, "bytes": n, "kinds": {"kind": n}}}}
 to stdout; run it from the repository root:
 
-    python3 export/testdata/collectives.py fixtures/runs/*/ \\
-        > export/testdata/collectives.json
+    python3 export/duckdbtest/testdata/collectives.py fixtures/runs/*/ \\
+        > export/duckdbtest/testdata/collectives.json
 """
 import gzip
 import json

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package export_test
+package duckdbtest
 
 import (
 	"database/sql"
@@ -18,7 +18,7 @@ import (
 // send/recv, MoE all-to-all, a shifting straggler).
 func runDirs(t *testing.T) []string {
 	t.Helper()
-	dirs, err := filepath.Glob("../fixtures/runs/*")
+	dirs, err := filepath.Glob("../../fixtures/runs/*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func runDirs(t *testing.T) []string {
 		}
 	}
 	if len(out) < 2 {
-		t.Fatalf("%d run directories under ../fixtures/runs", len(out))
+		t.Fatalf("%d run directories under ../../fixtures/runs", len(out))
 	}
 	return out
 }
@@ -113,7 +113,7 @@ func TestDuckDBCollectivesMatchPython(t *testing.T) {
 	}
 	checked := 0
 	for _, d := range dirs {
-		ranks := want[strings.TrimPrefix(filepath.ToSlash(filepath.Clean(d)), "../")]
+		ranks := want[strings.TrimPrefix(filepath.ToSlash(filepath.Clean(d)), "../../")]
 		for rank, w := range ranks {
 			var k rankKey
 			k.Job = jobOf(d)
@@ -302,7 +302,7 @@ func TestDuckDBCollectivesMatchReport(t *testing.T) {
 // ranks' wait_us).
 func TestDuckDBReadmeSlowestRank(t *testing.T) {
 	dir, db := exported(t)
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

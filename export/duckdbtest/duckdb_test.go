@@ -1,6 +1,6 @@
 //go:build cgo
 
-package export_test
+package duckdbtest
 
 // These tests read the exported tables back with a real engine, DuckDB
 // (through its Go binding, which needs cgo), and check on every real
@@ -32,14 +32,14 @@ import (
 func fixtureArgs(t *testing.T) []string {
 	t.Helper()
 	var args []string
-	for _, d := range []string{"../fixtures", "../fixtures/recorded", "../fixtures/capture"} {
+	for _, d := range []string{"../../fixtures", "../../fixtures/recorded", "../../fixtures/capture"} {
 		m, err := filepath.Glob(filepath.Join(d, "*.json.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		args = append(args, m...)
 	}
-	return append(args, "../fixtures/runs")
+	return append(args, "../../fixtures/runs")
 }
 
 // tracesUnderTest lists every exported trace with its run name.
@@ -71,7 +71,11 @@ func tracelens(t *testing.T) string {
 			return
 		}
 		cli.path = filepath.Join(dir, "tracelens")
-		out, err := exec.Command("go", "build", "-o", cli.path, "../cmd/tracelens").CombinedOutput()
+		// Built by the root module (run from the repository root), so the
+		// binary is the one users get, without this module's DuckDB.
+		build := exec.Command("go", "build", "-o", cli.path, "./cmd/tracelens")
+		build.Dir = "../.."
+		out, err := build.CombinedOutput()
 		if err != nil {
 			cli.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -237,7 +241,7 @@ func TestDuckDBKernelTotalsMatchTop(t *testing.T) {
 	}
 	runOf := map[string]string{}
 	for _, in := range tracesUnderTest(t) {
-		runOf[strings.TrimPrefix(filepath.ToSlash(in.Path), "../")] = in.Run
+		runOf[strings.TrimPrefix(filepath.ToSlash(in.Path), "../../")] = in.Run
 	}
 	for file, kernels := range want {
 		run, ok := runOf[file]

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package export_test
+package duckdbtest
 
 import (
 	"encoding/json"

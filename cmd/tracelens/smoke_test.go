@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBinarySmoke is the one test of the built binary (every other CLI
+// test calls runMain in process): what only a real process shows — exit
+// statuses as the shell sees them, standard input from a pipe, and an
+// interrupt ending a command that waits on its input.
+func TestBinarySmoke(t *testing.T) {
+	bin := cliBinary(t)
+	naive, cublas := fixture("fusedlinear_naive.json.gz"), fixture("fusedlinear_cublas.json.gz")
+	gz, err := os.ReadFile(naive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		stdin  []byte
+		code   int
+		stdout string // a part of standard output
+		stderr string // a part of standard error
+	}{
+		{args: []string{"top", naive}, code: exitOK, stdout: "kernel"},
+		{args: []string{"top", "-"}, stdin: gz, code: exitOK, stdout: "kernel"},
+		{args: []string{"top", "no-such-trace.json"}, code: exitUsageOrBad, stderr: "no-such-trace.json"},
+		{args: []string{"no-such-command"}, code: exitUsageOrBad, stderr: "unknown command"},
+		{args: []string{"diff", "--fail-on-regression", "5%", cublas, naive}, code: exitGate, stderr: "regression gate tripped"},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		if c.stdin != nil {
+			cmd.Stdin = bytes.NewReader(c.stdin)
+		}
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		code := exitCode(t, cmd.Run())
+		if code != c.code || !strings.Contains(o.String(), c.stdout) || !strings.Contains(e.String(), c.stderr) {
+			t.Errorf("tracelens %s: exit %d (want %d), stdout %.200q (want %q), stderr %q (want %q)",
+				strings.Join(c.args, " "), code, c.code, o.String(), c.stdout, e.String(), c.stderr)
+		}
+		if strings.Contains(e.String(), "goroutine ") {
+			t.Errorf("tracelens %s: a Go stack trace reached the user:\n%s", strings.Join(c.args, " "), e.String())
+		}
+	}
+
+	// mcp serves until its client hangs up or it is interrupted: SIGINT
+	// with standard input still open ends it cleanly (exit 0), promptly.
+	cmd := exec.Command(bin, "mcp")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.Stdout = io.Discard
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(300 * time.Millisecond) // let it install its handler
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if code := exitCode(t, err); code != exitOK {
+			t.Errorf("mcp after SIGINT: exit %d, stderr %q; want 0", code, e.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Errorf("mcp still running 10 s after SIGINT")
+	}
+}
+
+// exitCode is a finished command's exit status.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var xe *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &xe):
+		return xe.ExitCode()
+	}
+	t.Fatal(err)
+	return 0
+}
