@@ -85,4 +85,3 @@ func TestPairDiffsKth(t *testing.T) {
 		}
 	}
 }
-
