@@ -41,8 +41,10 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 		p.metrics[LaunchAPI] = append(p.metrics[LaunchAPI], s.LaunchAPIUs)
 		p.metrics[CPUOp] = append(p.metrics[CPUOp], s.CPUOpUs)
 	}
+	occ := kernelOccurrences(a, first)
 	for _, k := range a.Kernels {
 		if s := sampled(k.Name, k.Category, k.PerStep, first); s != nil {
+			s.occ = occ[kernelKey{k.Name, k.Autotune}]
 			p.kernels = append(p.kernels, s)
 		}
 	}

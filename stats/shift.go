@@ -32,9 +32,10 @@ type Shift struct {
 const ExactShiftLimit = 50
 
 // ShiftInterval returns the Hodges–Lehmann shift from x to y and its
-// 1 − alpha interval, and false when the samples are too few for any
-// interval to reach that confidence (both extreme orderings together
-// already more likely than alpha) or either is empty.
+// 1 − alpha interval, and false when either is empty or the samples are
+// too few for any interval to reach that confidence (both extreme
+// orderings together already more likely than alpha); the estimate and
+// Exact are set then too, the interval and Confidence left 0.
 //
 // For large samples C is ⌊n1·n2/2 − z(α/2)·√(n1·n2·(n1+n2+1)/12)⌋
 // (Hollander & Wolfe; SAS PROC NPAR1WAY's asymptotic "Moses" limits);
@@ -62,6 +63,7 @@ func shiftInterval(x, y []float64, alpha float64, exact bool) (Shift, bool) {
 		s.Estimate = (s.Estimate + d.kth(mn/2+1)) / 2
 	}
 	var c int
+	s.Exact = exact
 	if exact {
 		cdf := uCDF(n1, n2)
 		for c < len(cdf) && cdf[c] < alpha/2 {
@@ -72,7 +74,7 @@ func shiftInterval(x, y []float64, alpha float64, exact bool) (Shift, bool) {
 		if c == 0 {
 			return s, false
 		}
-		s.Exact, s.Confidence = true, 1-2*cdf[c-1]
+		s.Confidence = 1 - 2*cdf[c-1]
 	} else {
 		z := math.Sqrt2 * math.Erfinv(1-alpha)
 		c = int(math.Floor(float64(mn)/2 - z*math.Sqrt(float64(mn)*float64(n1+n2+1)/12)))
