@@ -301,6 +301,10 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Notes = append(r.Notes, unsteadyNotes(step)...)
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
 	ns := [2]int{b.side.Samples, n.side.Samples}
+	if perStepUntestable(ns[0], ns[1], alpha) {
+		b.addOccurrences(base, opt.KeepWarmup)
+		n.addOccurrences(next, opt.KeepWarmup)
+	}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
 	r.Ops = compareTotals(base, next, opTotals, opOccurrences, opt.KeepWarmup, alpha)
@@ -376,8 +380,11 @@ type series struct {
 	count   int
 	total   float64
 	// occ holds the durations (µs) of each occurrence in the compared
-	// steps (kernels only; nil without the trace).
-	occ []float64
+	// steps (kernels only, when the steps are too few for the per-step
+	// test; nil without the trace); autotune marks a kernel row of
+	// torch.compile's autotuner launches (analyze.KernelTiming.Autotune).
+	occ      []float64
+	autotune bool
 }
 
 func (s *series) merge(o *series) {
@@ -609,10 +616,16 @@ func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total, occ
 	type key struct{ kind, name string }
 	sides := map[key]*[2]totalSide{}
 	var order []key
+	runs := []*analyze.Result{b, n}
 	var samples [2]int
-	for side, a := range []*analyze.Result{b, n} {
+	for side, a := range runs {
+		samples[side] = len(a.Steps) - firstCompared(len(a.Steps), keepWarmup)
+	}
+	if !perStepUntestable(samples[0], samples[1], alpha) {
+		occ = nil // the per-step test decides: no need for single calls
+	}
+	for side, a := range runs {
 		first := firstCompared(len(a.Steps), keepWarmup)
-		samples[side] = max(len(a.Steps)-first, 0)
 		var occs map[string][]float64
 		if occ != nil {
 			occs = occ(a, first)
