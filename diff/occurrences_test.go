@@ -169,3 +169,30 @@ func TestOccurrencesLabelled(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareOccurrencesRatio: new launches twice as long as base ones
+// give a ratio of exactly 2; with 5+5 the exact C is 3 (P(U ≤ 2) = 4/252
+// < 0.025 ≤ P(U ≤ 3) = 7/252), so the bounds are 2 × the third smallest
+// and third largest of the ratios b[j]/b[i] (1/5, 1/4, 1/3 …; … 3, 4, 5):
+// [2/3, 6], at the achieved 1 − 2·P(U ≤ 2) = 96.8 %.
+// With 2+2 no interval reaches 95 %: the estimate alone, said so.
+func TestCompareOccurrencesRatio(t *testing.T) {
+	base := []float64{1, 2, 3, 4, 5}
+	next := []float64{2, 4, 6, 8, 10}
+	o := compareOccurrences(base, next, 0.05)
+	rel := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*b }
+	if o == nil || !rel(o.Ratio, 2) || !rel(o.Lo, 2.0/3) || !rel(o.Hi, 6) || !o.Exact || !o.Bounded || o.ExcludesNoChange() ||
+		!rel(o.Confidence, 1-2*4.0/252) {
+		t.Errorf("5+5 doubled: %+v", o)
+	}
+	o = compareOccurrences(base[:2], next[:2], 0.05)
+	if o == nil || o.Bounded || o.ExcludesNoChange() || !strings.Contains(occurrenceText(o), "too few for an interval") {
+		t.Errorf("2+2: %+v", o)
+	}
+	if compareOccurrences(nil, next, 0.05) != nil {
+		t.Error("no base occurrences gave a comparison")
+	}
+	if o := compareOccurrences([]float64{0, 0, 0, 0}, []float64{1, 1, 1, 1}, 0.05); o == nil || math.IsInf(o.Ratio, 0) || !o.ExcludesNoChange() {
+		t.Errorf("zero-length base launches: %+v, want a finite ratio (1 ns floor) excluding no change", o)
+	}
+}
