@@ -75,6 +75,7 @@ func TestOccurrencesMatchScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
+	worstRel = 0
 	for _, name := range slices.Sorted(mapKeys(want.Pairs)) {
 		exp := want.Pairs[name]
 		r := comparePairActive(t, name, want.Active)
@@ -97,14 +98,23 @@ func TestOccurrencesMatchScript(t *testing.T) {
 			checked++
 		}
 	}
+	t.Logf("%d rows checked against the script; largest relative difference of a ratio or bound %.2g", checked, worstRel)
 	if checked < 500 {
 		t.Errorf("%d rows checked, want the script's 700-odd", checked)
 	}
 }
 
+// worstRel is the largest relative difference checkOccurrences saw.
+var worstRel float64
+
 func checkOccurrences(t *testing.T, what string, got *Occurrences, w jsonOccurrences) {
 	t.Helper()
-	rel := func(a, b float64) bool { return math.Abs(a-b) <= OccurrenceRelTol*math.Abs(b) }
+	rel := func(a, b float64) bool {
+		if b != 0 {
+			worstRel = max(worstRel, math.Abs(a-b)/math.Abs(b))
+		}
+		return math.Abs(a-b) <= OccurrenceRelTol*math.Abs(b)
+	}
 	var lo, hi float64
 	if w.Lo != nil && w.Hi != nil {
 		lo, hi = *w.Lo, *w.Hi
