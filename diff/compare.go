@@ -108,11 +108,19 @@ type Row struct {
 	BaseTotalUs, NewTotalUs float64
 	BaseCount, NewCount     int
 	Delta
+	// Occurrences compares the kernel's launches one by one when the
+	// steps are too few for the per-step test (fewer than
+	// stats.MinSamples(α) a side): an occurrence-level effect size with an
+	// interval, not a test across steps. Nil otherwise, for added and
+	// removed rows, for categories, and without the traces.
+	Occurrences *Occurrences
 }
 
 // TotalRow compares a per-step figure from the analysis (ops,
-// annotations), where the analysis keeps no per-step breakdown: a change
-// without a significance test.
+// annotations): the CPU time per step, inclusive of child ops (an op's
+// calls nested in a call of the same name counted once, as analyze's
+// OpStat.TotalCPUUs), tested across steps like kernel rows, or, with too
+// few steps, op by op (Occurrences).
 type TotalRow struct {
 	Name string
 	// Kind is "op", or the annotation kind (analyze.AnnotationRange,
@@ -125,6 +133,14 @@ type TotalRow struct {
 	BaseCalls, NewCalls int
 	// Pct is the change in percent; NaN when BaseUs is 0.
 	Pct float64
+	// Steps compares the per-step time (whose means are BaseUs and NewUs)
+	// with the U test, as Row.Delta does for kernels; a side without the
+	// row counts 0 in each of its compared steps.
+	Steps Delta
+	// Occurrences compares an op's calls one by one (their inclusive CPU
+	// time) when the steps are too few for Steps to be tested; nil
+	// otherwise, for annotations, and without the traces.
+	Occurrences *Occurrences
 }
 
 // FindingChange is one finding (analyzer and subject) and what became of
@@ -285,10 +301,14 @@ func Compare(base, next *analyze.Result, opt Options) (*Result, error) {
 	r.Notes = append(r.Notes, unsteadyNotes(step)...)
 	r.Summary = append(r.Summary, phaseMetrics(base, next, opt.KeepWarmup, alpha)...)
 	ns := [2]int{b.side.Samples, n.side.Samples}
+	if perStepUntestable(ns[0], ns[1], alpha) {
+		b.addOccurrences(base, opt.KeepWarmup)
+		n.addOccurrences(next, opt.KeepWarmup)
+	}
 	r.Kernels = matchKernels(b.kernels, n.kernels, ns, alpha)
 	r.Categories = compareSeries(b.categories, n.categories, ns, alpha)
-	r.Ops = compareTotals(base, next, opTotals, opt.KeepWarmup)
-	r.Annotations = compareTotals(base, next, annotationTotals, opt.KeepWarmup)
+	r.Ops = compareTotals(base, next, opTotals, opOccurrences, opt.KeepWarmup, alpha)
+	r.Annotations = compareTotals(base, next, annotationTotals, nil, opt.KeepWarmup, alpha)
 	r.Findings = compareFindings(base.Findings, next.Findings)
 	judgeResolved(&r.Findings, base, next)
 	r.StepChange = decompose(base, next)
@@ -359,12 +379,19 @@ type series struct {
 	perStep []float64
 	count   int
 	total   float64
+	// occ holds the durations (µs) of each occurrence in the compared
+	// steps (kernels only, when the steps are too few for the per-step
+	// test; nil without the trace); autotune marks a kernel row of
+	// torch.compile's autotuner launches (analyze.KernelTiming.Autotune).
+	occ      []float64
+	autotune bool
 }
 
 func (s *series) merge(o *series) {
 	for i := range s.perStep {
 		s.perStep[i] += o.perStep[i]
 	}
+	s.occ = append(s.occ, o.occ...)
 	s.count += o.count
 	s.total += o.total
 }
@@ -409,6 +436,7 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 			if g == nil {
 				c := *s
 				c.perStep = slices.Clone(s.perStep)
+				c.occ = slices.Clone(s.occ)
 				groups[k] = &group{merged: &c, members: []*series{s}}
 				order = append(order, k)
 				continue
@@ -497,6 +525,9 @@ func pairRow(name string, b, n *series, m Match, samples [2]int, alpha float64) 
 		ns = make([]float64, samples[1])
 	}
 	row.Delta = CompareSamples(bs, ns, alpha)
+	if b != nil && n != nil && perStepUntestable(len(bs), len(ns), alpha) {
+		row.Occurrences = compareOccurrences(b.occ, n.occ, alpha)
+	}
 	switch {
 	case b == nil:
 		row.Status = Added
@@ -569,54 +600,98 @@ func annotationTotals(a *analyze.Result) []total {
 	return out
 }
 
-// overSteps is the mean CPU time per compared step (steps from first on)
-// and the calls in those steps.
-func overSteps(perStep []analyze.StepShare, first int) (us float64, calls int) {
-	sr := sampled("", "", perStep, first)
-	if sr == nil {
-		return 0, 0
-	}
-	return sr.total / float64(len(sr.perStep)), sr.count
+// totalSide is one run's figures for one op or annotation row.
+type totalSide struct {
+	perStep []float64
+	calls   int
+	occ     []float64
 }
 
 // compareTotals pairs the rows list gives for each run by kind and name
 // and compares their CPU time per compared step (the same steps as every
-// other per-step figure of the comparison).
-func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total, keepWarmup bool) []TotalRow {
+// other per-step figure of the comparison): the mean, the U test across
+// steps, and, where occ gives each name's occurrences (ops) and the steps
+// are too few for the test, the occurrence-level comparison.
+func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total, occ func(*analyze.Result, int) map[string][]float64, keepWarmup bool, alpha float64) []TotalRow {
 	type key struct{ kind, name string }
-	rows := map[key]*TotalRow{}
+	sides := map[key]*[2]totalSide{}
 	var order []key
-	for side, a := range []*analyze.Result{b, n} {
+	runs := []*analyze.Result{b, n}
+	var samples [2]int
+	for side, a := range runs {
+		samples[side] = len(a.Steps) - firstCompared(len(a.Steps), keepWarmup)
+	}
+	if !perStepUntestable(samples[0], samples[1], alpha) {
+		occ = nil // the per-step test decides: no need for single calls
+	}
+	for side, a := range runs {
 		first := firstCompared(len(a.Steps), keepWarmup)
+		var occs map[string][]float64
+		if occ != nil {
+			occs = occ(a, first)
+		}
 		for _, t := range list(a) {
 			k := key{t.kind, t.name}
-			r := rows[k]
-			if r == nil {
-				r = &TotalRow{Name: t.name, Kind: t.kind}
-				rows[k] = r
+			if sides[k] == nil {
+				sides[k] = &[2]totalSide{}
 				order = append(order, k)
 			}
-			us, calls := overSteps(t.perStep, first)
-			if side == 0 {
-				r.BaseUs += us
-				r.BaseCalls += calls
-			} else {
-				r.NewUs += us
-				r.NewCalls += calls
+			sr := sampled("", "", t.perStep, first)
+			if sr == nil {
+				continue
 			}
+			ts := &sides[k][side]
+			if ts.perStep == nil {
+				ts.perStep = make([]float64, len(sr.perStep))
+			}
+			for i, us := range sr.perStep {
+				ts.perStep[i] += us
+			}
+			ts.calls += sr.count
+			ts.occ = occs[t.name]
 		}
 	}
 	out := make([]TotalRow, 0, len(order))
 	for _, k := range order {
-		r := rows[k]
-		if r.BaseCalls == 0 && r.NewCalls == 0 {
+		s := sides[k]
+		if s[0].calls == 0 && s[1].calls == 0 {
 			continue // only outside the compared steps
 		}
-		r.Pct = pct(r.BaseUs, r.NewUs)
-		out = append(out, *r)
+		out = append(out, totalRow(k.kind, k.name, s, samples, alpha))
 	}
 	sortTotals(out)
 	return out
+}
+
+// totalRow compares one op's or annotation's two sides.
+func totalRow(kind, name string, s *[2]totalSide, samples [2]int, alpha float64) TotalRow {
+	r := TotalRow{Name: name, Kind: kind, BaseCalls: s[0].calls, NewCalls: s[1].calls}
+	per := [2][]float64{}
+	for i := range per {
+		per[i] = s[i].perStep
+		if per[i] == nil {
+			per[i] = make([]float64, samples[i])
+		}
+	}
+	r.BaseUs, r.NewUs = mean(per[0]), mean(per[1])
+	r.Pct = pct(r.BaseUs, r.NewUs)
+	r.Steps = CompareSamples(per[0], per[1], alpha)
+	if s[0].calls > 0 && s[1].calls > 0 && perStepUntestable(len(per[0]), len(per[1]), alpha) {
+		r.Occurrences = compareOccurrences(s[0].occ, s[1].occ, alpha)
+	}
+	return r
+}
+
+// mean is the mean of v, 0 for none.
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
 }
 
 // sortTotals puts the largest absolute change first.

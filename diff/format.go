@@ -246,7 +246,11 @@ func (r *Result) tables(bold bool) []table {
 				t.full = append(t.full, fullKernelLabel(k))
 				row = append(row, k.Category)
 			}
-			row = append(row, cell(k.Base, true, k.Status == Added), cell(k.New, true, k.Status == Removed), vsBase(k.Delta, fn, bold), statusLabel(k))
+			status := statusLabel(k)
+			if k.Occurrences != nil {
+				status += "; " + occurrenceText(k.Occurrences) + fn.mark(OccurrenceNote)
+			}
+			row = append(row, cell(k.Base, true, k.Status == Added), cell(k.New, true, k.Status == Removed), vsBase(k.Delta, fn, bold), status)
 			t.rows = append(t.rows, row)
 		}
 		t.notes = fn.lines()
@@ -263,7 +267,8 @@ func (r *Result) tables(bold bool) []table {
 		if len(rows) == 0 {
 			return
 		}
-		t := table{title: title, header: []string{first, "base", "new", "change", "calls"}, right: []bool{false, true, true, true, true}, code: true}
+		fn := &footnotes{}
+		t := table{title: title, header: []string{first, "base", "new", "change", "calls", "vs base"}, right: []bool{false, true, true, true, true, false}, code: true}
 		for i := range rows {
 			if i == MaxRows {
 				t.more = fmt.Sprintf("… %d more (the JSON output has every row)", len(rows)-MaxRows)
@@ -274,8 +279,9 @@ func (r *Result) tables(bold bool) []table {
 			if o.Kind == analyze.AnnotationModule {
 				name += " (module)"
 			}
-			t.rows = append(t.rows, []string{name, totalCell(o.BaseUs, o.BaseCalls), totalCell(o.NewUs, o.NewCalls), FormatPct(o.Pct), fmt.Sprintf("%d → %d", o.BaseCalls, o.NewCalls)})
+			t.rows = append(t.rows, []string{name, totalCell(o.BaseUs, o.BaseCalls), totalCell(o.NewUs, o.NewCalls), FormatPct(o.Pct), fmt.Sprintf("%d → %d", o.BaseCalls, o.NewCalls), totalVsBase(o, fn, bold)})
 		}
+		t.notes = fn.lines()
 		out = append(out, t)
 	}
 	if r.Base.Framework != r.New.Framework {
@@ -283,9 +289,19 @@ func (r *Result) tables(bold bool) []table {
 		// row would be added or removed.
 		return out
 	}
-	totals("Ops (CPU time per compared step, mean; calls in the compared steps; largest changes first)", "op", r.Ops)
+	totals("Ops (CPU time per compared step, child ops included, mean; calls in the compared steps; largest changes first)", "op", r.Ops)
 	totals("Annotations (CPU time per compared step, mean; calls in the compared steps; largest changes first)", "annotation", r.Annotations)
 	return out
+}
+
+// totalVsBase is an op or annotation row's verdict: the per-step test
+// as vsBase prints it, or, when the steps are too few and the calls were
+// compared one by one, "untested; per occurrence ×…".
+func totalVsBase(o *TotalRow, fn *footnotes, bold bool) string {
+	if o.Occurrences != nil {
+		return "untested; " + occurrenceText(o.Occurrences) + fn.mark(OccurrenceNote)
+	}
+	return vsBase(o.Steps, fn, bold)
 }
 
 func totalCell(us float64, calls int) string {

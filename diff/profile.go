@@ -43,6 +43,7 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 	}
 	for _, k := range a.Kernels {
 		if s := sampled(k.Name, k.Category, k.PerStep, first); s != nil {
+			s.autotune = k.Autotune
 			p.kernels = append(p.kernels, s)
 		}
 	}
@@ -52,6 +53,16 @@ func newProfile(a *analyze.Result, keepWarmup bool) *profile {
 		}
 	}
 	return p
+}
+
+// addOccurrences gives each kernel series its launches' durations in the
+// compared steps (kernelOccurrences), for the occurrence-level comparison
+// of runs with too few steps for the per-step test.
+func (p *profile) addOccurrences(a *analyze.Result, keepWarmup bool) {
+	occ := kernelOccurrences(a, firstCompared(len(a.Steps), keepWarmup))
+	for _, s := range p.kernels {
+		s.occ = occ[kernelKey{s.name, s.autotune}]
+	}
 }
 
 // sampled is the series of one kernel or category over the compared

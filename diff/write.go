@@ -275,6 +275,37 @@ type jsonRow struct {
 	// Separated and MinDetectablePct as in jsonMetric.
 	Separated        bool     `json:"separated"`
 	MinDetectablePct *float64 `json:"min_detectable_pct"`
+	// Occurrences: the occurrence-level comparison (Row.Occurrences),
+	// when the steps are too few for the per-step test.
+	Occurrences *jsonOccurrences `json:"occurrences,omitempty"`
+}
+
+// jsonOccurrences is an Occurrences: a labelled effect size, not a test.
+type jsonOccurrences struct {
+	Method           string   `json:"method"`
+	NBase            int      `json:"n_base"`
+	NNew             int      `json:"n_new"`
+	Ratio            float64  `json:"ratio"`
+	Lo               *float64 `json:"lo"`
+	Hi               *float64 `json:"hi"`
+	Confidence       float64  `json:"confidence"`
+	Exact            bool     `json:"exact"`
+	ExcludesNoChange bool     `json:"excludes_no_change"`
+}
+
+// occurrenceMethod labels jsonOccurrences.
+const occurrenceMethod = "hodges-lehmann log-duration ratio, per occurrence (not a test across steps)"
+
+func toJSONOccurrences(o *Occurrences) *jsonOccurrences {
+	if o == nil {
+		return nil
+	}
+	j := &jsonOccurrences{Method: occurrenceMethod, NBase: o.NBase, NNew: o.NNew, Ratio: o.Ratio,
+		Confidence: o.Confidence, Exact: o.Exact, ExcludesNoChange: o.ExcludesNoChange()}
+	if o.Bounded {
+		j.Lo, j.Hi = &o.Lo, &o.Hi
+	}
+	return j
 }
 
 type jsonTotal struct {
@@ -285,6 +316,11 @@ type jsonTotal struct {
 	DeltaPct  *float64 `json:"delta_pct"`
 	BaseCalls int      `json:"base_calls"`
 	NewCalls  int      `json:"new_calls"`
+	// Steps is the U test across the compared steps of the per-step time;
+	// Occurrences the occurrence-level comparison of an op's calls when
+	// the steps are too few for it.
+	Steps       jsonMetric       `json:"steps"`
+	Occurrences *jsonOccurrences `json:"occurrences,omitempty"`
 }
 
 type jsonFindings struct {
@@ -349,7 +385,7 @@ func toJSONRows(rows []Row) []jsonRow {
 			DeltaPct: pctPtr(k.Pct), PValue: k.P, Significant: k.Significant, Match: k.Match, Category: k.Category,
 			BaseCount: k.BaseCount, NewCount: k.NewCount, BasePerStepUs: k.Base.Median, NewPerStepUs: k.New.Median,
 			BaseNames: k.BaseNames, NewNames: k.NewNames, Note: k.Note,
-			Separated: k.Separated(), MinDetectablePct: finitePtr(k.MinDetectablePct)})
+			Separated: k.Separated(), MinDetectablePct: finitePtr(k.MinDetectablePct), Occurrences: toJSONOccurrences(k.Occurrences)})
 	}
 	return out
 }
@@ -358,7 +394,7 @@ func toJSONTotals(rows []TotalRow) []jsonTotal {
 	out := make([]jsonTotal, 0, len(rows))
 	for _, o := range rows {
 		out = append(out, jsonTotal{Name: o.Name, Kind: o.Kind, BaseUs: o.BaseUs, NewUs: o.NewUs, DeltaPct: pctPtr(o.Pct),
-			BaseCalls: o.BaseCalls, NewCalls: o.NewCalls})
+			BaseCalls: o.BaseCalls, NewCalls: o.NewCalls, Steps: toJSONMetric(o.Steps), Occurrences: toJSONOccurrences(o.Occurrences)})
 	}
 	return out
 }
