@@ -3,7 +3,6 @@ package diff
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/stats"
@@ -50,29 +49,20 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 	// The U statistic changes only where a scaled new sample crosses a
 	// base sample: at x = b/n − 1 for each pair. Just past the crossings,
 	// in each direction, the test's p falls as x grows; the answer is the
-	// first crossing past which it is below alpha (binary search).
-	var up, down []float64
-	for _, vb := range rb {
-		for _, vn := range rn {
-			switch x := vb/vn - 1; {
-			case x >= 0:
-				up = append(up, x)
-			case x > -1:
-				down = append(down, -x)
-			}
-		}
-	}
+	// first crossing past which it is below alpha (binary search over the
+	// crossings in order, each selected without listing them all).
+	cr := newCrossings(rb, rn)
 	best := math.Inf(1)
 	for _, c := range []struct {
 		sign float64
-		xs   []float64
-	}{{1, up}, {-1, down}} {
-		slices.Sort(c.xs)
-		past := func(i int) bool { return detect(c.sign*c.xs[i]*(1+1e-9) + c.sign*1e-12) }
-		if len(c.xs) == 0 || !past(len(c.xs)-1) {
+		n    int
+		at   func(int) float64
+	}{{1, cr.up(), cr.upAt}, {-1, cr.down(), cr.downAt}} {
+		past := func(i int) bool { return detect(c.sign*c.at(i)*(1+1e-9) + c.sign*1e-12) }
+		if c.n == 0 || !past(c.n-1) {
 			continue
 		}
-		lo, hi := 0, len(c.xs)-1 // past(hi) holds
+		lo, hi := 0, c.n-1 // past(hi) holds
 		for lo < hi {
 			mid := (lo + hi) / 2
 			if past(mid) {
@@ -81,7 +71,7 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 				lo = mid + 1
 			}
 		}
-		best = min(best, c.xs[hi]*100)
+		best = min(best, c.at(hi)*100)
 	}
 	return best
 }

@@ -138,23 +138,32 @@ func (d pairDiffs) countLE(v float64) int {
 	return n
 }
 
-// kth returns the k-th smallest difference (1-based): it narrows a value
-// interval (lo, hi] holding it by bisection until few enough differences
-// fall inside to list and sort them.
+// kth returns the k-th smallest difference (1-based).
 func (d pairDiffs) kth(k int) float64 {
 	lo := math.Nextafter(d.y[0]-d.x[len(d.x)-1], math.Inf(-1))
 	hi := d.y[len(d.y)-1] - d.x[0]
-	below := 0 // differences ≤ lo
-	limit := max(4096, 4*(len(d.x)+len(d.y)))
+	return Kth(k, lo, hi, max(4096, 4*(len(d.x)+len(d.y))), d.countLE, d.listed)
+}
+
+// Kth returns the k-th smallest (1-based) of a large set of values that
+// are only counted and listed, never stored: count(v) is how many are
+// ≤ v, list(lo, hi) those in (lo, hi]; all lie in (lo, hi]. Bisection on
+// the value narrows the interval until at most limit values fall inside,
+// which are then listed and sorted: the order statistics of the n·m
+// pairwise differences or ratios of two samples in O((n+m)·log) memory.
+func Kth(k int, lo, hi float64, limit int, count func(float64) int, list func(lo, hi float64) []float64) float64 {
+	below := 0 // values ≤ lo
 	for {
-		if d.countLE(hi)-below <= limit {
-			return d.listed(lo, hi, k-below)
+		if count(hi)-below <= limit {
+			in := list(lo, hi)
+			slices.Sort(in)
+			return in[k-below-1]
 		}
 		mid := lo + (hi-lo)/2
 		if mid <= lo || mid >= hi {
 			return hi // (lo, hi] holds one float: every candidate equals hi
 		}
-		if c := d.countLE(mid); c >= k {
+		if c := count(mid); c >= k {
 			hi = mid
 		} else {
 			lo, below = mid, c
@@ -162,10 +171,10 @@ func (d pairDiffs) kth(k int) float64 {
 	}
 }
 
-// listed returns the k-th smallest of the differences in (lo, hi]: for
-// each y[j], those of the x[i] between the first whose difference is ≤ hi
-// and the first whose difference is ≤ lo.
-func (d pairDiffs) listed(lo, hi float64, k int) float64 {
+// listed returns the differences in (lo, hi]: for each y[j], those of the
+// x[i] between the first whose difference is ≤ hi and the first whose
+// difference is ≤ lo.
+func (d pairDiffs) listed(lo, hi float64) []float64 {
 	var in []float64
 	for _, yj := range d.y {
 		from, _ := slices.BinarySearchFunc(d.x, hi, func(xi, v float64) int { return cmpDiff(yj-xi, v) })
@@ -174,8 +183,7 @@ func (d pairDiffs) listed(lo, hi float64, k int) float64 {
 			in = append(in, yj-xi)
 		}
 	}
-	slices.Sort(in)
-	return in[k-1]
+	return in
 }
 
 // cmpDiff orders x values for the binary search of listed: a difference
