@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -27,6 +28,10 @@ type Loader func(progress func(read, total int64)) (*trace.Trace, error)
 type Options struct {
 	// Name is what the progress screen says is being read.
 	Name string
+	// Stop, when not nil, ends the UI once it is done, restoring the
+	// terminal (Run then returns): how a process stopping for its memory
+	// budget leaves the terminal usable.
+	Stop context.Context
 	// Load reads the trace to explore (NEW in a diff).
 	Load Loader
 	// BaseName and LoadBase, when set, read the BASE trace of a diff and

@@ -24,7 +24,11 @@ func Run(opts Options, in io.Reader, out io.Writer) error {
 		opts.Renderer.HasDarkBackground()
 	}
 	m := New(opts)
-	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithMouseCellMotion())
+	popts := []tea.ProgramOption{tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithMouseCellMotion()}
+	if opts.Stop != nil {
+		popts = append(popts, tea.WithContext(opts.Stop))
+	}
+	p := tea.NewProgram(m, popts...)
 	if _, err := p.Run(); err != nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/ingest"
@@ -21,6 +22,44 @@ import (
 // whole process, stops it.
 type memState struct {
 	budget *membudget.Budget
+	// beforeExit are what must run before the watchdog ends the process
+	// (the TUI restoring the terminal), each bounded in time by its own.
+	mu         sync.Mutex
+	beforeExit map[int]func()
+	next       int
+}
+
+// atStop registers f to run before the watchdog ends the process; the
+// returned function unregisters it. Without a budget it does nothing.
+func (e *env) atStop(f func()) (remove func()) {
+	m := e.mem
+	if m == nil {
+		return func() {}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.beforeExit == nil {
+		m.beforeExit = map[int]func(){}
+	}
+	id := m.next
+	m.next++
+	m.beforeExit[id] = f
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.beforeExit, id)
+	}
+}
+
+// runBeforeExit runs the registered functions, once.
+func (m *memState) runBeforeExit() {
+	m.mu.Lock()
+	fs := m.beforeExit
+	m.beforeExit = nil
+	m.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // startMemoryBudget makes main's budget, sets the Go runtime's soft
@@ -30,10 +69,12 @@ type memState struct {
 // stops the watchdog.
 func startMemoryBudget(e *env, stderr io.Writer) func() {
 	b := membudget.New(ingest.DefaultMaxMemory())
-	e.mem = &memState{budget: b}
+	m := &memState{budget: b}
+	e.mem = m
 	b.SoftLimit()
 	ctx, cancel := context.WithCancel(context.Background())
 	go b.Watch(ctx, func(err *membudget.Error) {
+		m.runBeforeExit()
 		fmt.Fprintf(stderr, "\ntracelens: %s\n", termtext.Sanitize(err.Error()))
 		os.Exit(exitUsageOrBad)
 	})

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -62,9 +64,30 @@ func runTUI(e *env, args []string) error {
 	if len(pos) == 2 {
 		opts.BaseName, opts.LoadBase = pos[0], loader(pos[0])
 	}
+	// Stopped for the memory budget, the UI first gives the terminal back
+	// (the watchdog waits up to a second for it).
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done, stopping := make(chan struct{}), make(chan struct{})
+	defer e.atStop(func() {
+		close(stopping)
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+	})()
+	opts.Stop = stop
 	// The terminal itself, not the error-recording writer around it:
 	// the UI asks it for its size and colours.
-	return tui.Run(opts, keys, out)
+	err = tui.Run(opts, keys, out)
+	close(done)
+	select {
+	case <-stopping:
+		select {} // the watchdog ends the process with the budget's message
+	default:
+	}
+	return err
 }
 
 // tuiInput returns where the UI reads keys and how it loads each
