@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
 	"github.com/tracelens/tracelens/trace"
@@ -172,8 +171,9 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 }
 
 // streamOrder returns the indexes of the GPU records grouped by device
-// and stream, in that order, each group in table order (a counting sort).
-func (nr *nsysReader) streamOrder() []int32 {
+// and stream, in that order, each group in table order (a counting sort),
+// and where each group starts in them, then their end.
+func (nr *nsysReader) streamOrder() (perm []int32, bounds []int) {
 	g := nr.t.GPU
 	type key struct{ dev, stream int32 }
 	ids := map[key]int32{}
@@ -209,16 +209,19 @@ func (nr *nsysReader) streamOrder() []int32 {
 		counts[id]++
 	}
 	at := 0
+	bounds = make([]int, 0, len(keys)+1)
 	for _, id := range order {
 		start[id] = at
+		bounds = append(bounds, at)
 		at += counts[id]
 	}
-	perm := make([]int32, len(g))
+	bounds = append(bounds, at)
+	perm = make([]int32, len(g))
 	for i, id := range group {
 		perm[start[id]] = int32(i)
 		start[id]++
 	}
-	return perm
+	return perm, bounds
 }
 
 // sortGPU puts GPU activity in the model's order (device, stream, start,
@@ -226,51 +229,27 @@ func (nr *nsysReader) streamOrder() []int32 {
 // its permutation cycle, in place: the kernel, copy and memset tables come
 // one after another, a stable sort of the 150-byte records moved each one
 // many times, and a sorted copy would double the slice at its peak.
+// Streams are sorted and cycles moved in parallel (permuteParallel).
 func (nr *nsysReader) sortGPU() {
 	g := nr.t.GPU
-	perm := nr.streamOrder()
+	perm, bounds := nr.streamOrder()
 	// Each stream's records, in table order, are then sorted by time,
 	// streams in parallel; most come sorted already.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, nr.workers))
-	for lo := 0; lo < len(perm); {
-		hi := lo + 1
-		for hi < len(perm) && g[perm[hi]].Device == g[perm[lo]].Device && g[perm[hi]].Stream == g[perm[lo]].Stream {
-			hi++
-		}
-		seg := perm[lo:hi]
-		lo = hi
+	eachParallel(len(bounds)-1, nr.workers, func(s int) {
+		seg := perm[bounds[s]:bounds[s+1]]
 		byTime := func(a, b int32) int { return bySpan(g[a].Span, g[b].Span) }
-		if slices.IsSortedFunc(seg, byTime) {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		if !slices.IsSortedFunc(seg, byTime) {
 			slices.SortStableFunc(seg, byTime)
-		}()
-	}
-	wg.Wait()
-	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
-	// itself, which marks it done.
-	for i := range perm {
-		if perm[i] == int32(i) {
-			continue
 		}
-		tmp := g[i]
-		j := i
-		for {
-			k := int(perm[j])
-			perm[j] = int32(j)
-			if k == i {
-				g[j] = tmp
-				break
-			}
-			g[j] = g[k]
-			j = k
+	})
+	// g[i] must become the old g[perm[i]].
+	if nr.workers <= 1 {
+		for i := range perm {
+			moveCycle(g, perm, i)
 		}
+		return
 	}
+	permuteParallel(g, perm, nr.workers, 128)
 }
 
 var gpuCols = []string{"id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor",
