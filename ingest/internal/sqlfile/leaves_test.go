@@ -1,7 +1,6 @@
 package sqlfile
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,13 +28,7 @@ func TestLeavesTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(bytes.NewReader(f.b), int64(len(f.b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := closeOpen(t, w, &f)
 	tb := db.Table("T")
 	leaves, err := db.Leaves(tb)
 	if err != nil {
