@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -88,11 +89,17 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 		}
 	}
 	durs := make([]trace.Duration, 0, most)
-	var m launchMerger
+	// rowOf is done with: the merged launches go there.
+	m := launchMerger{out: rowOf[:0]}
 	for r := range rows {
 		row := &rows[r]
-		durs = m.sortByStart(t.GPU, row.Launches, durs[:0])
-		slices.Sort(durs)
+		durs = m.gather(t.GPU, row.Launches, durs[:0])
+		// The durations sort while the launches merge, on another core
+		// where there is one.
+		var wg sync.WaitGroup
+		wg.Go(func() { slices.Sort(durs) })
+		m.merge(row.Launches)
+		wg.Wait()
 		row.Count = len(durs)
 		for _, d := range durs {
 			row.Total += d
@@ -167,10 +174,10 @@ func (h runHead) before(o runHead) bool {
 	return h.start < o.start || h.start == o.start && h.at < o.at
 }
 
-// sortByStart sorts l (ascending indexes into gpu) by start, in place,
-// and appends the launches' durations to durs (in index order): one pass
-// over the records for both.
-func (m *launchMerger) sortByStart(gpu []trace.GPUActivity, l []trace.Index, durs []trace.Duration) []trace.Duration {
+// gather notes the starts of launches l (ascending indexes into gpu) and
+// their runs, and appends their durations to durs (in index order): one
+// pass over the records for both.
+func (m *launchMerger) gather(gpu []trace.GPUActivity, l []trace.Index, durs []trace.Duration) []trace.Duration {
 	m.starts = slices.Grow(m.starts[:0], len(l)) // at its size: no copies growing
 	m.runs = append(m.runs[:0], 0)
 	for i, x := range l {
@@ -181,10 +188,15 @@ func (m *launchMerger) sortByStart(gpu []trace.GPUActivity, l []trace.Index, dur
 		m.starts = append(m.starts, g.Start)
 		durs = append(durs, g.Dur())
 	}
-	if len(m.runs) == 1 {
-		return durs // one stream, or several one after another
-	}
 	m.runs = append(m.runs, len(l))
+	return durs
+}
+
+// merge sorts l, whose starts and runs gather noted, by start.
+func (m *launchMerger) merge(l []trace.Index) {
+	if len(m.runs) <= 2 {
+		return // one stream, or several one after another
+	}
 	m.heap = m.heap[:0]
 	for r := 0; r+1 < len(m.runs); r++ {
 		m.heap = append(m.heap, runHead{start: m.starts[m.runs[r]], at: m.runs[r], end: m.runs[r+1]})
@@ -205,7 +217,6 @@ func (m *launchMerger) sortByStart(gpu []trace.GPUActivity, l []trace.Index, dur
 		m.down(0)
 	}
 	copy(l, m.out)
-	return durs
 }
 
 // down restores the heap order below i.
