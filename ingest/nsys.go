@@ -150,6 +150,7 @@ func (nr *nsysReader) read() error {
 	}
 	m := nr.m
 	nr.sortGPU()
+	m.gpuSorted = true
 	m.sortAll()
 	nr.link()
 	if nr.split && nr.splitProcesses() {
