@@ -170,57 +170,98 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 	return a, ok
 }
 
-// streamOrder returns the indexes of the GPU records grouped by device
-// and stream, in that order, each group in table order (a counting sort),
-// and where each group starts in them, then their end.
-func (nr *nsysReader) streamOrder() (perm []int32, bounds []int) {
-	g := nr.t.GPU
-	type key struct{ dev, stream int32 }
-	ids := map[key]int32{}
-	var keys []key
-	group := make([]int32, len(g))
-	last, lastID := key{-1, -1}, int32(-1)
-	for i := range g {
-		k := key{g[i].Device, g[i].Stream}
+// streamKey is a GPU record's device and stream.
+type streamKey struct{ dev, stream int32 }
+
+// streamPart is one range of the GPU records as streamOrder groups them:
+// its streams in the order first seen, how many records of each it holds,
+// and then where its next record of each goes.
+type streamPart struct {
+	lo, hi int
+	keys   []streamKey
+	counts []int
+	at     []int
+}
+
+// group gives each record of the part its stream's number in the part
+// (in group) and counts them.
+func (p *streamPart) group(g []trace.GPUActivity, group []int32) {
+	ids := map[streamKey]int32{}
+	last, lastID := streamKey{-1, -1}, int32(-1)
+	for i := p.lo; i < p.hi; i++ {
+		k := streamKey{g[i].Device, g[i].Stream}
 		if k != last || lastID < 0 {
 			id, ok := ids[k]
 			if !ok {
-				id = int32(len(keys))
+				id = int32(len(p.keys))
 				ids[k] = id
-				keys = append(keys, k)
+				p.keys = append(p.keys, k)
+				p.counts = append(p.counts, 0)
 			}
 			last, lastID = k, id
 		}
 		group[i] = lastID
+		p.counts[lastID]++
 	}
-	order := make([]int32, len(keys))
-	for i := range order {
-		order[i] = int32(i)
+}
+
+// streamOrder returns the indexes of the GPU records grouped by device
+// and stream, in that order, each group in table order (a counting sort),
+// and where each group starts in them, then their end. Ranges of the
+// records are grouped and placed in parallel (a map lookup per record
+// was a serial pass over the 128-byte records); only the streams are
+// merged on one goroutine.
+func (nr *nsysReader) streamOrder() (perm []int32, bounds []int) {
+	g := nr.t.GPU
+	parts := make([]streamPart, max(1, min(nr.workers, len(g)/(1<<16))))
+	group := make([]int32, len(g))
+	calls := make([]func(), len(parts))
+	for i := range parts {
+		p := &parts[i]
+		p.lo, p.hi = len(g)*i/len(parts), len(g)*(i+1)/len(parts)
+		calls[i] = func() { p.group(g, group) }
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(keys[a].dev, keys[b].dev); c != 0 {
+	concurrently(calls...)
+	var keys []streamKey
+	local := map[streamKey][]int{} // the stream's number in each part, or -1
+	for i := range parts {
+		for id, k := range parts[i].keys {
+			if local[k] == nil {
+				keys = append(keys, k)
+				local[k] = slices.Repeat([]int{-1}, len(parts))
+			}
+			local[k][i] = id
+		}
+		parts[i].at = make([]int, len(parts[i].keys))
+	}
+	slices.SortFunc(keys, func(a, b streamKey) int {
+		if c := cmp.Compare(a.dev, b.dev); c != 0 {
 			return c
 		}
-		return cmp.Compare(keys[a].stream, keys[b].stream)
+		return cmp.Compare(a.stream, b.stream)
 	})
-	start := make([]int, len(keys)) // by group id: where its indexes go
-	counts := make([]int, len(keys))
-	for _, id := range group {
-		counts[id]++
-	}
 	at := 0
-	bounds = make([]int, 0, len(keys)+1)
-	for _, id := range order {
-		start[id] = at
+	for _, k := range keys {
 		bounds = append(bounds, at)
-		at += counts[id]
+		for i, id := range local[k] {
+			if id >= 0 {
+				parts[i].at[id] = at
+				at += parts[i].counts[id]
+			}
+		}
 	}
 	bounds = append(bounds, at)
 	perm = make([]int32, len(g))
-	for i, id := range group {
-		perm[start[id]] = int32(i)
-		start[id]++
+	for i := range parts {
+		p := &parts[i]
+		calls[i] = func() {
+			for j := p.lo; j < p.hi; j++ {
+				perm[p.at[group[j]]] = int32(j)
+				p.at[group[j]]++
+			}
+		}
 	}
+	concurrently(calls...)
 	return perm, bounds
 }
 

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // TestPermuteParallel checks the parallel cycle moves against a copy
@@ -45,6 +47,30 @@ func TestPermuteParallel(t *testing.T) {
 				if v != int32(i) {
 					t.Fatalf("%s, a cut every %d: perm[%d] = %d after, want the identity", name, seg, i, v)
 				}
+			}
+		}
+	}
+}
+
+// TestStreamOrderParts checks that streamOrder groups the same way
+// however many ranges of the records it groups in parallel.
+func TestStreamOrderParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	gpu := make([]trace.GPUActivity, 300_000)
+	for i := range gpu {
+		gpu[i].Device, gpu[i].Stream = int32(r.IntN(3)), int32(r.IntN(20))
+	}
+	one := &nsysReader{t: &trace.Trace{GPU: gpu}, workers: 1}
+	wantPerm, wantBounds := one.streamOrder()
+	four := &nsysReader{t: &trace.Trace{GPU: gpu}, workers: 4}
+	perm, bounds := four.streamOrder()
+	if !slices.Equal(perm, wantPerm) || !slices.Equal(bounds, wantBounds) {
+		t.Fatalf("grouped in 4 ranges: %d groups, differently from one range (%d groups)", len(bounds)-1, len(wantBounds)-1)
+	}
+	for s := 0; s+1 < len(bounds); s++ {
+		for _, i := range perm[bounds[s]+1 : bounds[s+1]] {
+			if first := gpu[perm[bounds[s]]]; gpu[i].Device != first.Device || gpu[i].Stream != first.Stream {
+				t.Fatalf("group %d mixes streams", s)
 			}
 		}
 	}
