@@ -284,12 +284,6 @@ func (nr *nsysReader) sortGPU() {
 		}
 	})
 	// g[i] must become the old g[perm[i]].
-	if nr.workers <= 1 {
-		for i := range perm {
-			moveCycle(g, perm, i)
-		}
-		return
-	}
 	permuteParallel(g, perm, nr.workers, 128)
 }
 

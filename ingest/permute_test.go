@@ -30,7 +30,7 @@ func TestPermuteParallel(t *testing.T) {
 		}
 	}
 	for name, p := range map[string][]int{"shuffled": shuffled, "one cycle": oneCycle, "swaps": swaps, "grouped": grouped} {
-		for _, seg := range []int{1, 3, 64, 1 << 20} {
+		for _, seg := range []int{1, 4, 64, 1 << 20} {
 			g := make([]int, n)
 			perm := make([]int32, n)
 			want := make([]int, n)
