@@ -68,15 +68,17 @@ func sortByThread[T any](s []T, key func(*T) (trace.Index, trace.Span), workers 
 func (m *merger) sortAll() {
 	t := m.t
 	workers := len(m.remap)
-	sortStable(t.GPU, func(a, b trace.GPUActivity) int {
-		if c := cmp.Compare(a.Device, b.Device); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Stream, b.Stream); c != 0 {
-			return c
-		}
-		return bySpan(a.Span, b.Span)
-	})
+	if !m.gpuSorted {
+		sortStable(t.GPU, func(a, b trace.GPUActivity) int {
+			if c := cmp.Compare(a.Device, b.Device); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Stream, b.Stream); c != 0 {
+				return c
+			}
+			return bySpan(a.Span, b.Span)
+		})
+	}
 	sortByThread(t.APICalls, func(a *trace.APICall) (trace.Index, trace.Span) { return a.Thread, a.Span }, workers)
 	sortByThread(t.Ops, func(o *trace.Op) (trace.Index, trace.Span) { return o.Thread, o.Span }, workers)
 	sortByThread(t.Frames, func(f *trace.PyFrame) (trace.Index, trace.Span) { return f.Thread, f.Span }, workers)

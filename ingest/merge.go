@@ -30,6 +30,10 @@ type merger struct {
 	strBytes int64
 	// clock times finish's passes (nil: not timed).
 	clock *stageClock
+	// gpuSorted says the reader put GPU activity in the model's order
+	// itself (nsys's sortGPU), so sortAll need not check it again: a
+	// serial pass over every record (0.06 s for 3.2 M kernels).
+	gpuSorted bool
 }
 
 // sizer plans the model's slice allocations against the memory budget.

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/tracelens/tracelens/ingest/internal/sqlfile"
 	"github.com/tracelens/tracelens/trace"
@@ -171,54 +170,99 @@ func (x *corrIndex) get(id int64) (trace.Index, bool) {
 	return a, ok
 }
 
-// streamOrder returns the indexes of the GPU records grouped by device
-// and stream, in that order, each group in table order (a counting sort).
-func (nr *nsysReader) streamOrder() []int32 {
-	g := nr.t.GPU
-	type key struct{ dev, stream int32 }
-	ids := map[key]int32{}
-	var keys []key
-	group := make([]int32, len(g))
-	last, lastID := key{-1, -1}, int32(-1)
-	for i := range g {
-		k := key{g[i].Device, g[i].Stream}
+// streamKey is a GPU record's device and stream.
+type streamKey struct{ dev, stream int32 }
+
+// streamPart is one range of the GPU records as streamOrder groups them:
+// its streams in the order first seen, how many records of each it holds,
+// and then where its next record of each goes.
+type streamPart struct {
+	lo, hi int
+	keys   []streamKey
+	counts []int
+	at     []int
+}
+
+// group gives each record of the part its stream's number in the part
+// (in group) and counts them.
+func (p *streamPart) group(g []trace.GPUActivity, group []int32) {
+	ids := map[streamKey]int32{}
+	last, lastID := streamKey{-1, -1}, int32(-1)
+	for i := p.lo; i < p.hi; i++ {
+		k := streamKey{g[i].Device, g[i].Stream}
 		if k != last || lastID < 0 {
 			id, ok := ids[k]
 			if !ok {
-				id = int32(len(keys))
+				id = int32(len(p.keys))
 				ids[k] = id
-				keys = append(keys, k)
+				p.keys = append(p.keys, k)
+				p.counts = append(p.counts, 0)
 			}
 			last, lastID = k, id
 		}
 		group[i] = lastID
+		p.counts[lastID]++
 	}
-	order := make([]int32, len(keys))
-	for i := range order {
-		order[i] = int32(i)
+}
+
+// streamOrder returns the indexes of the GPU records grouped by device
+// and stream, in that order, each group in table order (a counting sort),
+// and where each group starts in them, then their end. Ranges of the
+// records are grouped and placed in parallel (a map lookup per record
+// was a serial pass over the 128-byte records); only the streams are
+// merged on one goroutine.
+func (nr *nsysReader) streamOrder() (perm []int32, bounds []int) {
+	g := nr.t.GPU
+	parts := make([]streamPart, max(1, min(nr.workers, len(g)/(1<<16))))
+	group := make([]int32, len(g))
+	calls := make([]func(), len(parts))
+	for i := range parts {
+		p := &parts[i]
+		p.lo, p.hi = len(g)*i/len(parts), len(g)*(i+1)/len(parts)
+		calls[i] = func() { p.group(g, group) }
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(keys[a].dev, keys[b].dev); c != 0 {
+	concurrently(calls...)
+	var keys []streamKey
+	local := map[streamKey][]int{} // the stream's number in each part, or -1
+	for i := range parts {
+		for id, k := range parts[i].keys {
+			if local[k] == nil {
+				keys = append(keys, k)
+				local[k] = slices.Repeat([]int{-1}, len(parts))
+			}
+			local[k][i] = id
+		}
+		parts[i].at = make([]int, len(parts[i].keys))
+	}
+	slices.SortFunc(keys, func(a, b streamKey) int {
+		if c := cmp.Compare(a.dev, b.dev); c != 0 {
 			return c
 		}
-		return cmp.Compare(keys[a].stream, keys[b].stream)
+		return cmp.Compare(a.stream, b.stream)
 	})
-	start := make([]int, len(keys)) // by group id: where its indexes go
-	counts := make([]int, len(keys))
-	for _, id := range group {
-		counts[id]++
-	}
 	at := 0
-	for _, id := range order {
-		start[id] = at
-		at += counts[id]
+	for _, k := range keys {
+		bounds = append(bounds, at)
+		for i, id := range local[k] {
+			if id >= 0 {
+				parts[i].at[id] = at
+				at += parts[i].counts[id]
+			}
+		}
 	}
-	perm := make([]int32, len(g))
-	for i, id := range group {
-		perm[start[id]] = int32(i)
-		start[id]++
+	bounds = append(bounds, at)
+	perm = make([]int32, len(g))
+	for i := range parts {
+		p := &parts[i]
+		calls[i] = func() {
+			for j := p.lo; j < p.hi; j++ {
+				perm[p.at[group[j]]] = int32(j)
+				p.at[group[j]]++
+			}
+		}
 	}
-	return perm
+	concurrently(calls...)
+	return perm, bounds
 }
 
 // sortGPU puts GPU activity in the model's order (device, stream, start,
@@ -226,51 +270,21 @@ func (nr *nsysReader) streamOrder() []int32 {
 // its permutation cycle, in place: the kernel, copy and memset tables come
 // one after another, a stable sort of the 150-byte records moved each one
 // many times, and a sorted copy would double the slice at its peak.
+// Streams are sorted and cycles moved in parallel (permuteParallel).
 func (nr *nsysReader) sortGPU() {
 	g := nr.t.GPU
-	perm := nr.streamOrder()
+	perm, bounds := nr.streamOrder()
 	// Each stream's records, in table order, are then sorted by time,
 	// streams in parallel; most come sorted already.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, nr.workers))
-	for lo := 0; lo < len(perm); {
-		hi := lo + 1
-		for hi < len(perm) && g[perm[hi]].Device == g[perm[lo]].Device && g[perm[hi]].Stream == g[perm[lo]].Stream {
-			hi++
-		}
-		seg := perm[lo:hi]
-		lo = hi
+	eachParallel(len(bounds)-1, nr.workers, func(s int) {
+		seg := perm[bounds[s]:bounds[s+1]]
 		byTime := func(a, b int32) int { return bySpan(g[a].Span, g[b].Span) }
-		if slices.IsSortedFunc(seg, byTime) {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		if !slices.IsSortedFunc(seg, byTime) {
 			slices.SortStableFunc(seg, byTime)
-		}()
-	}
-	wg.Wait()
-	// g[i] must become the old g[perm[i]]; a moved slot's perm is set to
-	// itself, which marks it done.
-	for i := range perm {
-		if perm[i] == int32(i) {
-			continue
 		}
-		tmp := g[i]
-		j := i
-		for {
-			k := int(perm[j])
-			perm[j] = int32(j)
-			if k == i {
-				g[j] = tmp
-				break
-			}
-			g[j] = g[k]
-			j = k
-		}
-	}
+	})
+	// g[i] must become the old g[perm[i]].
+	permuteParallel(g, perm, nr.workers, 128)
 }
 
 var gpuCols = []string{"id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor",

@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // The passes after the last event (sorting checks, linking, nesting,
@@ -26,6 +27,26 @@ func parallelRanges(n, workers, minRange int, fn func(lo, hi int)) {
 	for i := range parts {
 		lo, hi := n*i/parts, n*(i+1)/parts
 		calls[i] = func() { fn(lo, hi) }
+	}
+	concurrently(calls...)
+}
+
+// eachParallel calls fn(i) for each i in [0, n), in up to workers
+// goroutines that each take the next i when done with one: for work in
+// pieces of uneven size (streams, permutation cycles).
+func eachParallel(n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	calls := make([]func(), max(1, min(workers, n)))
+	for w := range calls {
+		calls[w] = func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}
 	}
 	concurrently(calls...)
 }

@@ -3,6 +3,9 @@ package sqlfile
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // Leaf is one leaf page of a table's B-tree and how many rows it holds.
@@ -16,27 +19,93 @@ type Leaf struct {
 // reader can size its output before decoding a row, and share the leaves
 // out among goroutines evenly (ScanLeaves). Each page may be reached
 // once: a page reached twice is a cycle, and a CorruptError.
+//
+// The subtrees under the root are walked by up to GOMAXPROCS goroutines
+// (a table of 12.9 M rows has 150 k leaves, and their headers took 0.4 s
+// on one core), and leaves that follow each other in the file are read
+// in one ReadAt of up to runPages pages instead of one small read each.
+// A page reached twice is found whichever goroutine reaches it second (a
+// shared bitmap); any error makes the walk run again on one goroutine,
+// so that a broken file's error is the same every time.
 func (db *DB) Leaves(t *Table) ([]Leaf, error) {
 	if t.withoutRow {
 		return nil, fmt.Errorf("table %s is a WITHOUT ROWID table, which this reader does not read", t.Name)
 	}
-	lw := &leafWalker{db: db, t: t, seen: make([]uint64, db.pages/64+1)}
-	if err := lw.visit(t.root, 0); err != nil {
-		return nil, err
+	workers := runtime.GOMAXPROCS(0)
+	leaves, err := db.leaves(t, workers)
+	if err != nil && workers > 1 {
+		return db.leaves(t, 1)
 	}
-	return lw.leaves, nil
+	return leaves, err
+}
+
+// leaves walks t's B-tree, the root's subtrees shared among up to workers
+// goroutines in runs of adjacent children.
+func (db *DB) leaves(t *Table, workers int) ([]Leaf, error) {
+	seen := make([]atomic.Uint64, db.pages/64+1)
+	root := &leafWalker{db: db, t: t, seen: seen}
+	kids, err := root.visitRoot()
+	if err != nil || kids == nil {
+		return root.leaves, err
+	}
+	parts := min(workers*4, len(kids)) // 4 a goroutine: subtrees differ in size
+	if workers <= 1 || parts <= 1 {
+		err := root.visitAll(kids, 1)
+		return root.leaves, err
+	}
+	walkers := make([]*leafWalker, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	for i := range walkers {
+		w := &leafWalker{db: db, t: t, seen: seen}
+		walkers[i] = w
+		part := kids[len(kids)*i/parts : len(kids)*(i+1)/parts]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = w.visitAll(part, 1)
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for i, w := range walkers {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		n += len(w.leaves)
+	}
+	all := make([]Leaf, 0, n)
+	for _, w := range walkers {
+		all = append(all, w.leaves...)
+	}
+	return all, nil
 }
 
 type leafWalker struct {
 	db     *DB
 	t      *Table
-	seen   []uint64
-	bufs   [][]byte // one page buffer per depth
+	seen   []atomic.Uint64 // pages reached, shared by the walkers of a table
+	bufs   [][]byte        // one buffer of up to runPages pages per depth
 	leaves []Leaf
 }
 
-// visit notes page pg's leaves: pg itself, or those under it.
-func (lw *leafWalker) visit(pg uint32, depth int) error {
+// visitRoot notes the root if it is a leaf, else returns its children.
+func (lw *leafWalker) visitRoot() ([]uint32, error) {
+	pg := lw.t.root
+	if err := lw.reach(pg, 0); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, lw.db.pageSize)
+	if err := lw.db.page(pg, buf); err != nil {
+		return nil, err
+	}
+	return lw.node(pg, buf)
+}
+
+// reach checks that page pg may be visited at depth and marks it reached.
+func (lw *leafWalker) reach(pg uint32, depth int) error {
 	db, t := lw.db, lw.t
 	if depth >= maxDepth {
 		return &CorruptError{Offset: db.offset(pg, 0), Msg: fmt.Sprintf("table %s's B-tree is more than %d levels deep (a cycle?)", t.Name, maxDepth)}
@@ -44,62 +113,78 @@ func (lw *leafWalker) visit(pg uint32, depth int) error {
 	if pg == 0 || pg > db.pages {
 		return &CorruptError{Offset: db.size, Msg: fmt.Sprintf("table %s refers to page %d outside the file's %d pages", t.Name, pg, db.pages)}
 	}
-	if lw.seen[pg/64]&(1<<(pg%64)) != 0 {
+	if bit := uint64(1) << (pg % 64); lw.seen[pg/64].Or(bit)&bit != 0 {
 		return &CorruptError{Offset: db.offset(pg, 0), Msg: fmt.Sprintf("table %s reaches page %d twice (a cycle)", t.Name, pg)}
-	}
-	lw.seen[pg/64] |= 1 << (pg % 64)
-	hdr := 0
-	if pg == 1 {
-		hdr = 100
-	}
-	// The header alone tells a leaf, whose cells ScanLeaves reads.
-	var head [12]byte
-	if _, err := db.r.ReadAt(head[:min(12, db.pageSize-hdr)], db.offset(pg, hdr)); err != nil {
-		return db.readError(db.offset(pg, hdr), err)
-	}
-	n := int(binary.BigEndian.Uint16(head[3:]))
-	switch head[0] {
-	case 0x0d:
-		if hdr+8+2*n > db.usable {
-			return &CorruptError{Offset: db.offset(pg, hdr+3), Msg: fmt.Sprintf("page %d claims %d cells, more than fit", pg, n)}
-		}
-		lw.leaves = append(lw.leaves, Leaf{Page: pg, Cells: n})
-		return nil
-	case 0x05:
-	default:
-		return &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", t.Name, pg, head[0])}
-	}
-	for len(lw.bufs) <= depth {
-		lw.bufs = append(lw.bufs, make([]byte, db.pageSize))
-	}
-	kids, err := db.children(t, pg, lw.bufs[depth])
-	if err != nil {
-		return err
-	}
-	for _, k := range kids {
-		if err := lw.visit(k, depth+1); err != nil {
-			return err
-		}
 	}
 	return nil
 }
 
-// children returns the child pages of interior table page pg in key
-// order, or nil if pg is a leaf.
-func (db *DB) children(t *Table, pg uint32, buf []byte) ([]uint32, error) {
-	if err := db.page(pg, buf); err != nil {
-		return nil, err
-	}
+// node notes page pg (its bytes in buf) if it is a leaf, else returns its
+// children.
+func (lw *leafWalker) node(pg uint32, buf []byte) ([]uint32, error) {
+	db, t := lw.db, lw.t
 	hdr := 0
 	if pg == 1 {
 		hdr = 100
 	}
 	switch buf[hdr] {
 	case 0x0d:
+		n := int(binary.BigEndian.Uint16(buf[hdr+3:]))
+		if hdr+8+2*n > db.usable {
+			return nil, &CorruptError{Offset: db.offset(pg, hdr+3), Msg: fmt.Sprintf("page %d claims %d cells, more than fit", pg, n)}
+		}
+		lw.leaves = append(lw.leaves, Leaf{Page: pg, Cells: n})
 		return nil, nil
 	case 0x05:
-	default:
-		return nil, &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", t.Name, pg, buf[hdr])}
+		return db.childrenOf(t, pg, buf)
+	}
+	return nil, &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", t.Name, pg, buf[hdr])}
+}
+
+// visitAll notes the leaves under pages kids, children of a page at
+// depth-1, reading runs of adjacent pages at once.
+func (lw *leafWalker) visitAll(kids []uint32, depth int) error {
+	db := lw.db
+	for len(lw.bufs) <= depth {
+		lw.bufs = append(lw.bufs, nil)
+	}
+	for len(kids) > 0 {
+		k := 1
+		for k < len(kids) && k < runPages && kids[k] == kids[k-1]+1 {
+			k++
+		}
+		for _, pg := range kids[:k] {
+			if err := lw.reach(pg, depth); err != nil {
+				return err
+			}
+		}
+		if len(lw.bufs[depth]) < k*db.pageSize {
+			lw.bufs[depth] = make([]byte, min(runPages, max(k, len(kids)))*db.pageSize)
+		}
+		run := lw.bufs[depth][:k*db.pageSize]
+		if _, err := db.r.ReadAt(run, db.offset(kids[0], 0)); err != nil {
+			return db.readError(db.offset(kids[0], 0), err)
+		}
+		for i, pg := range kids[:k] {
+			sub, err := lw.node(pg, run[i*db.pageSize:(i+1)*db.pageSize])
+			if err == nil && sub != nil {
+				err = lw.visitAll(sub, depth+1)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		kids = kids[k:]
+	}
+	return nil
+}
+
+// childrenOf returns the child pages of interior table page pg, whose
+// bytes are in buf.
+func (db *DB) childrenOf(t *Table, pg uint32, buf []byte) ([]uint32, error) {
+	hdr := 0
+	if pg == 1 {
+		hdr = 100
 	}
 	n := int(binary.BigEndian.Uint16(buf[hdr+3:]))
 	ptrs := hdr + 12

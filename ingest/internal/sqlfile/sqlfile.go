@@ -246,7 +246,7 @@ func (s *scanner) walk(pg uint32, depth int) error {
 	if buf[hdr] != 0x05 {
 		return &CorruptError{Offset: db.offset(pg, hdr), Msg: fmt.Sprintf("table %s: page %d has B-tree page type %#x, want a table page (5 or 13)", s.t.Name, pg, buf[hdr])}
 	}
-	kids, err := db.children(s.t, pg, buf)
+	kids, err := db.childrenOf(s.t, pg, buf)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,19 @@ func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
 	return copy(m.b[off:], p), nil
 }
 
+// closeOpen finishes the file w wrote into f and opens it.
+func closeOpen(t *testing.T, w *Writer, f *memFile) *DB {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(bytes.NewReader(f.b), int64(len(f.b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // TestWriterRoundTrip writes tables of every value type, long rows on
 // overflow pages, enough rows for a three-level B-tree and enough tables
 // for a schema over several pages, and reads them back; sqlite3, when
@@ -49,13 +62,7 @@ func TestWriterRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db, err := Open(bytes.NewReader(f.b), int64(len(f.b)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := closeOpen(t, w, &f)
 			if len(db.Tables()) != tables {
 				t.Fatalf("%d tables, want %d", len(db.Tables()), tables)
 			}
