@@ -34,8 +34,10 @@ func TestBottleneck(t *testing.T) {
 			if ss.SteadyWallUs > 0 && r.Summary.KernelLaunches > 0 {
 				t.Errorf("%s: no bottleneck for a trace with steps and kernels", f)
 			}
-		case (b == BottleneckHost) != (ss.SteadyGPUBusyShare < LaunchBoundMaxBusy):
+		case (b == BottleneckHost || b == BottleneckPeer) != (ss.SteadyGPUBusyShare < LaunchBoundMaxBusy):
 			t.Errorf("%s: bottleneck %s at %.0f%% GPU busy", f, b, ss.SteadyGPUBusyShare*100)
+		case b == BottleneckPeer && LedgerUs(ss.SteadyLedger, LinePeerWait) == 0:
+			t.Errorf("%s: peer bottleneck without peer wait", f)
 		case b == BottleneckCommunication && (r.Summary.CommunicationUs == 0 || ss.ComputeBound):
 			t.Errorf("%s: communication bottleneck without communication", f)
 		}

@@ -95,7 +95,27 @@ const (
 	BottleneckCommunication = "communication"
 	// BottleneckGPU: the GPU's own work fills the step.
 	BottleneckGPU = "gpu"
+	// BottleneckPeer: a rank of a run whose GPU is busy less than
+	// LaunchBoundMaxBusy of the step and that spends most of the rest
+	// waiting for a later peer rank (its ledger's peer_wait line): the
+	// step is the slowest rank's, not this rank's host.
+	BottleneckPeer = "peer"
 )
+
+// LimitedBy says, for a finding that saves GPU time but no step time,
+// what keeps the step as long: "the host is the bottleneck" and so on,
+// from Bottleneck.
+func (ss *StepStats) LimitedBy() string {
+	switch ss.Bottleneck {
+	case BottleneckPeer:
+		return "this rank waits for a peer rank"
+	case BottleneckCommunication:
+		return "communication is the bottleneck"
+	case BottleneckGPU:
+		return "other GPU work is the bottleneck"
+	}
+	return "the host is the bottleneck"
+}
 
 // bottleneck judges what limits the steady step, with the analyzers'
 // thresholds (LaunchBoundMaxBusy, ComputeBoundShare): "" without steps
@@ -105,6 +125,8 @@ func bottleneck(r *Result) string {
 	switch {
 	case !(ss.SteadyWallUs > 0) || r.Summary.KernelLaunches+r.Summary.Memcpys+r.Summary.Memsets == 0:
 		return ""
+	case ss.SteadyGPUBusyShare < LaunchBoundMaxBusy && 2*LedgerUs(ss.SteadyLedger, LinePeerWait) >= ss.SteadyWallUs*(1-ss.SteadyGPUBusyShare):
+		return BottleneckPeer
 	case ss.SteadyGPUBusyShare < LaunchBoundMaxBusy:
 		return BottleneckHost
 	case r.Summary.CommunicationUs > 0 && !ss.ComputeBound:

@@ -377,7 +377,7 @@ type StepStats struct {
 	// collectives, limits it.
 	ComputeBound bool `json:"compute_bound"`
 	// Bottleneck is what limits the steady step: BottleneckHost,
-	// BottleneckGPU or BottleneckCommunication ("" without steps or GPU
+	// BottleneckPeer, BottleneckGPU or BottleneckCommunication ("" without steps or GPU
 	// activity). The faces say it; they do not judge it again.
 	Bottleneck string `json:"bottleneck"`
 	// SteadyLaunchAPIIdleShare is SteadyLaunchAPIUs over SteadyGPUIdleUs,

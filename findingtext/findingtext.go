@@ -13,13 +13,14 @@ import (
 	"github.com/tracelens/tracelens/termtext"
 )
 
-// Saving is what fixing f saves, as the clause after its severity and
-// confidence; per names the unit of a step saving ("per step", or "over
-// the run" for a trace without step markers).
-func Saving(f *analyze.Finding, per string) string {
+// Saving is what fixing f, one of r's findings, saves, as the clause
+// after its severity and confidence: per step (Per), once, or nothing
+// while something else limits the step (analyze's LimitedBy).
+func Saving(r *analyze.Result, f *analyze.Finding) string {
+	per := Per(r)
 	switch {
 	case f.SavingUs == 0 && f.GPUSavingUs > 0:
-		return fmt.Sprintf("saves ~0 of the step while the host is the bottleneck (%s of GPU time)", analyze.FormatUs(f.GPUSavingUs))
+		return fmt.Sprintf("saves ~0 of the step while %s (%s of GPU time)", r.StepStats.LimitedBy(), analyze.FormatUs(f.GPUSavingUs))
 	case f.NoTimeCost():
 		return "no time saving: the cost is device memory"
 	case f.SavingFrom == analyze.FromOneOff:

@@ -193,7 +193,7 @@ func savingText(r *analyze.Result, f analyze.Finding) string {
 	case f.SavingFrom == analyze.FromOneOff:
 		return "about " + us(f.OneOffUs) + " once (a one-time cost, paid once per process: no steady-state step gets shorter)"
 	case f.SavingUs == 0 && f.GPUSavingUs > 0:
-		return "no step time while the host is the bottleneck (" + us(f.GPUSavingUs) + " of GPU time)"
+		return "no step time while " + r.StepStats.LimitedBy() + " (" + us(f.GPUSavingUs) + " of GPU time)"
 	}
 	if r.Summary.StepsSynthetic {
 		s := "about " + us(f.SavingUs) + " over the traced run"

@@ -44,8 +44,8 @@ func leadingFindings(r *analyze.Result) []string {
 	return bullets
 }
 
-// utilisationBullets say what the step is bound by (no GPU, the host,
-// communication or the GPU), from the steady step's medians.
+// utilisationBullets say what the step is bound by (no GPU, a peer rank,
+// the host, communication or the GPU), from the steady step's medians.
 func utilisationBullets(t *trace.Trace, r *analyze.Result) []string {
 	var bullets []string
 	per := "each step"
@@ -65,6 +65,13 @@ func utilisationBullets(t *trace.Trace, r *analyze.Result) []string {
 			o := r.Ops[0]
 			bullets = append(bullets, fmt.Sprintf("**%s takes the most CPU time**: %s over %s (%s self).", Code(o.Name), us(o.TotalCPUUs), plural(o.Calls, "call"), us(o.SelfCPUUs)))
 		}
+	case r.StepStats.Bottleneck == analyze.BottleneckPeer:
+		// A rank of a run: its step is the slowest rank's; its own work
+		// is not what to shorten first.
+		ss := r.StepStats
+		wait := analyze.LedgerUs(ss.SteadyLedger, analyze.LinePeerWait)
+		bullets = append(bullets, fmt.Sprintf("**This rank waits for a peer rank %s of %s**: wall %s, GPU busy %s (%s). Its step is the slowest rank's: the cross-rank findings say which rank and why.",
+			pct(wait/wall), per, us(wall), us(busy), pct(ss.SteadyGPUBusyShare)))
 	case r.StepStats.Bottleneck == analyze.BottleneckHost:
 		// One statistic throughout: the steady step's medians and their
 		// ratios, so the launches times each one's cost is the total.

@@ -135,7 +135,7 @@ func findingLines(d *data, f *analyze.Finding, ranks []int, w int) detailLines {
 		l.add(t, lineTitle, noLink)
 	}
 	// The saving worded as the CLI's findings word it (findingtext).
-	meta := fmt.Sprintf("severity %s · confidence %s · %s · %s", f.Severity, f.Confidence, findingtext.Saving(f, findingtext.Per(d.res)), sanitize(f.ID))
+	meta := fmt.Sprintf("severity %s · confidence %s · %s · %s", f.Severity, f.Confidence, findingtext.Saving(d.res, f), sanitize(f.ID))
 	if len(ranks) > 0 {
 		meta += " · ranks " + strings.Trim(fmt.Sprint(ranks), "[]")
 	}

@@ -93,13 +93,12 @@ func writeFindings(w io.Writer, r *analyze.Result, width int) {
 		writeCorrections(w, r)
 		return
 	}
-	per := findingtext.Per(r)
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "\n%d. [%s] %s\n", i+1, f.ID, findingtext.Title(&f))
 		if len(f.Ranks) > 0 {
 			fmt.Fprintf(w, "   ranks %s\n", rankList(f.Ranks))
 		}
-		fmt.Fprintf(w, "   severity %s, confidence %s, %s\n", f.Severity, f.Confidence, findingtext.Saving(&f, per))
+		fmt.Fprintf(w, "   severity %s, confidence %s, %s\n", f.Severity, f.Confidence, findingtext.Saving(r, &f))
 		for _, ev := range f.Evidence {
 			if ev.Text != "" {
 				fmt.Fprintf(w, "   - %s\n", termtext.Sanitize(ev.Text))
