@@ -75,6 +75,17 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 			nBefore++
 		}
 	}
+	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
+	if nBefore == 0 {
+		if busy, ok := ix.soleBusy(); ok {
+			// The common case: one device, all its work in steps (or
+			// launched), no empty activity standing alone. Then other
+			// is that device's busy union, so it is shared, not built
+			// again (32 MB at 1 M kernels, issue 27).
+			li.other = busy
+			return li
+		}
+	}
 	li.before = make([]trace.Span, 0, nBefore)
 	li.other = make([]trace.Span, 0, len(t.GPU)-nBefore)
 	for g := range t.GPU {
@@ -89,8 +100,25 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 		}
 	}
 	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
-	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
 	return li
+}
+
+// soleBusy returns the busy union of the trace's only device and true
+// when every interval in it has a length: it is then the union of the
+// GPU activities that have one (an empty one inside a busy interval
+// changes nothing, one alone would be a point here). Callers must not
+// modify it.
+func (ix *index) soleBusy() ([]trace.Span, bool) {
+	if ix.BusyFacts == nil || len(ix.BusyFacts.devices) != 1 {
+		return nil, false
+	}
+	busy := ix.BusyFacts.busy[ix.BusyFacts.devices[0]]
+	for _, s := range busy {
+		if s.End <= s.Start {
+			return nil, false
+		}
+	}
+	return busy, true
 }
 
 // add files host interval s of source src under every window it touches:
