@@ -19,10 +19,10 @@ type commBusy struct {
 
 // splitBusy builds the two unions, or nil when the trace has no
 // communication kernels (then compute is all of busy).
-func splitBusy(t *trace.Trace, cat []string) *commBusy {
+func splitBusy(t *trace.Trace, cat *CategoryFacts) *commBusy {
 	hasComm := false
 	for g := range t.GPU {
-		if cat[g] == CategoryCommunication {
+		if cat.category(g) == CategoryCommunication {
 			hasComm = true
 			break
 		}
@@ -35,13 +35,13 @@ func splitBusy(t *trace.Trace, cat []string) *commBusy {
 
 // busyWhere is the union per device of the GPU activities that are (comm)
 // or are not communication kernels.
-func busyWhere(t *trace.Trace, cat []string, comm bool) *BusyFacts {
+func busyWhere(t *trace.Trace, cat *CategoryFacts, comm bool) *BusyFacts {
 	sub := &BusyFacts{busy: map[int32][]trace.Span{}}
 	// Each device's spans sized once (counted first): appended one by
 	// one, a million of them left twice their size in garbage.
 	n := map[int32]int{}
 	for g := range t.GPU {
-		if (cat[g] == CategoryCommunication) == comm {
+		if (cat.category(g) == CategoryCommunication) == comm {
 			n[t.GPU[g].Device]++
 		}
 	}
@@ -49,7 +49,7 @@ func busyWhere(t *trace.Trace, cat []string, comm bool) *BusyFacts {
 		sub.busy[dev] = make([]trace.Span, 0, k)
 	}
 	for g := range t.GPU {
-		if (cat[g] == CategoryCommunication) == comm {
+		if (cat.category(g) == CategoryCommunication) == comm {
 			a := &t.GPU[g]
 			sub.busy[a.Device] = append(sub.busy[a.Device], a.Span)
 		}

@@ -86,8 +86,9 @@ var KernelCategories = &Analyzer{
 		"Without such evidence a bare-named kernel is custom (or what its name says: a naive_gemm is gemm-like) whatever API launched it: CuPy RawKernel, Numba, PyCUDA, C++ extensions and raw driver code launch through cuLaunchKernel too.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		c := &CategoryFacts{cat: make([]string, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
+		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
 		byName := map[string]int32{}
+		catID := map[string]uint8{}
 		ev := newTritonEvidence(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
@@ -99,7 +100,14 @@ var KernelCategories = &Analyzer{
 					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 			}
 			c.nameOf[i] = id
-			c.cat[i] = categoryOf(t, i, c.names[id].cat, &ev)
+			cat := categoryOf(t, i, c.names[id].cat, &ev)
+			k, ok := catID[cat]
+			if !ok {
+				k = uint8(len(c.catNames))
+				catID[cat] = k
+				c.catNames = append(c.catNames, cat)
+			}
+			c.cat[i] = k
 		}
 		return c, nil
 	},
@@ -107,15 +115,21 @@ var KernelCategories = &Analyzer{
 
 // CategoryFacts is the result of KernelCategories.
 type CategoryFacts struct {
-	// cat is each GPU activity's category; nameOf its kernel name's id and
+	// cat is each GPU activity's category, as an index into catNames (a
+	// byte, not a 16-byte string per activity: issue 27; categoryOf
+	// returns one of the few Categories); nameOf its kernel name's id and
 	// names what each distinct name alone says.
-	cat    []string
-	nameOf []int32
-	names  []nameInfo
+	cat      []uint8
+	catNames []string
+	nameOf   []int32
+	names    []nameInfo
 }
 
 // Of returns GPU activity g's category.
-func (c *CategoryFacts) Of(g int) string { return c.cat[g] }
+func (c *CategoryFacts) Of(g int) string { return c.category(g) }
+
+// category returns GPU activity g's category.
+func (c *CategoryFacts) category(g int) string { return c.catNames[c.cat[g]] }
 
 // nameInfo is what a kernel's name alone tells.
 type nameInfo struct {

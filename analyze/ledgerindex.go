@@ -214,7 +214,7 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]Ledger
 			src = srcAutotune
 		case a.Kind != trace.Kernel:
 			src = srcCopy
-		case ix.cat[g] == CategoryCommunication:
+		case ix.category(int(g)) == CategoryCommunication:
 			src = srcComm
 		}
 		sets[src] = append(sets[src], a.Span)

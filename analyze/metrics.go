@@ -56,7 +56,7 @@ func (ix *index) kernels(r *Result) {
 				k.OutsideSteps++
 			}
 			if k.Category == "" || k.Category == CategoryCustom {
-				k.Category = ix.cat[g]
+				k.Category = ix.category(int(g))
 			}
 			if op := ix.op[g]; op != trace.None {
 				ops[t.Ops[op].Name]++
@@ -97,7 +97,7 @@ func (ix *index) categories(r *Result) {
 	byCat := map[string]*CategoryTime{}
 	var all trace.Duration
 	for i := range t.GPU {
-		c := ix.cat[i]
+		c := ix.category(i)
 		ct := byCat[c]
 		if ct == nil {
 			ct = &CategoryTime{Category: c, PerStep: make([]StepShare, len(t.Steps))}

@@ -73,13 +73,13 @@ func (ix *index) stepWorks(device string) []stepWork {
 			if a := &t.GPU[g]; a.Kind == trace.Kernel {
 				clip := trace.Span{Start: max(a.Start, w.window.Start), End: min(a.End, w.window.End)}
 				d := clip.Dur()
-				if ix.cat[g] == CategoryCommunication {
+				if ix.category(int(g)) == CategoryCommunication {
 					// A collective spinning for a later rank is waiting
 					// (spinAsWaiting), not work that remains.
 					d -= ix.peerWaitIn(clip)
 				}
 				if d > 0 {
-					w.irreducible = max(w.irreducible, us(d)/kernelSpeedup(ix.cat[g], fastest))
+					w.irreducible = max(w.irreducible, us(d)/kernelSpeedup(ix.category(int(g)), fastest))
 				}
 			}
 		}
@@ -89,7 +89,7 @@ func (ix *index) stepWorks(device string) []stepWork {
 			if a.End <= a.Start {
 				continue
 			}
-			if ix.cat[g] == CategoryCommunication {
+			if ix.category(int(g)) == CategoryCommunication {
 				comm[a.Device] = append(comm[a.Device], a.Span)
 			} else {
 				comp[a.Device] = append(comp[a.Device], a.Span)
