@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -36,7 +37,8 @@ func splitBusy(t *trace.Trace, cat *CategoryFacts) *commBusy {
 // busyWhere is the union per device of the GPU activities that are (comm)
 // or are not communication kernels.
 func busyWhere(t *trace.Trace, cat *CategoryFacts, comm bool) *BusyFacts {
-	sub := &BusyFacts{busy: map[int32][]trace.Span{}}
+	sub := &BusyFacts{busy: map[int32][]interval.Bounds{}}
+	all := map[int32][]trace.Span{}
 	// Each device's spans sized once (counted first): appended one by
 	// one, a million of them left twice their size in garbage.
 	n := map[int32]int{}
@@ -46,18 +48,19 @@ func busyWhere(t *trace.Trace, cat *CategoryFacts, comm bool) *BusyFacts {
 		}
 	}
 	for dev, k := range n {
-		sub.busy[dev] = make([]trace.Span, 0, k)
+		all[dev] = make([]trace.Span, 0, k)
 	}
 	for g := range t.GPU {
 		if (cat.category(g) == CategoryCommunication) == comm {
 			a := &t.GPU[g]
-			sub.busy[a.Device] = append(sub.busy[a.Device], a.Span)
+			all[a.Device] = append(all[a.Device], a.Span)
 		}
 	}
-	for dev, spans := range sub.busy {
+	for dev, spans := range all {
 		// spans is this loop's own: merged in place, not copied
 		// first (a second 32 MB of spans at 1 M kernels).
-		sub.busy[dev] = unionSpans(spans)
+		sub.busy[dev] = interval.BoundsOf(unionSpans(spans))
+		delete(all, dev)
 		sub.devices = append(sub.devices, dev)
 	}
 	return sub

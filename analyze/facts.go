@@ -221,7 +221,7 @@ type BusyFacts struct {
 	// busy holds, per device, the merged intervals where any kernel,
 	// memcpy or memset ran; devices lists the device ids with GPU
 	// activity, ascending.
-	busy    map[int32][]trace.Span
+	busy    map[int32][]interval.Bounds
 	devices []int32
 }
 
@@ -240,7 +240,10 @@ func (b *BusyFacts) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
 // newBusy merges GPU intervals per device. GPU is sorted by (device,
 // stream, start), so each device's activities are one contiguous run.
 func newBusy(t *trace.Trace) *BusyFacts {
-	b := &BusyFacts{busy: map[int32][]trace.Span{}}
+	b := &BusyFacts{busy: map[int32][]interval.Bounds{}}
+	// Merged as trace.Spans (interval.Union), kept as Bounds: half the
+	// memory for as long as the facts live.
+	all := map[int32][]trace.Span{}
 	for lo := 0; lo < len(t.GPU); {
 		dev := t.GPU[lo].Device
 		hi := lo
@@ -249,18 +252,19 @@ func newBusy(t *trace.Trace) *BusyFacts {
 		}
 		// Sized once: appending a device's million spans one by one
 		// left up to twice their size in garbage behind (issue 27).
-		spans := slices.Grow(b.busy[dev], hi-lo)
+		spans := slices.Grow(all[dev], hi-lo)
 		for i := lo; i < hi; i++ {
 			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
 		}
-		b.busy[dev] = spans
+		all[dev] = spans
 		b.devices = append(b.devices, dev)
 		lo = hi
 	}
 	slices.Sort(b.devices)
 	b.devices = slices.Compact(b.devices)
-	for dev, spans := range b.busy {
-		b.busy[dev] = unionSpans(spans)
+	for dev, spans := range all {
+		b.busy[dev] = interval.BoundsOf(unionSpans(spans))
+		delete(all, dev)
 	}
 	return b
 }
