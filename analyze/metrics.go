@@ -200,22 +200,12 @@ func (ix *index) stepTimes(r *Result, works []stepWork) {
 		s.WallUs = us(w.spanDuration)
 		s.IrreducibleGPUUs = w.irreducible
 		s.ComputeBusyUs, s.CommunicationUs = w.computeUs, w.commUs
-		for _, dev := range ix.devices {
-			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
-		}
+		s.GPUBusyUs = w.busyUs
 		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
 		if s.WallUs > 0 {
 			s.GPUBusyShare = min(s.GPUBusyUs/(s.WallUs*float64(ndev)), 1)
 		}
-		for _, dev := range ix.devices {
-			for _, g := range gapsIn(w.busy[dev], w.window) {
-				if g.Dur() < LaunchGap {
-					s.LaunchGapIdleUs += us(g.Dur())
-				} else {
-					s.LongGapIdleUs += us(g.Dur())
-				}
-			}
-		}
+		s.LaunchGapIdleUs, s.LongGapIdleUs = w.launchGapUs, w.longGapUs
 	}
 }
 
