@@ -196,17 +196,11 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 		windows[i] = works[i].window
 	}
 	li := ix.newLedgerIndex(windows)
-	own := make([][]trace.Index, len(t.Steps))
-	for g := range t.GPU {
-		if st := ix.gpuStep[g]; st >= 0 {
-			own[st] = append(own[st], trace.Index(g))
-		}
-	}
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
 	var scratch []byte
 	for i := range t.Steps {
 		var segs map[string][]trace.Span
-		r.Steps[i].Ledger, segs = ix.stepLedger(li, own[i], i)
+		r.Steps[i].Ledger, segs = ix.stepLedger(li, works[i].own, i)
 		r.ledgerSegs[i] = encodeSegs(segs, &scratch)
 	}
 	r.StepStats.SteadyLedger = steadyLedger(r)

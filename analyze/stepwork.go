@@ -17,6 +17,9 @@ type stepWork struct {
 	// intervals: a step's merged work for every step at once was the
 	// analysis's largest transient set (51 MB at 1 M kernels, issue 27).
 	busyUs, launchGapUs, longGapUs float64
+	// own lists the GPU activities the step launched (the Steps fact's),
+	// ascending; the ledger reads them too.
+	own []trace.Index
 	// computeUs and commUs split busy into non-communication and
 	// communication kernels' unions (summed over devices).
 	computeUs, commUs float64
@@ -39,14 +42,10 @@ func (ix *index) stepWorks(device string) []stepWork {
 	t := ix.t
 	fastest := maxSpeedup(PeakFor(device))
 	ws := make([]stepWork, len(t.Steps))
-	per := make([][]trace.Index, len(t.Steps))
-	for g := range t.GPU {
-		if st := ix.gpuStep[g]; st >= 0 {
-			per[st] = append(per[st], trace.Index(g))
-		}
-	}
+	per := ix.stepActivities()
 	for i, st := range t.Steps {
 		w := &ws[i]
+		w.own = per[i]
 		w.window = trace.Span{Start: st.Start, End: st.End}
 		byDev := map[int32][]trace.Span{}
 		for _, g := range per[i] {
@@ -109,6 +108,32 @@ func (ix *index) stepWorks(device string) []stepWork {
 		ix.measureBusy(w, byDev)
 	}
 	return ws
+}
+
+// stepActivities returns, per step, the GPU activities the Steps fact
+// puts in it, ascending: slices of one array, counted first, where a
+// slice appended per step held up to twice its activities (issue 27).
+func (ix *index) stepActivities() [][]trace.Index {
+	n := make([]int, len(ix.t.Steps)+1)
+	for _, st := range ix.gpuStep {
+		if st >= 0 {
+			n[st+1]++
+		}
+	}
+	for i := 1; i < len(n); i++ {
+		n[i] += n[i-1]
+	}
+	flat := make([]trace.Index, n[len(n)-1])
+	per := make([][]trace.Index, len(ix.t.Steps))
+	for i := range per {
+		per[i] = flat[n[i]:n[i]:n[i+1]]
+	}
+	for g, st := range ix.gpuStep {
+		if st >= 0 {
+			per[st] = append(per[st], trace.Index(g))
+		}
+	}
+	return per
 }
 
 // measureBusy fills w's busy and gap times from its work per device
