@@ -86,8 +86,9 @@ var KernelCategories = &Analyzer{
 		"Without such evidence a bare-named kernel is custom (or what its name says: a naive_gemm is gemm-like) whatever API launched it: CuPy RawKernel, Numba, PyCUDA, C++ extensions and raw driver code launch through cuLaunchKernel too.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		c := &CategoryFacts{cat: make([]string, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
+		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
 		byName := map[string]int32{}
+		catID := map[string]uint8{}
 		ev := newTritonEvidence(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
@@ -99,7 +100,14 @@ var KernelCategories = &Analyzer{
 					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 			}
 			c.nameOf[i] = id
-			c.cat[i] = categoryOf(t, i, c.names[id].cat, &ev)
+			cat := categoryOf(t, i, c.names[id].cat, &ev)
+			k, ok := catID[cat]
+			if !ok {
+				k = uint8(len(c.catNames))
+				catID[cat] = k
+				c.catNames = append(c.catNames, cat)
+			}
+			c.cat[i] = k
 		}
 		return c, nil
 	},
@@ -107,15 +115,21 @@ var KernelCategories = &Analyzer{
 
 // CategoryFacts is the result of KernelCategories.
 type CategoryFacts struct {
-	// cat is each GPU activity's category; nameOf its kernel name's id and
+	// cat is each GPU activity's category, as an index into catNames (a
+	// byte, not a 16-byte string per activity: issue 27; categoryOf
+	// returns one of the few Categories); nameOf its kernel name's id and
 	// names what each distinct name alone says.
-	cat    []string
-	nameOf []int32
-	names  []nameInfo
+	cat      []uint8
+	catNames []string
+	nameOf   []int32
+	names    []nameInfo
 }
 
 // Of returns GPU activity g's category.
-func (c *CategoryFacts) Of(g int) string { return c.cat[g] }
+func (c *CategoryFacts) Of(g int) string { return c.category(g) }
+
+// category returns GPU activity g's category.
+func (c *CategoryFacts) category(g int) string { return c.catNames[c.cat[g]] }
 
 // nameInfo is what a kernel's name alone tells.
 type nameInfo struct {
@@ -207,7 +221,7 @@ type BusyFacts struct {
 	// busy holds, per device, the merged intervals where any kernel,
 	// memcpy or memset ran; devices lists the device ids with GPU
 	// activity, ascending.
-	busy    map[int32][]trace.Span
+	busy    map[int32][]interval.Bounds
 	devices []int32
 }
 
@@ -226,7 +240,10 @@ func (b *BusyFacts) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
 // newBusy merges GPU intervals per device. GPU is sorted by (device,
 // stream, start), so each device's activities are one contiguous run.
 func newBusy(t *trace.Trace) *BusyFacts {
-	b := &BusyFacts{busy: map[int32][]trace.Span{}}
+	b := &BusyFacts{busy: map[int32][]interval.Bounds{}}
+	// Merged as trace.Spans (interval.Union), kept as Bounds: half the
+	// memory for as long as the facts live.
+	all := map[int32][]trace.Span{}
 	for lo := 0; lo < len(t.GPU); {
 		dev := t.GPU[lo].Device
 		hi := lo
@@ -235,18 +252,19 @@ func newBusy(t *trace.Trace) *BusyFacts {
 		}
 		// Sized once: appending a device's million spans one by one
 		// left up to twice their size in garbage behind (issue 27).
-		spans := slices.Grow(b.busy[dev], hi-lo)
+		spans := slices.Grow(all[dev], hi-lo)
 		for i := lo; i < hi; i++ {
 			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
 		}
-		b.busy[dev] = spans
+		all[dev] = spans
 		b.devices = append(b.devices, dev)
 		lo = hi
 	}
 	slices.Sort(b.devices)
 	b.devices = slices.Compact(b.devices)
-	for dev, spans := range b.busy {
-		b.busy[dev] = unionSpans(spans)
+	for dev, spans := range all {
+		b.busy[dev] = interval.BoundsOf(unionSpans(spans))
+		delete(all, dev)
 	}
 	return b
 }

@@ -210,7 +210,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		op := ix.opLabel(g)
 		ops = append(ops, op)
 		names = append(names, t.GPU[g].Name)
-		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.cat[g]), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
+		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.category(g)), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
 	}
 	chain := compactChain(ops)
 	where := ix.userFuncs(rep)

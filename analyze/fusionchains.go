@@ -55,7 +55,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.cat[g]) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
+		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
 			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
 			// The optimizer's kernels are optimizer-step's business: its
 			// fix is fused=True, not fusing by hand.
@@ -80,7 +80,7 @@ func (ix *index) gemmOps() map[trace.Index]bool {
 	t := ix.t
 	marked := map[trace.Index]bool{}
 	for g := range t.GPU {
-		if c := ix.cat[g]; c != CategoryGEMM && c != CategoryAttention {
+		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
 			continue
 		}
 		for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {

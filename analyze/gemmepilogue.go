@@ -59,7 +59,7 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	for g := 0; g+1 < len(t.GPU); g++ {
 		a := &t.GPU[g]
 		st := ix.gpuStep[g]
-		if st < 0 || a.Kind != trace.Kernel || ix.cat[g] != CategoryGEMM || ix.phase[g] != forward || ix.compiled(g) {
+		if st < 0 || a.Kind != trace.Kernel || ix.category(g) != CategoryGEMM || ix.phase[g] != forward || ix.compiled(g) {
 			continue
 		}
 		var ops []string

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -54,7 +55,7 @@ func (b *BusyFacts) busyIn(from, to trace.Time) trace.Duration {
 	var total trace.Duration
 	for _, dev := range b.devices {
 		spans := b.busy[dev]
-		i, _ := slices.BinarySearchFunc(spans, from, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
+		i, _ := slices.BinarySearchFunc(spans, from, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at) })
 		for ; i < len(spans) && spans[i].Start < to; i++ {
 			s, e := max(spans[i].Start, from), min(spans[i].End, to)
 			if e > s {
@@ -69,7 +70,7 @@ func (b *BusyFacts) busyIn(from, to trace.Time) trace.Duration {
 // nothing, the leading and trailing ones included.
 func (b *BusyFacts) idleGaps(dev int32, from, to trace.Time) []trace.Span {
 	spans := b.busy[dev]
-	i, _ := slices.BinarySearchFunc(spans, from, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at) })
+	i, _ := slices.BinarySearchFunc(spans, from, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at) })
 	var gaps []trace.Span
 	cur := from
 	for ; i < len(spans) && spans[i].Start < to; i++ {

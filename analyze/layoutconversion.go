@@ -54,7 +54,7 @@ func runLayoutConversion(p *Pass) ([]Finding, error) {
 		}
 		d := us(a.Dur())
 		allUs += d
-		if ix.cat[g] == CategoryConv && !isLayout {
+		if ix.category(g) == CategoryConv && !isLayout {
 			convUs += d
 		}
 		// aten::contiguous (what .contiguous() and

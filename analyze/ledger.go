@@ -196,15 +196,12 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 		windows[i] = works[i].window
 	}
 	li := ix.newLedgerIndex(windows)
-	own := make([][]trace.Index, len(t.Steps))
-	for g := range t.GPU {
-		if st := ix.gpuStep[g]; st >= 0 {
-			own[st] = append(own[st], trace.Index(g))
-		}
-	}
-	r.ledgerSegs = make([]map[string][]trace.Span, len(t.Steps))
+	r.ledgerSegs = make([]stepSegs, len(t.Steps))
+	var scratch []byte
 	for i := range t.Steps {
-		r.Steps[i].Ledger, r.ledgerSegs[i] = ix.stepLedger(li, own[i], i)
+		var segs map[string][]trace.Span
+		r.Steps[i].Ledger, segs = ix.stepLedger(li, works[i].own, i)
+		r.ledgerSegs[i] = encodeSegs(segs, &scratch)
 	}
 	r.StepStats.SteadyLedger = steadyLedger(r)
 }
@@ -247,7 +244,7 @@ func (r *Result) LedgerSegments(i int, line string) []trace.Span {
 	if i < 0 || i >= len(r.ledgerSegs) {
 		return nil
 	}
-	return slices.Clone(r.ledgerSegs[i][line])
+	return r.ledgerSegs[i].line(line)
 }
 
 // LedgerUs returns the time of the named lines in ledger l.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -25,7 +26,9 @@ type ledgerIndex struct {
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began; peerWait
 	// is Config.PeerWait. Each is sorted and disjoint.
-	other, before, peerWait []trace.Span
+	// They are Bounds, the GPU's busy intervals' own type, so other can
+	// be the busy union itself.
+	other, before, peerWait []interval.Bounds
 }
 
 // keepsEnclosing says which host sources keep an interval that encloses a
@@ -75,22 +78,50 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 			nBefore++
 		}
 	}
-	li.before = make([]trace.Span, 0, nBefore)
-	li.other = make([]trace.Span, 0, len(t.GPU)-nBefore)
+	li.peerWait = interval.BoundsOf(unionSpans(slices.Clone(ix.peerWait)))
+	if nBefore == 0 {
+		if busy, ok := ix.soleBusy(); ok {
+			// The common case: one device, all its work in steps (or
+			// launched), no empty activity standing alone. Then other
+			// is that device's busy union, so it is shared, not built
+			// again (32 MB at 1 M kernels, issue 27).
+			li.other = busy
+			return li
+		}
+	}
+	before := make([]trace.Span, 0, nBefore)
+	other := make([]trace.Span, 0, len(t.GPU)-nBefore)
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.End <= a.Start {
 			continue
 		}
 		if ix.gpuStep[g] < 0 && a.Launch == trace.None {
-			li.before = append(li.before, a.Span)
+			before = append(before, a.Span)
 		} else {
-			li.other = append(li.other, a.Span)
+			other = append(other, a.Span)
 		}
 	}
-	li.other, li.before = unionSpans(li.other), unionSpans(li.before)
-	li.peerWait = unionSpans(slices.Clone(ix.peerWait))
+	li.other, li.before = interval.BoundsOf(unionSpans(other)), interval.BoundsOf(unionSpans(before))
 	return li
+}
+
+// soleBusy returns the busy union of the trace's only device and true
+// when every interval in it has a length: it is then the union of the
+// GPU activities that have one (an empty one inside a busy interval
+// changes nothing, one alone would be a point here). Callers must not
+// modify it.
+func (ix *index) soleBusy() ([]interval.Bounds, bool) {
+	if ix.BusyFacts == nil || len(ix.BusyFacts.devices) != 1 {
+		return nil, false
+	}
+	busy := ix.BusyFacts.busy[ix.BusyFacts.devices[0]]
+	for _, s := range busy {
+		if s.End <= s.Start {
+			return nil, false
+		}
+	}
+	return busy, true
 }
 
 // add files host interval s of source src under every window it touches:
@@ -186,7 +217,7 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]Ledger
 			src = srcAutotune
 		case a.Kind != trace.Kernel:
 			src = srcCopy
-		case ix.cat[g] == CategoryCommunication:
+		case ix.category(int(g)) == CategoryCommunication:
 			src = srcComm
 		}
 		sets[src] = append(sets[src], a.Span)
@@ -207,8 +238,8 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]Ledger
 
 // inWindow returns the parts of sorted, disjoint spans inside w, found by
 // binary search (a fresh slice: spans is shared between steps).
-func inWindow(spans []trace.Span, w trace.Span) []trace.Span {
-	lo, _ := slices.BinarySearchFunc(spans, w.Start, func(s trace.Span, at trace.Time) int { return cmp.Compare(s.End, at+1) })
+func inWindow(spans []interval.Bounds, w trace.Span) []trace.Span {
+	lo, _ := slices.BinarySearchFunc(spans, w.Start, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at+1) })
 	var out []trace.Span
 	for _, s := range spans[lo:] {
 		if s.Start >= w.End {

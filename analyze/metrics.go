@@ -56,7 +56,7 @@ func (ix *index) kernels(r *Result) {
 				k.OutsideSteps++
 			}
 			if k.Category == "" || k.Category == CategoryCustom {
-				k.Category = ix.cat[g]
+				k.Category = ix.category(int(g))
 			}
 			if op := ix.op[g]; op != trace.None {
 				ops[t.Ops[op].Name]++
@@ -97,7 +97,7 @@ func (ix *index) categories(r *Result) {
 	byCat := map[string]*CategoryTime{}
 	var all trace.Duration
 	for i := range t.GPU {
-		c := ix.cat[i]
+		c := ix.category(i)
 		ct := byCat[c]
 		if ct == nil {
 			ct = &CategoryTime{Category: c, PerStep: make([]StepShare, len(t.Steps))}
@@ -200,22 +200,12 @@ func (ix *index) stepTimes(r *Result, works []stepWork) {
 		s.WallUs = us(w.spanDuration)
 		s.IrreducibleGPUUs = w.irreducible
 		s.ComputeBusyUs, s.CommunicationUs = w.computeUs, w.commUs
-		for _, dev := range ix.devices {
-			s.GPUBusyUs += us(spansDuration(w.busy[dev]))
-		}
+		s.GPUBusyUs = w.busyUs
 		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
 		if s.WallUs > 0 {
 			s.GPUBusyShare = min(s.GPUBusyUs/(s.WallUs*float64(ndev)), 1)
 		}
-		for _, dev := range ix.devices {
-			for _, g := range gapsIn(w.busy[dev], w.window) {
-				if g.Dur() < LaunchGap {
-					s.LaunchGapIdleUs += us(g.Dur())
-				} else {
-					s.LongGapIdleUs += us(g.Dur())
-				}
-			}
-		}
+		s.LaunchGapIdleUs, s.LongGapIdleUs = w.launchGapUs, w.longGapUs
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"cmp"
 	"sort"
+	"sync"
 )
 
 // Ownership answers, for a host interval on one thread (a record_function
@@ -44,8 +45,11 @@ type OwnershipFacts struct {
 	activities, kernelsBy []int32
 	// queue holds per device the activities ordered by launch time (their
 	// launch call's start, their own start without one) with the latest
-	// end among those launched up to each.
-	queue map[int32]*launchQueue
+	// end among those launched up to each. Built on the first question
+	// (queueOnce): 16 bytes an activity that most runs never read
+	// (issue 27).
+	queue     map[int32]*launchQueue
+	queueOnce sync.Once
 }
 
 // launchQueue is one device's activities by launch time.
@@ -95,7 +99,6 @@ func newOwnership(t *trace.Trace) *OwnershipFacts {
 		}
 	}
 	o.indexCalls()
-	o.indexQueues()
 	return o
 }
 
@@ -138,6 +141,12 @@ func (o *OwnershipFacts) indexCalls() {
 		o.activities = append(o.activities, o.activities[n]+hi-lo)
 		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[n]+kernels)
 	}
+}
+
+// queues returns the launch queues, built on the first call.
+func (o *OwnershipFacts) queues() map[int32]*launchQueue {
+	o.queueOnce.Do(o.indexQueues)
+	return o.queue
 }
 
 // indexQueues orders each device's activities by launch time.
@@ -224,7 +233,7 @@ func (o *OwnershipFacts) Of(th trace.Index, s trace.Span) Owned {
 		}
 	}
 	if len(devices) == 0 {
-		for dev := range o.queue {
+		for dev := range o.queues() {
 			devices = append(devices, dev)
 		}
 	}
@@ -238,7 +247,7 @@ func (o *OwnershipFacts) Of(th trace.Index, s trace.Span) Owned {
 // launched before at: the latest end among those activities minus at,
 // at least 0.
 func (o *OwnershipFacts) QueueAt(dev int32, at trace.Time) trace.Duration {
-	q := o.queue[dev]
+	q := o.queues()[dev]
 	if q == nil {
 		return 0
 	}

@@ -104,7 +104,7 @@ func (ix *index) phaseSteps(r *Result) {
 		}
 		s := &r.Steps[st]
 		d := us(t.GPU[g].Dur())
-		if ix.cat[g] == CategoryCommunication {
+		if ix.category(g) == CategoryCommunication {
 			// A rank's communication kernel spinning for a peer is
 			// waiting, not work of its phase.
 			d = us(t.GPU[g].Dur() - ix.peerWaitIn(t.GPU[g].Span))
@@ -208,13 +208,8 @@ var Phases = &Analyzer{
 	Requires: []*Analyzer{Attribution, KernelCategories},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		op := make([]trace.Index, len(t.GPU))
-		cat := make([]string, len(t.GPU))
-		for g := range t.GPU {
-			op[g] = p.ix.AttributionFacts.op[g]
-			cat[g] = p.ix.CategoryFacts.Of(g)
-		}
-		return &PhaseFacts{phase: phases(t, op), autotune: AutotuneLaunches(t), comm: splitBusy(t, cat)}, nil
+		// phases only reads the launching ops: Attribution's, not a copy.
+		return &PhaseFacts{phase: phases(t, p.ix.AttributionFacts.op), autotune: AutotuneLaunches(t), comm: splitBusy(t, p.ix.CategoryFacts)}, nil
 	},
 }
 

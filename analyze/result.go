@@ -1,7 +1,5 @@
 package analyze
 
-import "github.com/tracelens/tracelens/trace"
-
 // The types in this file are the JSON contract of `tracelens report
 // --format json` and the Go API that report, tui and diff read. Fields may
 // be added; existing names and JSON keys never change. Times are float64
@@ -58,7 +56,7 @@ type Result struct {
 	Memory *Memory `json:"memory,omitempty"`
 	// ledgerSegs holds, per step, each ledger line's intervals
 	// (LedgerSegments).
-	ledgerSegs []map[string][]trace.Span
+	ledgerSegs []stepSegs
 	// view is the read-only view of the facts Run computed (View).
 	view *View
 	// rankCombined is, once AddRunFindings made this a run's analysis,

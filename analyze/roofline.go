@@ -95,7 +95,7 @@ func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
 	t := ix.t
 	calls := map[trace.Index]*rooflineCall{}
 	for g := range t.GPU {
-		if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.cat[g]) || ix.autotune != nil && ix.autotune[g] {
+		if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.category(g)) || ix.autotune != nil && ix.autotune[g] {
 			// Only the GEMM or attention kernel does the op's FLOPs: under
 			// autocast an outer aten::linear also launches casts and a
 			// bias add, which must not dilute its rate.

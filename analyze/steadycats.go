@@ -35,10 +35,10 @@ func (ix *index) steadyCategories(r *Result) {
 		if st < first || ix.PhaseFacts.autotune != nil && ix.PhaseFacts.autotune[g] {
 			continue
 		}
-		c := byCat[ix.cat[g]]
+		c := byCat[ix.category(g)]
 		if c == nil {
-			c = &SteadyCategory{Category: ix.cat[g]}
-			byCat[ix.cat[g]] = c
+			c = &SteadyCategory{Category: ix.category(g)}
+			byCat[ix.category(g)] = c
 		}
 		d := us(t.GPU[g].Dur()) / float64(n)
 		c.Us += d

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -31,7 +32,7 @@ func (ix *index) syncCost(s trace.Span) trace.Duration {
 // when none follows).
 func (b *BusyFacts) idleAfter(dev int32, at trace.Time) trace.Duration {
 	spans := b.busy[dev]
-	i, _ := slices.BinarySearchFunc(spans, at, func(s trace.Span, t trace.Time) int { return cmp.Compare(s.End, t) })
+	i, _ := slices.BinarySearchFunc(spans, at, func(s interval.Bounds, t trace.Time) int { return cmp.Compare(s.End, t) })
 	if i == len(spans) {
 		return 0 // nothing follows: no work waits to be refilled
 	}

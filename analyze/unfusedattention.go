@@ -124,7 +124,7 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 func (ix *index) matmulsAround(g int) (before, after int) {
 	t := ix.t
 	isMatmul := func(g int) bool {
-		return t.GPU[g].Kind == trace.Kernel && (ix.cat[g] == CategoryGEMM || ix.cat[g] == CategoryGEMV) &&
+		return t.GPU[g].Kind == trace.Kernel && (ix.category(g) == CategoryGEMM || ix.category(g) == CategoryGEMV) &&
 			ix.opPathHas(ix.op[g], "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
 	}
 	sameStream := func(a, b int) bool {

@@ -37,3 +37,13 @@ func TestOverlap(t *testing.T) {
 		t.Errorf("Within = %v", w)
 	}
 }
+
+// TestBoundsOf: the bounds keep each span's times, in order, and drop
+// only the name.
+func TestBoundsOf(t *testing.T) {
+	spans := []trace.Span{{Name: "a", Start: 1, End: 4}, {Start: 6, End: 6}}
+	b := BoundsOf(spans)
+	if len(b) != 2 || b[0] != (Bounds{1, 4}) || b[1] != (Bounds{6, 6}) || b[0].Dur() != 3 || b[0].Span() != (trace.Span{Start: 1, End: 4}) {
+		t.Errorf("BoundsOf(%v) = %v", spans, b)
+	}
+}

@@ -179,13 +179,23 @@ func heapEstimate() int64 {
 }
 
 // analysisHeadroom is how many times the live heap after reading (the
-// model) the soft limit allows while a trace is analyzed and rendered:
-// the facts of 1 M kernels peak near 2.2 times the model's heap, and
-// without a limit the collector let garbage take RSS to 3.7-4.4× `top`'s.
-// 3 costs ~10% more CPU (report on 1 M kernels: 782 -> 560 MB); 2.5 took
-// RSS to 464 MB for ~45% more CPU, the collector marking the model
-// again and again.
-const analysisHeadroom = 3
+// model) the soft limit allows while a trace is analyzed and rendered.
+// Without a limit the collector let garbage take RSS to 3.7-4.4× `top`'s;
+// at 3 (when the facts of 1 M kernels peaked near 2.2 times the model's
+// heap) report took 2.6-2.9× `top`'s RSS. With the facts kept compact
+// (1.6× the model at their peak) 1.5 takes report on 1 M kernels to
+// 1.4× `top` (256 MB, the floor) and on 3 M to 1.1×, in the CPU time the
+// analysis took at 3 before the facts shrank (issue 27); a shape whose
+// analysis outgrows it raises the limit between stages
+// (RelaxForAnalysis) rather than have the collector run without pause.
+const analysisHeadroom = 1.5
+
+// relaxAt and relaxTo are RelaxForAnalysis's rule: once the live heap
+// passes relaxAt of the soft limit, the limit becomes relaxTo times it.
+const (
+	relaxAt = 0.9
+	relaxTo = 1.35
+)
 
 // TightenForAnalysis lowers the Go runtime's soft memory limit, while a
 // trace is analyzed and its output written, to analysisHeadroom times
@@ -195,11 +205,38 @@ const analysisHeadroom = 3
 // runtime caps the collector's CPU, so a bigger analysis slows rather
 // than fails. Process-wide: only main's budget calls it.
 func (b *Budget) TightenForAnalysis() {
+	live := liveHeap()
+	if live == 0 {
+		return
+	}
+	soft := max(int64(float64(live)*analysisHeadroom), 256<<20)
+	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
+}
+
+// RelaxForAnalysis, called between the analysis's stages, raises the soft
+// limit TightenForAnalysis set once the heap live at the last collection
+// passes relaxAt of it, to relaxTo times that heap (never above the
+// budget's soft limit, never lower than it was): an analysis larger than
+// half its model then keeps room for garbage, instead of the collector
+// marking the model again and again at its CPU cap. Process-wide, as
+// TightenForAnalysis.
+func (b *Budget) RelaxForAnalysis() {
+	live := liveHeap()
+	cur := debug.SetMemoryLimit(-1)
+	if live == 0 || float64(live) < float64(cur)*relaxAt {
+		return
+	}
+	soft := min(int64(float64(live)*relaxTo), b.effective()*9/10)
+	debug.SetMemoryLimit(max(soft, cur))
+}
+
+// liveHeap returns the heap the last collection found live, or 0 where
+// the runtime does not say.
+func liveHeap() int64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return
+		return 0
 	}
-	soft := max(int64(float64(s[0].Value.Uint64())*analysisHeadroom), 256<<20)
-	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
+	return int64(s[0].Value.Uint64())
 }

@@ -3,6 +3,8 @@ package membudget
 import (
 	"context"
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,4 +87,26 @@ func TestResidentBytes(t *testing.T) {
 	if n := heapEstimate(); n <= 0 {
 		t.Errorf("heap estimate %d", n)
 	}
+}
+
+// TestRelaxForAnalysis: a soft limit the live heap nears is raised to
+// keep room above it (within the budget); one it is far below stays.
+func TestRelaxForAnalysis(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(prev)
+	b := New(8 << 30)
+	hold := make([]byte, 64<<20)
+	runtime.GC()
+	live := liveHeap()
+	debug.SetMemoryLimit(live)
+	b.RelaxForAnalysis()
+	if got := debug.SetMemoryLimit(-1); got < int64(float64(live)*relaxTo) {
+		t.Errorf("limit at the live heap (%d MB) relaxed to %d MB, want %.2f× it", live>>20, got>>20, relaxTo)
+	}
+	debug.SetMemoryLimit(4 * live)
+	b.RelaxForAnalysis()
+	if got := debug.SetMemoryLimit(-1); got != 4*live {
+		t.Errorf("limit 4× the live heap changed to %d MB", got>>20)
+	}
+	runtime.KeepAlive(hold)
 }

@@ -109,12 +109,19 @@ func TestMaxMemoryCapsTheProcess(t *testing.T) {
 	checkCapped(t, "endless string on stdin", budget, stderr, code, peak, "at byte")
 
 	kernels := filepath.Join(dir, "kernels.json")
-	writeKernelTrace(t, kernels, 400_000)
+	writeKernelSteps(t, kernels, 400_000, analysisOutgrows)
 	stderr, code, peak = runPeak(t, nil, "findings", "--max-memory", "128MB", kernels)
 	checkCapped(t, "400 k kernels", budget, stderr, code, peak, kernels)
 	stderr, code, peak = runPeak(t, nil, "report", "--max-memory", "128MB", "-o", filepath.Join(dir, "r.html"), kernels)
 	checkCapped(t, "400 k kernels, report", budget, stderr, code, peak, kernels)
 }
+
+// analysisOutgrows is the step interval (kernels) at which the analysis
+// of 400 k kernels outgrows 128 MB while their model fits: a step every
+// hundred kernels fits since the analysis keeps its per-kernel facts
+// compact (issue 27), so the budget tests put a step every ten, whose
+// per-step figures and ledger take the analysis past it.
+const analysisOutgrows = 10
 
 // writeStringBomb writes a .json.gz whose one kernel's name is n bytes
 // of 'a': one gzip member of 1 MiB of 'a' repeated (a multi-member gzip
@@ -150,6 +157,12 @@ func writeStringBomb(t *testing.T, path string, n int64) {
 // annotations every hundred), the shape of fixtures/gen -class kernels.
 func writeKernelTrace(t *testing.T, path string, n int) {
 	t.Helper()
+	writeKernelSteps(t, path, n, 100)
+}
+
+// writeKernelSteps is writeKernelTrace with a step every `every` kernels.
+func writeKernelSteps(t *testing.T, path string, n, every int) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +174,8 @@ func writeKernelTrace(t *testing.T, path string, n int) {
 		"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "flash_fwd_kernel", "void at::native::vectorized_elementwise_kernel<4>()"}
 	ts := int64(1_000_000)
 	for i := range n {
-		if i%100 == 0 {
-			fmt.Fprintf(w, `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":300},`+"\n", i/100, ts)
+		if i%every == 0 {
+			fmt.Fprintf(w, `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":%d},`+"\n", i/every, ts, 3*every)
 		}
 		fmt.Fprintf(w, `{"ph":"X","cat":"kernel","name":%q,"pid":0,"tid":7,"ts":%d,"dur":2,"args":{"stream":7,"correlation":%d}},`+"\n", names[(i*7+i/100)%len(names)], ts, i+1)
 		ts += 3
@@ -199,9 +212,11 @@ func TestMaxMemoryTenMillionKernels(t *testing.T) {
 // peak RSS of report against top's on a kernel-dense trace (1 M kernels,
 // 160 MB; TRACELENS_KERNELS sets another count), both measured by the
 // kernel. The issue's target is 1.5×; it was 3.7× (782 MB against 204
-// MB) and is 2.8× (560 MB) with the analysis under a soft limit and its
-// busy intervals sized once. The test fails past 3.2×, a regression
-// guard. It runs only with TRACELENS_BIG=1.
+// MB), 2.8× (560 MB) with the analysis under a soft limit and its busy
+// intervals sized once, and is 1.4-1.45× (~260 MB) with the facts kept
+// compact and the limit at 1.5× the model. The test fails past 1.6×, a
+// regression guard with room for top's own variation. It runs only with
+// TRACELENS_BIG=1.
 func TestReportRSSAgainstTop(t *testing.T) {
 	if testing.Short() || os.Getenv("TRACELENS_BIG") == "" {
 		t.Skip("1 M kernels: set TRACELENS_BIG=1")
@@ -226,7 +241,7 @@ func TestReportRSSAgainstTop(t *testing.T) {
 	}
 	ratio := float64(rep) / float64(top)
 	t.Logf("%d kernels: top %d MB, report %d MB peak RSS (%.2f×; target 1.5×)", n, top>>20, rep>>20, ratio)
-	if ratio > 3.2 {
+	if ratio > 1.6 {
 		t.Errorf("report takes %.2f× top's RSS", ratio)
 	}
 }

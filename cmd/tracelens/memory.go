@@ -114,6 +114,7 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 	b.Enter(file, "analysis")
 	b.TightenForAnalysis()
 	cfg.Budget = func() error {
+		b.RelaxForAnalysis()
 		err := b.Check()
 		if be, ok := err.(*membudget.Error); ok {
 			be.File = ""

@@ -25,7 +25,7 @@ func TestTUIBudgetRestoresTerminal(t *testing.T) {
 	bin := cliBinary(t)
 	dir := t.TempDir()
 	kernels := filepath.Join(dir, "kernels.json")
-	writeKernelTrace(t, kernels, 400_000)
+	writeKernelSteps(t, kernels, 400_000, analysisOutgrows)
 	status, errs := filepath.Join(dir, "status"), filepath.Join(dir, "stderr")
 	socket := "tracelens-budget-" + filepath.Base(dir)
 	tmux := func(args ...string) string {

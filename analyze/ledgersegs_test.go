@@ -1,0 +1,28 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// TestStepSegsRoundTrip checks that the packed ledger intervals decode to
+// what was packed, line by line, negative and zero times included.
+func TestStepSegsRoundTrip(t *testing.T) {
+	in := map[string][]trace.Span{
+		LineGPUCompute: {{Start: -5, End: 0}, {Start: 0, End: 7}, {Start: 1 << 40, End: 1<<40 + 3}},
+		LineIdle:       {{Start: 3, End: 4}},
+		LineLaunch:     {{Start: 100, End: 90}},
+	}
+	var scratch []byte
+	s := encodeSegs(in, &scratch)
+	for _, line := range LedgerLines() {
+		if got := s.line(line); !slices.Equal(got, in[line]) || (got == nil) != (in[line] == nil) {
+			t.Errorf("%s: got %v, want %v", line, got, in[line])
+		}
+	}
+	if got := s.line("no such line"); got != nil {
+		t.Errorf("unknown line: %v", got)
+	}
+}
