@@ -34,60 +34,11 @@ type KernelStat struct {
 // rows of their own (Autotune), after every workload row: they are not
 // the steady state.
 func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
-	type key struct {
-		name     string
-		autotune bool
-	}
 	// Two passes, so each row's launches are one exact slice of a single
 	// array: appending grew them by copies that, on 3 M launches of one
 	// kernel, allocated four times the final size.
-	byName := map[key]int32{}
-	var rows []KernelStat
-	var all trace.Duration
-	tune := AutotuneLaunches(t)
-	rowOf := make([]int32, len(t.GPU))
-	var counts []int
-	// Consecutive launches are mostly of one kernel: the last row found
-	// saves a map lookup (hashing the name) per launch.
-	last, lastRow := key{}, int32(-1)
-	for i := range t.GPU {
-		g := &t.GPU[i]
-		if g.Kind != trace.Kernel {
-			rowOf[i] = -1
-			continue
-		}
-		k := key{g.Name, tune != nil && tune[i]}
-		j := lastRow
-		if j < 0 || k != last {
-			var ok bool
-			if j, ok = byName[k]; !ok {
-				j = int32(len(rows))
-				byName[k] = j
-				rows = append(rows, KernelStat{Name: g.Name, Autotune: k.autotune})
-				counts = append(counts, 0)
-			}
-			last, lastRow = k, j
-		}
-		rowOf[i] = j
-		counts[j]++
-		all += g.Dur()
-	}
-	total := 0
-	for _, n := range counts {
-		total += n
-	}
-	launches := make([]trace.Index, 0, total)
-	most := 0
-	for r, n := range counts {
-		rows[r].Launches = launches[len(launches) : len(launches) : len(launches)+n]
-		launches = launches[:len(launches)+n]
-		most = max(most, n)
-	}
-	for i, j := range rowOf {
-		if j >= 0 {
-			rows[j].Launches = append(rows[j].Launches, trace.Index(i))
-		}
-	}
+	rows, rowOf, counts, all := kernelRows(t)
+	most := placeLaunches(rows, rowOf, counts)
 	durs := make([]trace.Duration, 0, most)
 	// rowOf is done with: the merged launches go there.
 	m := launchMerger{out: rowOf[:0]}
@@ -125,6 +76,67 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return rows, all
+}
+
+// kernelRows is KernelTable's first pass: a row per kernel name (and
+// autotune mark), each GPU activity's row (-1: not a kernel), the rows'
+// launch counts and the kernels' total time.
+func kernelRows(t *trace.Trace) (rows []KernelStat, rowOf []int32, counts []int, all trace.Duration) {
+	type key struct {
+		name     string
+		autotune bool
+	}
+	byName := map[key]int32{}
+	tune := AutotuneLaunches(t)
+	rowOf = make([]int32, len(t.GPU))
+	// Consecutive launches are mostly of one kernel: the last row found
+	// saves a map lookup (hashing the name) per launch.
+	last, lastRow := key{}, int32(-1)
+	for i := range t.GPU {
+		g := &t.GPU[i]
+		if g.Kind != trace.Kernel {
+			rowOf[i] = -1
+			continue
+		}
+		k := key{g.Name, tune != nil && tune[i]}
+		j := lastRow
+		if j < 0 || k != last {
+			var ok bool
+			if j, ok = byName[k]; !ok {
+				j = int32(len(rows))
+				byName[k] = j
+				rows = append(rows, KernelStat{Name: g.Name, Autotune: k.autotune})
+				counts = append(counts, 0)
+			}
+			last, lastRow = k, j
+		}
+		rowOf[i] = j
+		counts[j]++
+		all += g.Dur()
+	}
+	return rows, rowOf, counts, all
+}
+
+// placeLaunches gives each row its launches, in GPU order, as one exact
+// slice of a single array, and returns the most any row has.
+func placeLaunches(rows []KernelStat, rowOf []int32, counts []int) int {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	launches := make([]trace.Index, 0, total)
+	most := 0
+	for r, n := range counts {
+		rows[r].Launches = launches[len(launches) : len(launches) : len(launches)+n]
+		launches = launches[:len(launches)+n]
+		most = max(most, n)
+	}
+	for i, j := range rowOf {
+		if j >= 0 {
+			rows[j].Launches = append(rows[j].Launches, trace.Index(i))
+		}
+	}
+	return most
 }
 
 // Timing converts s to microseconds, as the JSON outputs report it.
