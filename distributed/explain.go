@@ -82,6 +82,33 @@ type window struct {
 	step int
 }
 
+// differences compares every item (range, kernel) the straggler's (a)
+// and the reference's (b) windows hold, largest difference first.
+func differences(a, b *windowSummary, steps int) []Difference {
+	keys := map[itemKey]bool{}
+	for k := range a.items {
+		keys[k] = true
+	}
+	for k := range b.items {
+		keys[k] = true
+	}
+	var out []Difference
+	for k := range keys {
+		x, y := a.item(k, steps), b.item(k, steps)
+		_, p := stats.MannWhitneyU(micros(x.dur), micros(y.dur))
+		out = append(out, Difference{What: k.what, Name: k.name,
+			Straggler: stats.Median(slices.Clone(x.dur)), Reference: stats.Median(slices.Clone(y.dur)),
+			StragglerCount: float64(x.count) / float64(steps), ReferenceCount: float64(y.count) / float64(steps), P: p})
+	}
+	slices.SortFunc(out, func(x, y Difference) int {
+		if c := cmp.Compare(abs(y.Delta()), abs(x.Delta())); c != 0 {
+			return c
+		}
+		return strings.Compare(x.What+x.Name, y.What+y.Name)
+	})
+	return out
+}
+
 // Explain compares straggler rank index s with reference rank index ref
 // (indexes into run.Ranks) over the collectives s arrived at last, reading
 // their full traces with read one after the other (one full model in
@@ -132,26 +159,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		ex.GPUBusy[i] = stats.Median(slices.Clone(sum.busy))
 		ex.GPUIdle[i] = stats.Median(idle)
 	}
-	keys := map[itemKey]bool{}
-	for k := range a.items {
-		keys[k] = true
-	}
-	for k := range b.items {
-		keys[k] = true
-	}
-	for k := range keys {
-		x, y := a.item(k, ex.Steps), b.item(k, ex.Steps)
-		_, p := stats.MannWhitneyU(micros(x.dur), micros(y.dur))
-		ex.Differences = append(ex.Differences, Difference{What: k.what, Name: k.name,
-			Straggler: stats.Median(slices.Clone(x.dur)), Reference: stats.Median(slices.Clone(y.dur)),
-			StragglerCount: float64(x.count) / float64(ex.Steps), ReferenceCount: float64(y.count) / float64(ex.Steps), P: p})
-	}
-	slices.SortFunc(ex.Differences, func(x, y Difference) int {
-		if c := cmp.Compare(abs(y.Delta()), abs(x.Delta())); c != 0 {
-			return c
-		}
-		return strings.Compare(x.What+x.Name, y.What+y.Name)
-	})
+	ex.Differences = differences(a, b, ex.Steps)
 	// A compute straggler has more GPU work per step over the whole trace,
 	// not only in the windows: windows of ranks that arrive early are
 	// short, so window figures alone would call any late rank busier.
