@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,6 +293,22 @@ func FuzzNsys(f *testing.F) {
 			return
 		}
 		checkModel(t, tr)
+		// top's kernels-only read of an export the full read accepts
+		// gives the same kernels (Launch aside: it links nothing).
+		ts, err := readNsysAll(bytes.NewReader(in), int64(len(in)), nsysOptions{workers: 2, kernelsOnly: true})
+		if err != nil {
+			t.Fatalf("the full read succeeds, the kernels-only read fails: %v", err)
+		}
+		var want []trace.GPUActivity
+		for _, g := range tr.GPU {
+			if g.Kind == trace.Kernel {
+				g.Launch = trace.None
+				want = append(want, g)
+			}
+		}
+		if got := ts[0].GPU; !slices.Equal(got, want) || ts[0].Events != tr.Events {
+			t.Fatalf("kernels-only read: %d kernels, %d events; full read %d, %d", len(got), ts[0].Events, len(want), tr.Events)
+		}
 	})
 }
 
