@@ -77,17 +77,8 @@ func (c *crossings) countLE(v float64) int {
 	return k
 }
 
-// countLT is how many ratios are < v.
-func (c *crossings) countLT(v float64) int {
-	k, j := 0, 0
-	for _, n := range c.n {
-		for j < len(c.b) && c.b[j]/n < v {
-			j++
-		}
-		k += j
-	}
-	return k
-}
+// countLT is how many ratios are < v: those ≤ the float below v.
+func (c *crossings) countLT(v float64) int { return c.countLE(math.Nextafter(v, math.Inf(-1))) }
 
 // kth is the k-th smallest finite ratio (1-based).
 func (c *crossings) kth(k int) float64 {

@@ -2,13 +2,12 @@ package distributed
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tracelens/tracelens/fixtures/sharedtest"
 	"github.com/tracelens/tracelens/ingest"
 )
 
@@ -18,20 +17,7 @@ import (
 // each rank is the original's 1221 kernels, and the full model of a rank
 // is read back by its Source.
 func TestNsysProcessesRun(t *testing.T) {
-	src := filepath.Join("..", "..", "shared", "traces", "nsys", "caoye310__Lower-Triangular-Solves__la.sqlite.gz")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Skipf("shared nsys exports not found (%v)", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := sharedtest.NsysExport(t, "caoye310__Lower-Triangular-Solves__la.sqlite.gz")
 	p := filepath.Join(t.TempDir(), "mpi.sqlite")
 	out, err := os.Create(p)
 	if err != nil {
