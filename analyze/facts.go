@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -283,6 +284,9 @@ var Shapes = &Analyzer{
 // ShapeFacts is the result of Shapes: a memo, filled as ops are asked for
 // (most traces repeat a few shapes every layer and step).
 type ShapeFacts struct {
+	// mu guards seen: finding analyzers run side by side and parse
+	// shapes as they meet them.
+	mu   sync.Mutex
 	seen map[[3]string]GEMMShape
 }
 
@@ -299,6 +303,8 @@ type GEMMShape struct {
 // say).
 func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 	k := [3]string{o.Name, o.InputDims, o.InputTypes}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if g, ok := s.seen[k]; ok {
 		return g
 	}

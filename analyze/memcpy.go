@@ -40,7 +40,7 @@ var HostSync = &Analyzer{
 		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing), plus the GPU's idle time after "+
 		"each until the host launched more work, at most the GPU work the sync waited for (with no sync the host runs ahead and keeps "+
 		"the GPU's queue full).", HostSyncMinPerStep),
-	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases},
+	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases, ProfilerClock},
 	Run:      runHostSync,
 }
 
@@ -51,7 +51,7 @@ var PageableMemcpy = &Analyzer{
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
 		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
-	Requires: []*Analyzer{Steps, Launches, Attribution, Phases, IdleGaps},
+	Requires: []*Analyzer{Steps, Launches, Attribution, Phases, IdleGaps, ProfilerClock},
 	Run:      runPageableMemcpy,
 }
 
@@ -94,7 +94,11 @@ type hostSyncs struct {
 }
 
 func runHostSync(p *Pass) ([]Finding, error) {
-	h := scanHostSyncs(p)
+	clock, err := profilerClockOf(p)
+	if err != nil {
+		return nil, err
+	}
+	h := scanHostSyncs(p, clock)
 	steps := float64(max(len(p.Trace.Steps), 1))
 	perStep := float64(h.count) / steps
 	if h.count == 0 || perStep < HostSyncMinPerStep || h.total == 0 {
@@ -144,7 +148,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 // scanHostSyncs walks the blocking calls inside steps: it counts those
 // host-sync reports, by site, with what each costs the step traced
 // (syncCost) and untraced (syncCostUntraced), and the ones it leaves out.
-func scanHostSyncs(p *Pass) *hostSyncs {
+func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 	t, ix := p.Trace, p.ix
 	// lastLaunch[step] is the start of the last launch call in each step,
 	// to tell end-of-step syncs from mid-step ones.
@@ -154,7 +158,6 @@ func scanHostSyncs(p *Pass) *hostSyncs {
 			lastLaunch[s] = max(lastLaunch[s], t.APICalls[i].Start)
 		}
 	}
-	clock := newProfilerClock(t)
 	// runUp[step] is where the host's run-up to the next sync starts: the
 	// last counted sync's end, else the step's start.
 	runUp := make([]trace.Time, len(t.Steps))
@@ -343,7 +346,11 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 	saving := max(min(us(gpu), us(host))-pinned, 0) / steps
 	// Untraced, the fix saves what the step's pipeline gains: the host no
 	// longer blocks in the copies, and the GPU copies at the pinned rate.
-	untraced := stepsUntracedPipelineUs(p.Trace, p.Result, newProfilerClock(p.Trace), len(p.ix.devices), us(host)/steps, max(us(gpu)-pinned, 0)/steps)
+	clock, err := profilerClockOf(p)
+	if err != nil {
+		return nil, err
+	}
+	untraced := stepsUntracedPipelineUs(p.Trace, p.Result, clock, len(p.ix.devices), us(host)/steps, max(us(gpu)-pinned, 0)/steps)
 	return []Finding{{
 		Title:            fmt.Sprintf("%d pageable host↔GPU copies (%s, %.1f per step) block the host %s", n, FormatBytes(float64(bytes)), float64(n)/steps, host),
 		Subject:          "pageable copies",

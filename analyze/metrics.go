@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
@@ -23,6 +24,14 @@ func us(d trace.Duration) float64 { return d.Micros() }
 func (ix *index) metrics() *Result {
 	t := ix.t
 	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
+	// The op, annotation and roofline tables read only the facts, not r:
+	// they are built beside the step metrics, which read one another.
+	var wg sync.WaitGroup
+	var ops []OpStat
+	var annotations []AnnotationStat
+	var roofline []RooflineRow
+	wg.Go(func() { roofline = ix.roofline() })
+	wg.Go(func() { ops, annotations = ix.ops(), ix.annotations() })
 	ix.kernels(r)
 	ix.categories(r)
 	ix.summary(r)
@@ -30,10 +39,9 @@ func (ix *index) metrics() *Result {
 	ix.phaseSteps(r)
 	ix.commSteps(r)
 	ix.launches(r)
-	r.Ops = ix.ops()
-	r.Annotations = ix.annotations()
-	r.Roofline = ix.roofline()
 	ix.memoryTimeline(r)
+	wg.Wait()
+	r.Ops, r.Annotations, r.Roofline = ops, annotations, roofline
 	deriveFigures(r)
 	return r
 }

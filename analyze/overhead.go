@@ -85,13 +85,12 @@ func countIn(v []trace.Time, a, b trace.Time) int {
 
 // estimateProfilerCost fills r.ProfilerCost from the events recorded in
 // each step's host interval. It runs after the steps' periods are known.
-func estimateProfilerCost(t *trace.Trace, r *Result) {
+func estimateProfilerCost(t *trace.Trace, r *Result, clock *profilerClock) {
 	// The costs were fitted on torch.profiler traces: another profiler's
 	// (JAX's, Nsight's) cost per event is unknown.
 	if len(r.Steps) == 0 || len(r.Steps) != len(t.Steps) || t.Meta.Framework != "PyTorch" {
 		return
 	}
-	clock := newProfilerClock(t)
 	c := ProfilerCost{PerStepUs: make([]float64, len(r.Steps)), UntracedPerStepUs: make([]float64, len(r.Steps))}
 	var nOps, nFrames, untraced, factor []float64
 	for i := range r.Steps {

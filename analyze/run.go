@@ -3,8 +3,10 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -109,29 +111,9 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func(
 	critical := newCriticalShares(all, r)
 	// Findings join the Result only after every analyzer ran: no pass
 	// sees another analyzer's findings.
-	found := []Finding{}
-	for _, a := range order(as) {
-		if a.Fact != nil {
-			if err := runLateFact(a, t, r, results); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := checkBudget(budget); err != nil {
-			return nil, err
-		}
-		p := newPass(a, t, r, results)
-		p.critical = critical
-		fs, err := runFindings(a, p)
-		if err != nil {
-			return nil, err
-		}
-		for i := range fs {
-			if err := p.finish(&fs[i], a.Name); err != nil {
-				return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
-			}
-		}
-		found = append(found, fs...)
+	found, err := runFindingAnalyzers(t, as, r, results, critical, budget)
+	if err != nil {
+		return nil, err
 	}
 	r.Findings = found
 	// Listed in the order selected, not run (the facts an analyzer
@@ -148,11 +130,94 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func(
 		return cmp.Compare(a.ID, b.ID)
 	})
 	addProfilerCaveat(t, r)
-	estimateProfilerCost(t, r)
+	clock, ok := results[ProfilerClock].(*profilerClock)
+	if !ok {
+		clock = newProfilerClock(t)
+	}
+	estimateProfilerCost(t, r, clock)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
 	untracedSavings(r)
 	return r, nil
+}
+
+// runFindingAnalyzers runs the late facts the selected analyzers require
+// (in order: one may read another), then the finding analyzers side by
+// side, and returns their findings in the analyzers' order, whatever order
+// they finished in. The analyzers only read the trace, the Result's
+// metrics and the facts, so they share them; on a trace of thousands of
+// steps they were about a third of the analysis, run one after another.
+// The first error in the analyzers' order wins.
+func runFindingAnalyzers(t *trace.Trace, as []*Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, budget func() error) ([]Finding, error) {
+	var run []*Analyzer
+	for _, a := range order(as) {
+		if a.Fact == nil {
+			run = append(run, a)
+			continue
+		}
+		if err := runLateFact(a, t, r, results); err != nil {
+			return nil, err
+		}
+	}
+	out := make([][]Finding, len(run))
+	errs := make([]error, len(run))
+	// The budget check adjusts the process's soft memory limit
+	// (read-modify-write): one at a time.
+	var mu sync.Mutex
+	check := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return checkBudget(budget)
+	}
+	next := make(chan int, len(run))
+	for i := range run {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	// At most maxAnalyzerWorkers side by side: each holds its own
+	// transient tables, which the memory budget pays for.
+	for range min(runtime.GOMAXPROCS(0), maxAnalyzerWorkers, len(run)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = runOneAnalyzer(t, run[i], r, results, critical, check)
+			}
+		}()
+	}
+	wg.Wait()
+	found := []Finding{}
+	for i := range run {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		found = append(found, out[i]...)
+	}
+	return found, nil
+}
+
+// maxAnalyzerWorkers bounds how many finding analyzers run at once.
+const maxAnalyzerWorkers = 8
+
+// runOneAnalyzer runs finding analyzer a in its own pass and finishes its
+// findings (IDs, savings, ledger lines).
+func runOneAnalyzer(t *trace.Trace, a *Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, check func() error) ([]Finding, error) {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	p := newPass(a, t, r, results)
+	p.critical = critical
+	fs, err := runFindings(a, p)
+	if err != nil {
+		return nil, err
+	}
+	for i := range fs {
+		if err := p.finish(&fs[i], a.Name); err != nil {
+			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
+		}
+	}
+	return fs, nil
 }
 
 // newPass is a's pass: only the results of what a requires are visible.
