@@ -195,14 +195,19 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 	for i := range works {
 		windows[i] = works[i].window
 	}
+	done := ix.clock.start("metrics: ledger index")
 	li := ix.newLedgerIndex(windows)
+	done()
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
-	var scratch []byte
-	for i := range t.Steps {
-		var segs map[string][]trace.Span
-		r.Steps[i].Ledger, segs = ix.stepLedger(li, works[i].own, i)
-		r.ledgerSegs[i] = encodeSegs(segs, &scratch)
-	}
+	// Each step's ledger reads only its own window's intervals.
+	inChunks(len(t.Steps), func(lo, hi int) {
+		var scratch []byte
+		for i := lo; i < hi; i++ {
+			var segs map[string][]trace.Span
+			r.Steps[i].Ledger, segs = ix.stepLedger(li, works[i].own, i)
+			r.ledgerSegs[i] = encodeSegs(segs, &scratch)
+		}
+	})
 	r.StepStats.SteadyLedger = steadyLedger(r)
 }
 

@@ -22,6 +22,7 @@ func us(d trace.Duration) float64 { return d.Micros() }
 
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
+	clock := ix.clock
 	t := ix.t
 	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
 	// The op, annotation and roofline tables read only the facts, not r:
@@ -30,16 +31,23 @@ func (ix *index) metrics() *Result {
 	var ops []OpStat
 	var annotations []AnnotationStat
 	var roofline []RooflineRow
-	wg.Go(func() { roofline = ix.roofline() })
-	wg.Go(func() { ops, annotations = ix.ops(), ix.annotations() })
-	ix.kernels(r)
-	ix.categories(r)
-	ix.summary(r)
-	ix.steps(r)
-	ix.phaseSteps(r)
-	ix.commSteps(r)
-	ix.launches(r)
-	ix.memoryTimeline(r)
+	wg.Go(func() {
+		defer clock.start("metrics: roofline")()
+		roofline = ix.roofline()
+	})
+	wg.Go(func() {
+		defer clock.start("metrics: ops and annotations")()
+		ops, annotations = ix.ops(), ix.annotations()
+	})
+	for _, part := range []struct {
+		name string
+		fn   func(*Result)
+	}{{"kernels", ix.kernels}, {"categories", ix.categories}, {"summary", ix.summary}, {"steps", ix.steps},
+		{"phases", ix.phaseSteps}, {"communication", ix.commSteps}, {"launches", ix.launches}, {"memory", ix.memoryTimeline}} {
+		done := clock.start("metrics: " + part.name)
+		part.fn(r)
+		done()
+	}
 	wg.Wait()
 	r.Ops, r.Annotations, r.Roofline = ops, annotations, roofline
 	deriveFigures(r)
@@ -175,21 +183,31 @@ func (ix *index) summary(r *Result) {
 // then the medians, steady-state figures, periods, ledgers and steady
 // categories over them.
 func (ix *index) steps(r *Result) {
+	done := ix.clock.start("metrics: steps' GPU work")
 	works := ix.stepWorks(r.Device)
+	done()
+	done = ix.clock.start("metrics: step times and counts")
 	ix.stepTimes(r, works)
 	ix.stepCounts(r)
 	stepMedians(r)
+	done()
 	if len(r.Steps) == 0 {
 		return
 	}
+	done = ix.clock.start("metrics: steady steps and periods")
 	ix.steadyStats(r)
 	ix.stepPeriods(r, works)
+	done()
+	done = ix.clock.start("metrics: ledgers")
 	ix.ledgers(r, works)
+	done()
+	done = ix.clock.start("metrics: steady categories")
 	if spinAsWaiting(r) {
 		stepMedians(r)
 		ix.steadyStats(r)
 	}
 	ix.steadyCategories(r)
+	done()
 }
 
 // stepTimes fills each step's wall, GPU busy and idle time and its idle

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -65,6 +66,10 @@ type Config struct {
 	// error (the process is over its memory budget, --max-memory) stops
 	// the analysis and is returned as is.
 	Budget func() error
+	// Stages, if set, receives a line per part of the analysis with its
+	// wall time (each fact, the metrics, each finding analyzer, the
+	// savings): for finding what makes an analysis slow.
+	Stages io.Writer
 }
 
 // Run computes every fact and metric over t and runs the selected
@@ -77,41 +82,54 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runWith(t, as, cfg.PeerWait, cfg.Budget)
+	return runWith(t, as, cfg)
 }
 
 // runAnalyzers is Run with the analyzers chosen.
-func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil, nil) }
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, Config{}) }
 
-// runWith is runAnalyzers with a rank's peer-wait intervals.
-func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func() error) (*Result, error) {
+// runWith is runAnalyzers with cfg's peer-wait intervals, budget and
+// stage clock (its selection is in as).
+func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
+	budget := cfg.Budget
+	clock := &stageClock{w: cfg.Stages}
+	defer clock.start("total")()
 	if err := Validate(as); err != nil {
 		return nil, err
 	}
+	done := clock.start("steps from the trace")
 	t, source, label := deriveSteps(t)
+	done()
 	results := map[*Analyzer]any{}
 	// The metrics read every fact, so every fact runs.
 	for _, f := range order(Facts()) {
 		if err := checkBudget(budget); err != nil {
 			return nil, err
 		}
+		done := clock.start("fact " + f.Name)
 		v, err := runFact(f, newPass(f, t, nil, results))
+		done()
 		if err != nil {
 			return nil, err
 		}
 		results[f] = v
 	}
 	all := newIndex(t, results)
-	all.peerWait = unionSpans(slices.Clone(peerWait))
+	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
 	all.kernelRow = map[string]int{}
+	all.clock = clock
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
+	done = clock.start("view and critical shares")
 	r.view = newView(t, all)
 	r.Analyzers = []string{}
 	critical := newCriticalShares(all, r)
+	done()
 	// Findings join the Result only after every analyzer ran: no pass
 	// sees another analyzer's findings.
-	found, err := runFindingAnalyzers(t, as, r, results, critical, budget)
+	done = clock.start("findings")
+	found, err := runFindingAnalyzers(t, as, r, results, critical, budget, clock)
+	done()
 	if err != nil {
 		return nil, err
 	}
@@ -129,12 +147,13 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func(
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	defer clock.start("savings and invariants")()
 	addProfilerCaveat(t, r)
-	clock, ok := results[ProfilerClock].(*profilerClock)
+	prof, ok := results[ProfilerClock].(*profilerClock)
 	if !ok {
-		clock = newProfilerClock(t)
+		prof = newProfilerClock(t)
 	}
-	estimateProfilerCost(t, r, clock)
+	estimateProfilerCost(t, r, prof)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
 	untracedSavings(r)
@@ -148,14 +167,17 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func(
 // metrics and the facts, so they share them; on a trace of thousands of
 // steps they were about a third of the analysis, run one after another.
 // The first error in the analyzers' order wins.
-func runFindingAnalyzers(t *trace.Trace, as []*Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, budget func() error) ([]Finding, error) {
+func runFindingAnalyzers(t *trace.Trace, as []*Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, budget func() error, clock *stageClock) ([]Finding, error) {
 	var run []*Analyzer
 	for _, a := range order(as) {
 		if a.Fact == nil {
 			run = append(run, a)
 			continue
 		}
-		if err := runLateFact(a, t, r, results); err != nil {
+		done := clock.start("fact " + a.Name)
+		err := runLateFact(a, t, r, results)
+		done()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +204,9 @@ func runFindingAnalyzers(t *trace.Trace, as []*Analyzer, r *Result, results map[
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				done := clock.start("analyzer " + run[i].Name)
 				out[i], errs[i] = runOneAnalyzer(t, run[i], r, results, critical, check)
+				done()
 			}
 		}()
 	}

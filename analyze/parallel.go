@@ -1,0 +1,29 @@
+package analyze
+
+import (
+	"runtime"
+	"sync"
+)
+
+// minChunk is the fewest items a worker of inChunks takes: below it the
+// goroutines cost more than the work.
+const minChunk = 64
+
+// inChunks calls fn over [0, n) split into contiguous chunks, one per
+// available core at most, side by side, and returns when all are done.
+// fn must only write what belongs to its own indices. Per-step work over
+// thousands of steps (a step's ledger) is independent from step to step.
+func inChunks(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+minChunk-1)/minChunk)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
+}
