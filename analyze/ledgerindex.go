@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -54,22 +55,7 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 			li.reach[i] = max(li.reach[i], li.reach[i-1])
 		}
 	}
-	for i := range t.APICalls {
-		c := &t.APICalls[i]
-		switch {
-		case isSyncCall(c.Name):
-			li.add(srcSync, c.Span)
-		case isLaunchCall(c):
-			li.add(srcLaunch, c.Span)
-		}
-	}
-	for _, s := range ix.CompileFacts.spans {
-		li.add(srcCompile, s)
-	}
-	for _, s := range copyOpSpans(t) {
-		li.add(srcSync, s)
-	}
-	ix.ledgerHostWork(li)
+	ix.fileHostWork(li)
 	// Counted first, then filled: appended one by one, a million spans
 	// left up to twice their size in garbage behind (issue 27).
 	nBefore := 0
@@ -124,10 +110,59 @@ func (ix *index) soleBusy() ([]interval.Bounds, bool) {
 	return busy, true
 }
 
-// add files host interval s of source src under every window it touches:
-// the part inside the window, or, for an interval enclosing the whole
-// window, the window itself when the source keeps enclosing intervals.
-func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
+// fileHostWork files the host's intervals under the windows: the API
+// calls (syncs, launches), compilation and copy ops; the ops and ranges;
+// the Python frames. Each family is up to a million intervals, each a
+// binary search over the windows: the three are filed side by side, each
+// into its own table, and appended in that order, the order a single
+// pass filed them in.
+func (ix *index) fileHostWork(li *ledgerIndex) {
+	t := ix.t
+	families := []func(add func(ledgerSource, trace.Span)){
+		func(add func(ledgerSource, trace.Span)) {
+			for i := range t.APICalls {
+				c := &t.APICalls[i]
+				switch {
+				case isSyncCall(c.Name):
+					add(srcSync, c.Span)
+				case isLaunchCall(c):
+					add(srcLaunch, c.Span)
+				}
+			}
+			for _, s := range ix.CompileFacts.spans {
+				add(srcCompile, s)
+			}
+			for _, s := range copyOpSpans(t) {
+				add(srcSync, s)
+			}
+		},
+		ix.fileOps,
+		ix.fileFrames,
+	}
+	tables := make([][][nSources][]trace.Span, len(families))
+	tables[0] = li.host
+	var wg sync.WaitGroup
+	for k, fill := range families {
+		if k > 0 {
+			tables[k] = make([][nSources][]trace.Span, len(li.win))
+		}
+		wg.Go(func() { fill(func(src ledgerSource, s trace.Span) { li.file(tables[k], src, s) }) })
+	}
+	wg.Wait()
+	for _, table := range tables[1:] {
+		for wi := range table {
+			for src, parts := range table[wi] {
+				li.host[wi][src] = append(li.host[wi][src], parts...)
+			}
+		}
+	}
+}
+
+// file files host interval s of source src into host under every window
+// it touches: the part inside the window, or, for an interval enclosing
+// the whole window, the window itself when the source keeps enclosing
+// intervals.
+func (li *ledgerIndex) file(host [][nSources][]trace.Span, src ledgerSource, s trace.Span) {
 	if s.End <= s.Start {
 		return
 	}
@@ -149,13 +184,13 @@ func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
 			continue
 		}
-		li.host[wi][src] = append(li.host[wi][src], part)
+		host[wi][src] = append(host[wi][src], part)
 	}
 }
 
-// ledgerHostWork adds the host's ops, ranges and Python frames to the
-// data-loading, profiler and framework sources.
-func (ix *index) ledgerHostWork(li *ledgerIndex) {
+// fileOps adds the host's ops and ranges to the data-loading, profiler
+// and framework sources.
+func (ix *index) fileOps(add func(ledgerSource, trace.Span)) {
 	t := ix.t
 	// Names repeat (every call of one op or function): classify each
 	// distinct name once.
@@ -167,13 +202,19 @@ func (ix *index) ledgerHostWork(li *ledgerIndex) {
 			src = hostRangeSource(n, false)
 			opSrc[n] = src
 		}
-		li.add(src, t.Ops[i].Span)
+		add(src, t.Ops[i].Span)
 	}
 	for i := range t.Annotations {
 		if a := &t.Annotations[i]; !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
-			li.add(hostRangeSource(a.Name, true), a.Span)
+			add(hostRangeSource(a.Name, true), a.Span)
 		}
 	}
+}
+
+// fileFrames adds the host's Python frames to the data-loading, profiler
+// and framework sources.
+func (ix *index) fileFrames(add func(ledgerSource, trace.Span)) {
+	t := ix.t
 	frameSrc := map[string]ledgerSource{}
 	for i := range t.Frames {
 		f := &t.Frames[i]
@@ -182,7 +223,7 @@ func (ix *index) ledgerHostWork(li *ledgerIndex) {
 			src = frameSource(f.Name)
 			frameSrc[f.Name] = src
 		}
-		li.add(src, f.Span)
+		add(src, f.Span)
 	}
 }
 
