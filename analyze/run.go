@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -101,18 +99,13 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	t, source, label := deriveSteps(t)
 	done()
 	results := map[*Analyzer]any{}
-	// The metrics read every fact, so every fact runs.
-	for _, f := range order(Facts()) {
-		if err := checkBudget(budget); err != nil {
-			return nil, err
-		}
-		done := clock.start("fact " + f.Name)
-		v, err := runFact(f, newPass(f, t, nil, results))
-		done()
-		if err != nil {
-			return nil, err
-		}
-		results[f] = v
+	// The metrics read every fact, so every fact runs (before them: the
+	// facts see no Result).
+	done = clock.start("facts")
+	_, err := runGraph(t, Facts(), nil, results, nil, budget, clock)
+	done()
+	if err != nil {
+		return nil, err
 	}
 	all := newIndex(t, results)
 	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
@@ -128,7 +121,7 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	// Findings join the Result only after every analyzer ran: no pass
 	// sees another analyzer's findings.
 	done = clock.start("findings")
-	found, err := runFindingAnalyzers(t, as, r, results, critical, budget, clock)
+	found, err := runGraph(t, as, r, results, critical, budget, clock)
 	done()
 	if err != nil {
 		return nil, err
@@ -160,90 +153,6 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	return r, nil
 }
 
-// runFindingAnalyzers runs the late facts the selected analyzers require
-// (in order: one may read another), then the finding analyzers side by
-// side, and returns their findings in the analyzers' order, whatever order
-// they finished in. The analyzers only read the trace, the Result's
-// metrics and the facts, so they share them; on a trace of thousands of
-// steps they were about a third of the analysis, run one after another.
-// The first error in the analyzers' order wins.
-func runFindingAnalyzers(t *trace.Trace, as []*Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, budget func() error, clock *stageClock) ([]Finding, error) {
-	var run []*Analyzer
-	for _, a := range order(as) {
-		if a.Fact == nil {
-			run = append(run, a)
-			continue
-		}
-		done := clock.start("fact " + a.Name)
-		err := runLateFact(a, t, r, results)
-		done()
-		if err != nil {
-			return nil, err
-		}
-	}
-	out := make([][]Finding, len(run))
-	errs := make([]error, len(run))
-	// The budget check adjusts the process's soft memory limit
-	// (read-modify-write): one at a time.
-	var mu sync.Mutex
-	check := func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return checkBudget(budget)
-	}
-	next := make(chan int, len(run))
-	for i := range run {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	// At most maxAnalyzerWorkers side by side: each holds its own
-	// transient tables, which the memory budget pays for.
-	for range min(runtime.GOMAXPROCS(0), maxAnalyzerWorkers, len(run)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				done := clock.start("analyzer " + run[i].Name)
-				out[i], errs[i] = runOneAnalyzer(t, run[i], r, results, critical, check)
-				done()
-			}
-		}()
-	}
-	wg.Wait()
-	found := []Finding{}
-	for i := range run {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		found = append(found, out[i]...)
-	}
-	return found, nil
-}
-
-// maxAnalyzerWorkers bounds how many finding analyzers run at once.
-const maxAnalyzerWorkers = 8
-
-// runOneAnalyzer runs finding analyzer a in its own pass and finishes its
-// findings (IDs, savings, ledger lines).
-func runOneAnalyzer(t *trace.Trace, a *Analyzer, r *Result, results map[*Analyzer]any, critical *criticalShares, check func() error) ([]Finding, error) {
-	if err := check(); err != nil {
-		return nil, err
-	}
-	p := newPass(a, t, r, results)
-	p.critical = critical
-	fs, err := runFindings(a, p)
-	if err != nil {
-		return nil, err
-	}
-	for i := range fs {
-		if err := p.finish(&fs[i], a.Name); err != nil {
-			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
-		}
-	}
-	return fs, nil
-}
-
 // newPass is a's pass: only the results of what a requires are visible.
 func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) *Pass {
 	of := make(map[*Analyzer]any, len(a.Requires))
@@ -253,20 +162,6 @@ func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) 
 		}
 	}
 	return &Pass{Analyzer: a, Trace: t, Result: r, resultOf: of, ix: newIndex(t, of)}
-}
-
-// runLateFact runs a fact only analyzers read, after the metrics (which it
-// may read), unless it ran already; its result joins results.
-func runLateFact(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) error {
-	if _, done := results[a]; done {
-		return nil
-	}
-	v, err := runFact(a, newPass(a, t, r, results))
-	if err != nil {
-		return err
-	}
-	results[a] = v
-	return nil
 }
 
 // runFact runs a fact analyzer, turning a panic (a bug, or a fact it
