@@ -244,21 +244,12 @@ func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 // and framework sources.
 func (ix *index) fileOps(f *hostFiler) {
 	t := ix.t
-	// Names repeat (every call of one op or function): classify each
-	// distinct name once.
-	opSrc := map[string]ledgerSource{}
+	opSrc := sourceByName{classify: func(n string) ledgerSource { return hostRangeSource(n, false) }}
 	lo, hi := f.span(len(t.Ops))
 	for i := lo; i < hi; i++ {
-		o := &t.Ops[i]
-		if !f.touches(o.Span) {
-			continue
+		if o := &t.Ops[i]; f.touches(o.Span) {
+			f.add(opSrc.of(o.Name), o.Span)
 		}
-		src, ok := opSrc[o.Name]
-		if !ok {
-			src = hostRangeSource(o.Name, false)
-			opSrc[o.Name] = src
-		}
-		f.add(src, o.Span)
 	}
 	lo, hi = f.span(len(t.Annotations))
 	for i := lo; i < hi; i++ {
@@ -272,20 +263,33 @@ func (ix *index) fileOps(f *hostFiler) {
 // and framework sources.
 func (ix *index) fileFrames(f *hostFiler) {
 	t := ix.t
-	frameSrc := map[string]ledgerSource{}
+	frameSrc := sourceByName{classify: frameSource}
 	lo, hi := f.span(len(t.Frames))
 	for i := lo; i < hi; i++ {
-		fr := &t.Frames[i]
-		if !f.touches(fr.Span) {
-			continue
+		if fr := &t.Frames[i]; f.touches(fr.Span) {
+			f.add(frameSrc.of(fr.Name), fr.Span)
 		}
-		src, ok := frameSrc[fr.Name]
-		if !ok {
-			src = frameSource(fr.Name)
-			frameSrc[fr.Name] = src
-		}
-		f.add(src, fr.Span)
 	}
+}
+
+// sourceByName classifies names into ledger sources, each distinct name
+// once: names repeat (every call of one op or function).
+type sourceByName struct {
+	classify func(string) ledgerSource
+	seen     map[string]ledgerSource
+}
+
+// of is name's source.
+func (c *sourceByName) of(name string) ledgerSource {
+	src, ok := c.seen[name]
+	if !ok {
+		if c.seen == nil {
+			c.seen = map[string]ledgerSource{}
+		}
+		src = c.classify(name)
+		c.seen[name] = src
+	}
+	return src
 }
 
 // frameSource is the ledger source a Python frame counts towards: the
