@@ -57,37 +57,45 @@ func (ix *index) metrics() *Result {
 func (ix *index) kernels(r *Result) {
 	t := ix.t
 	rows, _ := KernelTable(t)
-	r.Kernels = make([]Kernel, 0, len(rows))
+	r.Kernels = make([]Kernel, len(rows))
+	// Each row reads only its own launches.
+	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
 	ix.kernelRow = make(map[string]int, len(rows))
-	for _, row := range rows {
-		k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
-			PerStep: make([]StepShare, len(t.Steps))}
-		ops := map[string]int{}
-		lines := map[string]int{}
-		for _, g := range row.Launches {
-			if st := ix.gpuStep[g]; st >= 0 {
-				k.PerStep[st].Count++
-				k.PerStep[st].Us += us(t.GPU[g].Dur())
-			} else {
-				k.OutsideSteps++
-			}
-			if k.Category == "" || k.Category == CategoryCustom {
-				k.Category = ix.category(int(g))
-			}
-			if op := ix.op[g]; op != trace.None {
-				ops[t.Ops[op].Name]++
-			}
-			if l := ix.userLine(int(g)); l != "" {
-				lines[l]++
-			}
+	for i := range r.Kernels {
+		if _, ok := ix.kernelRow[r.Kernels[i].Name]; !ok {
+			ix.kernelRow[r.Kernels[i].Name] = i
 		}
-		k.Ops = topKeys(ops, MaxAttribution)
-		k.Python = topKeys(lines, MaxAttribution)
-		if _, ok := ix.kernelRow[k.Name]; !ok {
-			ix.kernelRow[k.Name] = len(r.Kernels)
-		}
-		r.Kernels = append(r.Kernels, k)
 	}
+}
+
+// kernelRowOf is the Kernel of one KernelTable row: its per-step counts
+// and time, category, and the ops and user lines that launch it most.
+func (ix *index) kernelRowOf(row KernelStat) Kernel {
+	t := ix.t
+	k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
+		PerStep: make([]StepShare, len(t.Steps))}
+	ops := map[string]int{}
+	lines := map[string]int{}
+	for _, g := range row.Launches {
+		if st := ix.gpuStep[g]; st >= 0 {
+			k.PerStep[st].Count++
+			k.PerStep[st].Us += us(t.GPU[g].Dur())
+		} else {
+			k.OutsideSteps++
+		}
+		if k.Category == "" || k.Category == CategoryCustom {
+			k.Category = ix.category(int(g))
+		}
+		if op := ix.op[g]; op != trace.None {
+			ops[t.Ops[op].Name]++
+		}
+		if l := ix.userLine(int(g)); l != "" {
+			lines[l]++
+		}
+	}
+	k.Ops = topKeys(ops, MaxAttribution)
+	k.Python = topKeys(lines, MaxAttribution)
+	return k
 }
 
 // topKeys returns up to n keys of m with the largest counts (ties by key).

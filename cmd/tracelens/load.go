@@ -64,9 +64,7 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
 	}
 	t, err := readFileOrStdin(e, path, opt)
-	if e.stages != nil {
-		fmt.Fprintf(e.stages, "tracelens read returned at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
-	}
+	e.stageAt("read returned")
 	var be *ingest.BudgetError
 	if errors.As(err, &be) {
 		return nil, fmt.Errorf("%w; raise the budget with --max-memory SIZE (default: half of this machine's memory)", err)
@@ -149,4 +147,12 @@ func stdinOnce(pos []string) error {
 		return usageError{"standard input (-) can be read only once: give - for at most one trace and a file for the others"}
 	}
 	return nil
+}
+
+// stageAt writes, with $TRACELENS_STAGES set, that what happened
+// happened now: how long after main began.
+func (e *env) stageAt(what string) {
+	if e.stages != nil {
+		fmt.Fprintf(e.stages, "tracelens %s at %.1f ms after main began\n", what, float64(time.Since(e.start).Microseconds())/1000)
+	}
 }

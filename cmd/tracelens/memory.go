@@ -112,6 +112,7 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 	}
 	b := e.memBudget()
 	if b == nil {
+		defer e.stageAt("analysis returned")
 		return analyzeTrace(t, cfg)
 	}
 	b.Enter(file, "analysis")
@@ -125,6 +126,7 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 		return err
 	}
 	r, err := analyzeTrace(t, cfg)
+	e.stageAt("analysis returned")
 	b.Enter(file, "writing the output")
 	return r, err
 }
