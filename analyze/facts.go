@@ -31,7 +31,7 @@ var Steps = &Analyzer{
 	Doc:  "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
+		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls)), whole: t.Span()}
 		// On a device whose kernels carry their launch calls, a kernel
 		// without one was launched before profiling started (the tail of
 		// a replay, a warm-up): no step launched it. Devices without
@@ -66,6 +66,8 @@ type StepFacts struct {
 	// call, -1 outside every step.
 	gpuStep []int32
 	apiStep []int32
+	// whole is the trace's span (Trace.Span walks every event: once).
+	whole trace.Span
 }
 
 // OfGPU returns the index in Trace.Steps of GPU activity g's step, or -1.

@@ -251,7 +251,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	stats := map[string]*copyStat{}
 	var order []string
 	n := 0
-	whole := t.Span() // once: it walks every event
+	whole := ix.whole
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {

@@ -169,7 +169,7 @@ func (ix *index) summary(r *Result) {
 			s.MemsetUs += us(t.GPU[i].Dur())
 		}
 	}
-	span := t.Span()
+	span := ix.whole
 	s.WallUs = us(span.Dur())
 	for _, dev := range ix.devices {
 		for _, b := range ix.busy[dev] {
@@ -222,7 +222,7 @@ func (ix *index) steps(r *Result) {
 // split into launch gaps and long gaps, from the steps' GPU work.
 func (ix *index) stepTimes(r *Result, works []stepWork) {
 	t := ix.t
-	origin := t.Span().Start
+	origin := ix.whole.Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
 	for i, st := range t.Steps {
