@@ -103,7 +103,7 @@ func estimateProfilerCost(t *trace.Trace, r *Result) {
 		// The step's own annotation (ProfilerStep#N) starts at st.Start.
 		no, nf, nm := clock.counts(st.Start, end)
 		o, f := float64(max(no-1, 0)), float64(nf)
-		ov := min(clock.eventsUs(o, f, float64(nm)), s.HostPeriodUs)
+		ov := min(clock.eventsIn(st.Start, end, o, f, float64(nm)), s.HostPeriodUs)
 		c.PerStepUs[i] = ov
 		c.UntracedPerStepUs[i] = s.PeriodUs - min(ov, exposedHostUs(s))
 		if i == 0 && len(r.Steps) > 1 {

@@ -20,6 +20,9 @@ type profilerClock struct {
 	// perOpUs is the cost of one recorded op with the trace's options
 	// (record_shapes adds OverheadPerShapesOpUs).
 	perOpUs float64
+	// work is the program's own work the trace shows (leaf ops): no
+	// profiler cost lies inside it, which bounds the per-event estimate.
+	work leafWork
 }
 
 // newProfilerClock returns t's clock, or nil when the per-event costs do
@@ -42,6 +45,7 @@ func newProfilerClock(t *trace.Trace) *profilerClock {
 	if slices.Contains(profilerOptions(t), "record_shapes") {
 		c.perOpUs += OverheadPerShapesOpUs
 	}
+	c.work = newLeafWork(t)
 	return c
 }
 
@@ -50,17 +54,24 @@ func (c *profilerClock) counts(a, b trace.Time) (ops, frames, memory int) {
 	return countIn(c.ops, a, b), countIn(c.frames, a, b), countIn(c.memory, a, b)
 }
 
-// costUs is the profiler's estimated host work in [a, b), in µs, at most
-// the interval itself. A nil clock costs nothing.
+// costUs is the profiler's estimated host work in [a, b), in µs
+// (eventsIn). A nil clock costs nothing.
 func (c *profilerClock) costUs(a, b trace.Time) float64 {
 	if c == nil || b <= a {
 		return 0
 	}
 	ops, frames, memory := c.counts(a, b)
-	return min(c.eventsUs(float64(ops), float64(frames), float64(memory)), us(trace.Duration(b-a)))
+	return c.eventsIn(a, b, float64(ops), float64(frames), float64(memory))
 }
 
-// eventsUs prices ops, frames and allocator events.
-func (c *profilerClock) eventsUs(ops, frames, memory float64) float64 {
-	return c.perOpUs*ops + OverheadPerFrameUs*frames + OverheadPerMemoryEventUs*memory
+// eventsIn prices ops, frames and allocator events recorded in [a, b):
+// the ops' and frames' cost at most the interval's time outside leaf-op
+// work (leafWork), where the profiler records them; the allocator events'
+// on top (they are recorded inside the ops that allocate, leaf ops
+// among them); the whole at most the interval.
+func (c *profilerClock) eventsIn(a, b trace.Time, ops, frames, memory float64) float64 {
+	span := trace.Duration(b - a)
+	outside := us(span - c.work.in(a, b))
+	recorded := min(c.perOpUs*ops+OverheadPerFrameUs*frames, outside)
+	return min(recorded+OverheadPerMemoryEventUs*memory, us(span))
 }

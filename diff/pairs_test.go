@@ -83,14 +83,11 @@ var savingBandExempt = map[string]string{
 	// per-event model's RMS residual is 1.7 ms a step): sync_metric's base
 	// paid ~10.9 µs per recorded op (3347 µs traced, 1565 untraced, 163
 	// ops), so the model (~6 µs) leaves the untraced host slower than the
-	// GPU and its sync free (0.03×); loader_feats's loading process paid
-	// ~2.2 µs per op (3177 CPU ops a step), the model charges the whole
-	// step and gives no untraced estimate (the traced saving: 2.45×).
-	"sync_metric":  "profiler cost per op far above the model's",
-	"loader_feats": "profiler cost per op far below the model's",
+	// GPU and its sync free (0.03×).
+	"sync_metric": "profiler cost per op far above the model's",
 	// The DataLoader's per-sample Python (tolist, a 2048-item
 	// comprehension) runs ~1.6× slower traced than untraced, more than
-	// the 496 recorded ops' cost: 1.54×.
+	// the 496 recorded ops' cost: 1.57×.
 	"loader_tokens": "profiler slows the loader's Python",
 }
 

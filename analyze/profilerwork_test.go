@@ -1,0 +1,48 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// TestLeafWork: leaf ops are work, their parents are not (the child's
+// recording happens inside the parent), and the runtime calls inside a
+// leaf are not either (CUPTI's callbacks lengthen them); overlapping
+// threads count once; in clips to the interval.
+func TestLeafWork(t *testing.T) {
+	op := func(start, end trace.Time, parent trace.Index) trace.Op {
+		return trace.Op{Span: trace.Span{Name: "op", Start: start, End: end}, Parent: parent}
+	}
+	tr := &trace.Trace{
+		Ops: []trace.Op{
+			op(0, 100, trace.None),  // parent of 1 and 2: not work
+			op(10, 40, 0),           // leaf, with a launch 20–30 inside
+			op(50, 90, 0),           // leaf
+			op(80, 120, trace.None), // another thread's leaf, overlapping op 2
+		},
+		APICalls: []trace.APICall{{Span: trace.Span{Name: "cudaLaunchKernel", Start: 20, End: 30}, Op: 1}},
+	}
+	w := newLeafWork(tr)
+	// Work: 10–20, 30–40, 50–120.
+	for _, c := range []struct {
+		a, b trace.Time
+		want trace.Duration
+	}{{0, 200, 90}, {0, 10, 0}, {15, 35, 10}, {25, 28, 0}, {60, 100, 40}, {100, 100, 0}, {119, 500, 1}} {
+		if got := w.in(c.a, c.b); got != c.want {
+			t.Errorf("work in [%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	// The per-event estimate of [0, 200): 4 ops at the clock's rate,
+	// capped at the 110 of the interval outside leaf work.
+	clock := &profilerClock{perOpUs: 1e6, work: w}
+	if got, want := clock.eventsIn(0, 200, 4, 0, 0), us(110); got != want {
+		t.Errorf("profiler cost of [0, 200) = %g µs, want %g (outside leaf work)", got, want)
+	}
+	// Allocator events are recorded inside the ops: on top of the cap,
+	// the whole at most the interval.
+	clock.perOpUs = 0
+	if got, want := clock.eventsIn(0, 200, 0, 0, 1e9), us(200); got != want {
+		t.Errorf("allocator events' cost %g µs, want the interval's %g", got, want)
+	}
+}
