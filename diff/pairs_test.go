@@ -79,16 +79,38 @@ var savingBandExempt = map[string]string{
 	// fused AdamW slower untraced again (16 × Linear 512 + LayerNorm:
 	// +27 %).
 	"optim_wide": "fused slower untraced",
-	// The profiler's host cost per op varies ~5× between workloads (the
-	// per-event model's RMS residual is 1.7 ms a step): sync_metric's base
-	// paid ~10.9 µs per recorded op (3347 µs traced, 1565 untraced, 163
-	// ops), so the model (~6 µs) leaves the untraced host slower than the
-	// GPU and its sync free (0.03×).
-	"sync_metric": "profiler cost per op far above the model's",
+	// One .item() at the end of a step whose 1258 µs of GPU work the
+	// untraced host outruns (the new side's host call: 1036 µs), so the
+	// sync's refill (~240 µs traced) is what the fix gave (283 µs). But
+	// the base's traced host period is 3339 µs against the new side's
+	// 1892 for the same 161 ops: host code ran 1.76× slower traced in the
+	// base's process (its backward on the autograd thread ~1550 µs, the
+	// new side's ~800; its leaf ops, which hold no profiler cost, 924 µs
+	// a step against 501). No per-op cost fits both (new: 5.3 µs an op,
+	// base ≥ 12), and at the model's 6 µs the untraced base stays
+	// host-bound, its sync free: 0.03×.
+	"sync_metric": "traced host 1.76x slower in the base process",
 	// The DataLoader's per-sample Python (tolist, a 2048-item
-	// comprehension) runs ~1.6× slower traced than untraced, more than
-	// the 496 recorded ops' cost: 1.57×.
+	// comprehension) runs ~1.6× slower traced than untraced (the loading
+	// process paid 32.8 µs per recorded op, overhead_loader.py), far more
+	// than the 323 loading ops' cost: 1.65×.
 	"loader_tokens": "profiler slows the loader's Python",
+	// The untraced timing does not resolve the gain: the new side ran
+	// 10 steps at 5.55–6.19 ms, then 20 at 6.38–7.20 ms; the base 10 at
+	// 6.94–7.92 ms, then 20 at 6.59–7.19 ms: over the last 20 the
+	// medians are 6.75 (base) and 6.79 ms (new), so the 598 µs of the
+	// means (4 mid-step .item() a step, ~95 µs of refill each traced)
+	// rests on the first third: 0.06×.
+	"sync_nancheck": "untraced periods shift mid-run",
+	// The fix replaces boolean-mask indexing (aten::index and, in its
+	// backward, index_put_, each behind an aten::nonzero sync) by a
+	// masked mean: 10 fewer kernel launches, 16 fewer runtime checks, 2
+	// fewer copies a step, in a step host-bound untraced (the base's host
+	// call 2519 µs of its 2544 µs period). The gain is that host work as
+	// much as the syncs; and the forward's sync waits ~200 µs for the GPU
+	// (traced), which a host-bound step pays, where the model counts the
+	// refill after it (~36 µs untraced): 0.11×.
+	"sync_mask": "fix removes host work beyond the syncs",
 }
 
 // fusedOptimizerMeasure is optimizer-step's measure of what fused=True
