@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -44,5 +45,26 @@ func TestLeafWork(t *testing.T) {
 	clock.perOpUs = 0
 	if got, want := clock.eventsIn(0, 200, 0, 0, 0, 1e9), us(200); got != want {
 		t.Errorf("allocator events' cost %g µs, want the interval's %g", got, want)
+	}
+}
+
+// TestLoaderOpsPriced: the ops inside a DataLoader's range are priced at
+// OverheadPerLoaderOpUs, the others (and the range itself) at the
+// per-op cost; each at most what the interval holds outside leaf work.
+func TestLoaderOpsPriced(t *testing.T) {
+	op := func(start trace.Time) trace.Op {
+		return trace.Op{Span: trace.Span{Name: "aten::tanh", Start: start, End: start + 1}, Parent: trace.None}
+	}
+	tr := &trace.Trace{
+		Meta:        trace.Metadata{Framework: "PyTorch"},
+		Ops:         []trace.Op{op(10_000), op(20_000), op(150_000)},
+		Annotations: []trace.Annotation{{Span: trace.Span{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Start: 0, End: 100_000}}},
+	}
+	c := newProfilerClock(tr)
+	if ops, loader, _, _ := c.counts(0, 200_000); ops != 2 || loader != 2 {
+		t.Fatalf("counts: %d ops, %d loading ops, want 2 and 2", ops, loader)
+	}
+	if got, want := c.costUs(0, 200_000), 2*OverheadPerOpUs+2*OverheadPerLoaderOpUs; math.Abs(got-want) > 1e-9 {
+		t.Errorf("cost %g µs, want %g", got, want)
 	}
 }
