@@ -36,7 +36,7 @@ func TestLeafWork(t *testing.T) {
 	}
 	// The per-event estimate of [0, 200): 4 ops at the clock's rate,
 	// capped at the 110 of the interval outside leaf work.
-	clock := &profilerClock{perOpUs: 1e6, work: w}
+	clock := &profilerClock{perOpUs: 1e6, work: &w}
 	if got, want := clock.eventsIn(0, 200, 4, 0, 0, 0), us(110); got != want {
 		t.Errorf("profiler cost of [0, 200) = %g µs, want %g (outside leaf work)", got, want)
 	}
