@@ -88,8 +88,10 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	whole := idle
 	idle *= credited
 	var untraced float64
+	untracedNote := ""
 	if share, ok := untracedGapShare(t, gaps); ok {
 		untraced = idle * share
+		untracedNote = "; untraced, each gap less the profiler's own host work in it"
 	}
 	whereText := strings.Join(places, "; ")
 	if whereText == "" {
@@ -112,7 +114,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 			{Text: fmt.Sprintf("cause: %s (%s)", cause, whereText)},
 			{Text: "longest gaps and what the host was doing:", Table: tb, rowPlaces: rows},
 			{Text: fmt.Sprintf("saving model: the long-gap idle time per step (%s) times the share of the %s longest gaps (%s) that %s covers (%.0f%%): "+
-				"the rest is other host work this fix does not remove", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100)},
+				"the rest is other host work this fix does not remove%s", fmtUs(whole), Count(float64(len(picked))), examined, cause, credited*100, untracedNote)},
 		},
 		Fix:        gpuIdleFix(t, cause, whereText, shapeOp),
 		Confidence: Medium,

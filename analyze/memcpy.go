@@ -139,7 +139,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		},
 		Evidence: append([]Evidence{
 			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too, plus the GPU idle after it until the host launched more work, at most the GPU work the call waited for):", Table: tb},
-			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead)"},
+			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead); in a step whose untraced host work outlasts its GPU work, at least the host time blocked in the syncs, which delays all the host work after them"},
 		}, excludedSyncs(h.excluded, h.exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
