@@ -39,7 +39,8 @@ var HostSync = &Analyzer{
 		"rank's collective) are listed but not counted. Reported when at least %d such sync per step. Saving model: the time the host is "+
 		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing), plus the GPU's idle time after "+
 		"each until the host launched more work, at most the GPU work the sync waited for (with no sync the host runs ahead and keeps "+
-		"the GPU's queue full).", HostSyncMinPerStep),
+		"the GPU's queue full); in a step whose host work is the longer, at least the host time blocked in them (the host's wait delays all "+
+		"the host work after it).", HostSyncMinPerStep),
 	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases, ProfilerClock},
 	Run:      runHostSync,
 }
@@ -84,13 +85,17 @@ func (ix *index) outerOp(i trace.Index) trace.Index {
 // site, their cost to the traced step and to the untraced program, and
 // the calls left out with why.
 type hostSyncs struct {
-	sites      map[string]*syncSite
-	order      []string
-	total      trace.Duration
-	untracedUs float64
-	count      int
-	excluded   map[string]int
-	exOrder    []string
+	sites map[string]*syncSite
+	order []string
+	total trace.Duration
+	// untraced and hostIn are, per step, the calls' cost to the untraced
+	// program (syncCostUntraced) and the host time in them, µs; nil
+	// without a profiler clock.
+	untraced, hostIn []float64
+	clock            *profilerClock
+	count            int
+	excluded         map[string]int
+	exOrder          []string
 }
 
 func runHostSync(p *Pass) ([]Finding, error) {
@@ -129,7 +134,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		Subject:          sites[order[0]].op,
 		Severity:         sev,
 		SavingUs:         saving,
-		UntracedSavingUs: min(h.untracedUs/steps, p.Result.StepStats.SteadyPeriodUs),
+		UntracedSavingUs: min(untracedSyncsUs(p, h)/steps, p.Result.StepStats.SteadyPeriodUs),
 		SavingFrom:       FromGPUIdle,
 		Measures: []Measure{
 			{"syncs per step", Count(perStep)},
@@ -138,7 +143,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		},
 		Evidence: append([]Evidence{
 			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too, plus the GPU idle after it until the host launched more work, at most the GPU work the call waited for):", Table: tb},
-			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead)"},
+			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead); in a step whose untraced host work outlasts its GPU work, at least the host time blocked in the syncs, which delays all the host work after them"},
 		}, excludedSyncs(h.excluded, h.exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
@@ -164,7 +169,10 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 	for i := range t.Steps {
 		runUp[i] = t.Steps[i].Start
 	}
-	h := &hostSyncs{sites: map[string]*syncSite{}, excluded: map[string]int{}}
+	h := &hostSyncs{sites: map[string]*syncSite{}, excluded: map[string]int{}, clock: clock}
+	if clock != nil {
+		h.untraced, h.hostIn = make([]float64, len(t.Steps)), make([]float64, len(t.Steps))
+	}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		st := ix.apiStep[i]
@@ -202,7 +210,8 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 		// refill after it, cost the step.
 		blocked := ix.syncCost(c.Span)
 		if clock != nil {
-			h.untracedUs += ix.syncCostUntraced(clock, c.Span, runUp[st])
+			h.untraced[st] += ix.syncCostUntraced(clock, c.Span, runUp[st])
+			h.hostIn[st] += us(c.Dur())
 			runUp[st] = max(runUp[st], c.End)
 		}
 		key := op + "\x00" + line
@@ -218,6 +227,28 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 		h.count++
 	}
 	return h
+}
+
+// untracedSyncsUs is what the counted syncs cost the untraced program,
+// summed over the steps: each step's syncCostUntraced (the GPU's idle
+// refill after each sync), or, where more, what the step gains from the
+// host time blocked in them: a host-bound step is the longer of its host
+// and GPU work, and the host waiting in a sync delays all the host work
+// after it (pipelineSavingUs; allocator-churn prices its blocking calls
+// the same way). sync_mask's forward waits ~200 µs for the GPU in a step
+// host-bound untraced, where the refill after it is ~36 µs.
+func untracedSyncsUs(p *Pass, h *hostSyncs) float64 {
+	t, r := p.Trace, p.Result
+	var total float64
+	for st := range h.untraced {
+		v := h.untraced[st]
+		if len(r.Steps) == len(t.Steps) {
+			gpu := r.Steps[st].GPUBusyUs / float64(max(len(p.ix.devices), 1))
+			v = max(v, pipelineSavingUs(h.clock.untracedHostUs(t, r, st), gpu, h.hostIn[st], 0))
+		}
+		total += v
+	}
+	return total
 }
 
 // copyStat aggregates memcpys that share a direction and memory kinds.
