@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracelens/tracelens/fixtures"
 	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/membudget"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -52,7 +53,10 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		// A soft limit of 45% of the input keeps peak RSS under half the
 		// file (ingest raises it if the model needs more, and restores
 		// the collector's settings when done).
-		opt.GCLimit = size * 45 / 100
+		// Plus what is live already: diff reads NEW with BASE's model and
+		// analysis held, and a limit below them kept the collector running
+		// back to back through the whole second read (twice its time).
+		opt.GCLimit = size*45/100 + membudget.LiveHeap()
 	}
 	if e.stderrTTY {
 		p := &progressBar{e: e, start: time.Now(), path: path}
