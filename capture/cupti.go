@@ -212,11 +212,44 @@ func findCall(calls []hostCall, t int64) int {
 // enabled, or records lost), and the step's GPU time would be short.
 func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from, to, stepExt int64) (first, missing int) {
 	s.gpuStream = traceStream
-	type apiInfo struct {
-		call    int
-		ext, ts int64
+	apis := s.convertAPIRecords(acts, cal, from, to, stepExt)
+	linked := map[uint32]bool{}
+	callGPU := make([]bool, len(s.calls))
+	for i := range acts {
+		a := &acts[i]
+		if !a.GPU() {
+			continue
+		}
+		api, ok := apis[a.Correlation]
+		if !ok {
+			continue // issued outside the step (setup, warm-up)
+		}
+		if !linked[a.Correlation] {
+			// One flow per API call, at its start, as Kineto writes it.
+			linked[a.Correlation] = true
+			s.events = append(s.events, TraceEvent{Ph: "s", Cat: "ac2g", Name: "ac2g", Pid: s.hostPid, Tid: s.hostTid, TsNs: api.ts, ID: int64(a.Correlation)})
+		}
+		if api.call >= 0 {
+			callGPU[api.call] = true
+		}
+		s.convertGPURecord(a, api, a.Start+cal.Offset)
 	}
-	apis := map[uint32]apiInfo{}
+	return firstMissing(callGPU)
+}
+
+// apiRecord is where a CUPTI API record of the step belongs: the host
+// call it falls in (-1: none), its External id and its start on the host
+// clock. The GPU records it issued share its correlation id.
+type apiRecord struct {
+	call    int
+	ext, ts int64
+}
+
+// convertAPIRecords writes the API records inside [from, to] (host clock)
+// as cuda_driver/cuda_runtime events and returns them by correlation id,
+// for the GPU records to find their call.
+func (s *Session) convertAPIRecords(acts []Activity, cal cuptiCalibration, from, to, stepExt int64) map[uint32]apiRecord {
+	apis := map[uint32]apiRecord{}
 	for i := range acts {
 		a := &acts[i]
 		if a.GPU() {
@@ -232,66 +265,69 @@ func (s *Session) convertActivities(acts []Activity, cal cuptiCalibration, from,
 		if c >= 0 {
 			ext = s.calls[c].ext
 		}
-		apis[a.Correlation] = apiInfo{call: c, ext: ext, ts: ts}
+		apis[a.Correlation] = apiRecord{call: c, ext: ext, ts: ts}
 		cat := "cuda_driver"
 		if a.Kind == ActRuntime {
 			cat = "cuda_runtime"
 		}
 		s.hostEvent(cat, a.Name, ts, a.End-a.Start, []Arg{{"External id", ext}, {"cbid", int(a.CBID)}, {"correlation", int64(a.Correlation)}})
 	}
-	linked := map[uint32]bool{}
-	callGPU := make([]bool, len(s.calls))
-	for i := range acts {
-		a := &acts[i]
-		if !a.GPU() {
-			continue
+	return apis
+}
+
+// convertGPURecord writes one GPU record issued by api, starting at ts on
+// the host clock, as a kernel/memcpy/memset event with its flow's end,
+// widens the annotations around its host call by it, and counts it in the
+// session's GPU span, op stats and streams.
+func (s *Session) convertGPURecord(a *Activity, api apiRecord, ts int64) {
+	dur := a.End - a.Start
+	s.events = append(s.events,
+		TraceEvent{Ph: "X", Cat: a.gpuCat(), Name: a.gpuName(), Pid: int(a.Device), Tid: int(a.Stream), TsNs: ts, DurNs: dur, Args: s.gpuArgs(a, api)},
+		TraceEvent{Ph: "f", Cat: "ac2g", Name: "ac2g", Pid: int(a.Device), Tid: int(a.Stream), TsNs: ts, ID: int64(a.Correlation)})
+	if api.call >= 0 {
+		for j := s.calls[api.call].inner; j >= 0; j = s.anns[j].parent {
+			s.anns[j].widen(ts, ts+dur)
 		}
-		api, ok := apis[a.Correlation]
-		if !ok {
-			continue // issued outside the step (setup, warm-up)
-		}
-		ts, dur := a.Start+cal.Offset, a.End-a.Start
-		if !linked[a.Correlation] {
-			// One flow per API call, at its start, as Kineto writes it.
-			linked[a.Correlation] = true
-			s.events = append(s.events, TraceEvent{Ph: "s", Cat: "ac2g", Name: "ac2g", Pid: s.hostPid, Tid: s.hostTid, TsNs: api.ts, ID: int64(a.Correlation)})
-		}
-		args := []Arg{{"External id", api.ext}, {"queued", 0}, {"device", int(a.Device)}, {"context", int(a.Context)},
-			{"stream", int(a.Stream)}, {"correlation", int64(a.Correlation)}}
-		switch a.Kind {
-		case ActMemcpy, ActMemset:
-			gbps := 0.0
-			if dur > 0 {
-				gbps = float64(a.Bytes) / float64(dur) // bytes/ns = GB/s
-			}
-			args = append(args, Arg{"bytes", a.Bytes}, Arg{"memory bandwidth (GB/s)", gbps})
-		default:
-			args = append(args, s.kernelArgs(a)...)
-		}
-		if api.call >= 0 {
-			args = append(args, s.calls[api.call].args...)
-			callGPU[api.call] = true
-		}
-		s.events = append(s.events,
-			TraceEvent{Ph: "X", Cat: a.gpuCat(), Name: a.gpuName(), Pid: int(a.Device), Tid: int(a.Stream), TsNs: ts, DurNs: dur, Args: args},
-			TraceEvent{Ph: "f", Cat: "ac2g", Name: "ac2g", Pid: int(a.Device), Tid: int(a.Stream), TsNs: ts, ID: int64(a.Correlation)})
-		if api.call >= 0 {
-			for j := s.calls[api.call].inner; j >= 0; j = s.anns[j].parent {
-				s.anns[j].widen(ts, ts+dur)
-			}
-		}
-		if s.gpuFirst == 0 || ts < s.gpuFirst {
-			s.gpuFirst = ts
-		}
-		s.gpuLast = max(s.gpuLast, ts+dur)
-		bytes := int64(0)
-		if a.Kind != ActKernel && a.Kind != ActConcurrentKernel {
-			bytes = a.Bytes
-		}
-		s.Ops = append(s.Ops, OpStat{Name: a.gpuName(), Cat: a.gpuCat(), Step: s.step, DurNs: dur, Bytes: bytes})
-		s.streams[streamKey{int(a.Device), int(a.Stream)}] = true
-		s.gpuStream = int(a.Stream)
 	}
+	if s.gpuFirst == 0 || ts < s.gpuFirst {
+		s.gpuFirst = ts
+	}
+	s.gpuLast = max(s.gpuLast, ts+dur)
+	bytes := int64(0)
+	if a.Kind != ActKernel && a.Kind != ActConcurrentKernel {
+		bytes = a.Bytes
+	}
+	s.Ops = append(s.Ops, OpStat{Name: a.gpuName(), Cat: a.gpuCat(), Step: s.step, DurNs: dur, Bytes: bytes})
+	s.streams[streamKey{int(a.Device), int(a.Stream)}] = true
+	s.gpuStream = int(a.Stream)
+}
+
+// gpuArgs are a GPU record's args as Kineto writes them: its ids and
+// stream, then bytes and bandwidth for a copy or set, or the launch
+// attributes for a kernel, then the args of the library call that issued
+// it.
+func (s *Session) gpuArgs(a *Activity, api apiRecord) []Arg {
+	args := []Arg{{"External id", api.ext}, {"queued", 0}, {"device", int(a.Device)}, {"context", int(a.Context)},
+		{"stream", int(a.Stream)}, {"correlation", int64(a.Correlation)}}
+	switch a.Kind {
+	case ActMemcpy, ActMemset:
+		gbps := 0.0
+		if dur := a.End - a.Start; dur > 0 {
+			gbps = float64(a.Bytes) / float64(dur) // bytes/ns = GB/s
+		}
+		args = append(args, Arg{"bytes", a.Bytes}, Arg{"memory bandwidth (GB/s)", gbps})
+	default:
+		args = append(args, s.kernelArgs(a)...)
+	}
+	if api.call >= 0 {
+		args = append(args, s.calls[api.call].args...)
+	}
+	return args
+}
+
+// firstMissing is the index of the first host call no GPU record belongs
+// to (-1: none) and how many such calls there are.
+func firstMissing(callGPU []bool) (first, missing int) {
 	first = -1
 	for i, ok := range callGPU {
 		if !ok {
@@ -367,20 +403,12 @@ func (s *Session) runStepCUPTI(n int, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	s.step = n
-	s.recording = true
-	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
-	s.openCallStats()
+	s.beginStep(n, cal.Error)
 	s.calls = nil
 	defer func() { s.recording = false }()
 	name := fmt.Sprintf("ProfilerStep#%d", n)
 	hStart := s.clk.Now()
-	stepExt := s.nextExt
-	s.nextExt++
-	s.anns = append(s.anns, annotation{name: name, cat: "user_annotation", ext: stepExt, start: hStart, parent: -1})
-	s.open = append(s.open, len(s.anns)-1)
-	err = fn()
-	s.open = s.open[:len(s.open)-1]
+	_, stepExt, err := s.stepRange(name, hStart, fn)
 	if err != nil {
 		return err
 	}

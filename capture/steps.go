@@ -16,10 +16,7 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 		return err
 	}
 	s.cal = cal
-	s.step = n
-	s.recording = true
-	s.cur = StepStat{Step: n, CalibrationErrNs: cal.Error}
-	s.openCallStats()
+	s.beginStep(n, cal.Error)
 	defer func() { s.recording = false }()
 	gStart, err := s.pool.get()
 	if err != nil {
@@ -31,43 +28,19 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	}
 	name := fmt.Sprintf("ProfilerStep#%d", n)
 	hStart := s.clk.Now()
-	if lead != nil && s.opt.PerLaunchTiming && s.opt.LeadNs > 0 {
-		// Keep the GPU busy briefly so the host queues the step's first
-		// launches before the GPU reaches them: otherwise a start event
-		// fires as soon as it is recorded, and the first kernel's time
-		// would include the launch latency.
-		if err := s.d.Launch(lead, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, uint64(s.opt.LeadNs)); err != nil {
-			return fmt.Errorf("launch %s: %w", lead.Name, err)
-		}
+	if err := s.leadIn(lead); err != nil {
+		return err
 	}
 	if err := s.d.Record(gStart); err != nil {
 		return fmt.Errorf("record step start event: %w", err)
 	}
-	// The step annotation is opened by hand: like a training loop that
-	// reads its loss, the step ends only after waiting for the GPU.
-	stepAnn := len(s.anns)
-	stepExt := s.nextExt
-	s.anns = append(s.anns, annotation{name: name, cat: "user_annotation", ext: stepExt, start: hStart, parent: -1})
-	s.nextExt++
-	s.open = append(s.open, stepAnn)
-	err = fn()
-	s.open = s.open[:len(s.open)-1]
+	stepAnn, stepExt, err := s.stepRange(name, hStart, fn)
 	if err != nil {
 		return err
 	}
-	if err := s.d.Record(gEnd); err != nil {
-		return fmt.Errorf("record step end event: %w", err)
+	if err := s.waitStep(name, stepExt, hStart, gEnd); err != nil {
+		return err
 	}
-	hEnd := s.clk.Now()
-	if err := s.d.SyncEvent(gEnd); err != nil {
-		return fmt.Errorf("wait for step end: %w", err)
-	}
-	hDone := s.clk.Now()
-	s.hostEvent("cuda_driver", "cuEventSynchronize", hEnd, hDone-hEnd, []Arg{{"External id", stepExt}, {"cbid", cbidEventSynchronize}})
-	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
-	s.cur.HostNs = hEnd - hStart
-	s.cur.WallNs = hDone - hStart
-	s.closeCallStats()
 	if s.cur.GPUNs, err = s.d.ElapsedNs(gStart, gEnd); err != nil {
 		return fmt.Errorf("step GPU time: %w", err)
 	}
@@ -87,6 +60,65 @@ func (s *Session) runStep(n int, lead *Kernel, fn func() error) error {
 	s.pool.put(gEnd)
 	s.pool.put(cal.Ref)
 	s.endStep(s.dev.ID, traceStream)
+	return nil
+}
+
+// beginStep starts recording step n in either mode: its stats (with the
+// clock calibration's error) and per-call host times. The caller stops
+// recording when the step returns.
+func (s *Session) beginStep(n int, calErrNs int64) {
+	s.step = n
+	s.recording = true
+	s.cur = StepStat{Step: n, CalibrationErrNs: calErrNs}
+	s.openCallStats()
+}
+
+// leadIn keeps the GPU busy briefly (a lead kernel of LeadNs) when each
+// launch is timed, so that the host queues the step's first launches
+// before the GPU reaches them: otherwise a start event fires as soon as it
+// is recorded, and the first kernel's time would include the launch
+// latency.
+func (s *Session) leadIn(lead *Kernel) error {
+	if lead == nil || !s.opt.PerLaunchTiming || s.opt.LeadNs <= 0 {
+		return nil
+	}
+	if err := s.d.Launch(lead, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, uint64(s.opt.LeadNs)); err != nil {
+		return fmt.Errorf("launch %s: %w", lead.Name, err)
+	}
+	return nil
+}
+
+// stepRange runs fn inside the step annotation (name, from hStart) and
+// returns the annotation's index and External id. The annotation is
+// opened by hand and its event written by the caller: like a training
+// loop that reads its loss, the step ends only after waiting for the GPU.
+func (s *Session) stepRange(name string, hStart int64, fn func() error) (ann int, ext int64, err error) {
+	ann, ext = len(s.anns), s.nextExt
+	s.anns = append(s.anns, annotation{name: name, cat: "user_annotation", ext: ext, start: hStart, parent: -1})
+	s.nextExt++
+	s.open = append(s.open, ann)
+	err = fn()
+	s.open = s.open[:len(s.open)-1]
+	return ann, ext, err
+}
+
+// waitStep ends an event-timed step: it records gEnd, waits for it (the
+// wait is the step's cuEventSynchronize), writes the step's host range and
+// sets its host and wall times.
+func (s *Session) waitStep(name string, stepExt, hStart int64, gEnd EventID) error {
+	if err := s.d.Record(gEnd); err != nil {
+		return fmt.Errorf("record step end event: %w", err)
+	}
+	hEnd := s.clk.Now()
+	if err := s.d.SyncEvent(gEnd); err != nil {
+		return fmt.Errorf("wait for step end: %w", err)
+	}
+	hDone := s.clk.Now()
+	s.hostEvent("cuda_driver", "cuEventSynchronize", hEnd, hDone-hEnd, []Arg{{"External id", stepExt}, {"cbid", cbidEventSynchronize}})
+	s.hostEvent("user_annotation", name, hStart, hDone-hStart, []Arg{{"External id", stepExt}})
+	s.cur.HostNs = hEnd - hStart
+	s.cur.WallNs = hDone - hStart
+	s.closeCallStats()
 	return nil
 }
 

@@ -369,6 +369,8 @@ func (w *worker) dispatch(r *chunkResult, f *fields, off int64) {
 	}
 }
 
+// complete models an "X" (complete) event by its category once its
+// times are checked; each modelled category has a method of its own.
 func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 	cat := f.cat
 	if cat == "" {
@@ -376,41 +378,11 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 	} else {
 		w.countCat(r, cat)
 	}
-	switch {
-	case f.nameNotString:
-		w.skip(r, "name is not a string", off)
-		return
-	case !f.hasTs || f.tsNotNumber:
-		w.skip(r, "ts missing or not a number", off)
-		return
-	case f.durNotNumber:
-		w.skip(r, "dur not a number", off)
+	span, reason := completeSpan(f)
+	if reason != "" {
+		w.skip(r, reason, off)
 		return
 	}
-	ts, err := parseMicrosToNanos(f.ts)
-	if err != nil {
-		w.skip(r, "ts out of range", off)
-		return
-	}
-	var dur int64
-	if f.hasDur {
-		if dur, err = parseMicrosToNanos(f.dur); err != nil {
-			w.skip(r, "dur out of range", off)
-			return
-		}
-	}
-	if dur < 0 {
-		w.skip(r, "negative dur", off)
-		return
-	}
-	if ts > 0 && dur > maxTime-ts {
-		// Both are within ±maxTime and ts > 0, so maxTime-ts cannot wrap (ts+dur
-		// can: 2^62 + 2^62); an end past maxTime would let later
-		// differences wrap.
-		w.skip(r, "ts+dur out of range", off)
-		return
-	}
-	span := trace.Span{Start: trace.Time(ts), End: trace.Time(ts + dur)}
 	switch cat {
 	case "kernel", "Kernel":
 		w.gpu(r, f, span, trace.Kernel)
@@ -419,80 +391,145 @@ func (w *worker) complete(r *chunkResult, f *fields, off int64) {
 	case "gpu_memset", "Memset":
 		w.gpu(r, f, span, trace.Memset)
 	case "cuda_runtime", "Runtime", "cuda_driver", "Driver":
-		a := trace.APICall{Span: span, Op: trace.None, Frame: trace.None, FirstGPU: trace.None}
-		a.Name = w.intern(f.name)
-		a.Thread = w.thread(f.pid, f.tid)
-		a.Driver = cat == "cuda_driver" || cat == "Driver"
-		w.forArgs(f, func(k string, v argValue) {
-			switch k {
-			case "correlation":
-				a.Correlation, _ = parseInt(string(v))
-			case "External id", "external id":
-				a.ExternalID, _ = parseInt(string(v))
-			}
-		})
-		r.api = append(r.api, a)
+		w.apiCall(r, f, span, cat == "cuda_driver" || cat == "Driver")
 	case "cpu_op", "Operator", "operator":
-		o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
-		o.Name = w.intern(f.name)
-		o.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f, func(k string, v argValue) {
-			switch k {
-			case "External id", "external id":
-				o.ExternalID, _ = parseInt(string(v))
-			case "Input Dims", "Input dims":
-				o.InputDims = w.intern(string(v))
-			case "Input type":
-				o.InputTypes = w.intern(string(v))
-			case "flops":
-				o.Flops = v.res().Float()
-			}
-		})
-		r.ops = append(r.ops, o)
+		w.op(r, f, span)
 	case "python_function":
-		p := trace.PyFrame{Span: span, Parent: trace.None}
-		p.Name = w.intern(f.name)
-		p.Thread = w.thread(f.pid, f.tid)
-		w.forArgs(f, func(k string, v argValue) {
-			switch k {
-			case "Python id":
-				p.PyID, _ = parseInt(string(v))
-			case "Python parent id":
-				p.PyParentID, _ = parseInt(string(v)) // null stays 0
-			}
-		})
-		r.frames = append(r.frames, p)
+		w.pyFrame(r, f, span)
 	case "user_annotation", "python_annotation":
 		a := trace.Annotation{Span: span}
 		a.Name = w.intern(f.name)
 		a.Thread = w.thread(f.pid, f.tid)
 		r.annots = append(r.annots, a)
 	case "gpu_user_annotation":
-		a := trace.Annotation{Span: span, Thread: trace.None, GPU: true}
-		a.Name = w.intern(f.name)
-		dev, _ := parseInt(f.pid)
-		a.Device = int32(dev)
-		a.Stream = streamNumber(f.tid)
-		r.gpuAnn = append(r.gpuAnn, a)
+		w.gpuAnnotation(r, f, span)
 	case "":
-		e := looseEvent{Span: span}
-		e.Name = w.intern(f.name)
-		e.thread = w.thread(f.pid, f.tid)
-		w.forArgs(f, func(k string, v argValue) {
-			switch k {
-			case "correlation_id", "correlation":
-				e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
-			case "kernel_details":
-				e.details = w.intern(v.res().Str)
-			case "memcpy_details":
-				e.details = w.intern(v.res().Str)
-				e.memcpy = true
-			}
-		})
-		r.loose = append(r.loose, e)
+		w.loose(r, f, span)
 	default:
 		w.skip(r, "category "+cat+" not modelled", off)
 	}
+}
+
+// completeSpan is a complete event's span (its name is left to the
+// caller), or why the event is skipped: a name that is not a string, or a
+// ts or dur that is missing, not a number, negative or out of range.
+func completeSpan(f *fields) (trace.Span, string) {
+	switch {
+	case f.nameNotString:
+		return trace.Span{}, "name is not a string"
+	case !f.hasTs || f.tsNotNumber:
+		return trace.Span{}, "ts missing or not a number"
+	case f.durNotNumber:
+		return trace.Span{}, "dur not a number"
+	}
+	ts, err := parseMicrosToNanos(f.ts)
+	if err != nil {
+		return trace.Span{}, "ts out of range"
+	}
+	var dur int64
+	if f.hasDur {
+		if dur, err = parseMicrosToNanos(f.dur); err != nil {
+			return trace.Span{}, "dur out of range"
+		}
+	}
+	if dur < 0 {
+		return trace.Span{}, "negative dur"
+	}
+	if ts > 0 && dur > maxTime-ts {
+		// Both are within ±maxTime and ts > 0, so maxTime-ts cannot wrap (ts+dur
+		// can: 2^62 + 2^62); an end past maxTime would let later
+		// differences wrap.
+		return trace.Span{}, "ts+dur out of range"
+	}
+	return trace.Span{Start: trace.Time(ts), End: trace.Time(ts + dur)}, ""
+}
+
+// apiCall models a CUDA runtime or driver call (driver: a driver API
+// call), with the correlation id its GPU work carries.
+func (w *worker) apiCall(r *chunkResult, f *fields, span trace.Span, driver bool) {
+	a := trace.APICall{Span: span, Op: trace.None, Frame: trace.None, FirstGPU: trace.None}
+	a.Name = w.intern(f.name)
+	a.Thread = w.thread(f.pid, f.tid)
+	a.Driver = driver
+	w.forArgs(f, func(k string, v argValue) {
+		switch k {
+		case "correlation":
+			a.Correlation, _ = parseInt(string(v))
+		case "External id", "external id":
+			a.ExternalID, _ = parseInt(string(v))
+		}
+	})
+	r.api = append(r.api, a)
+}
+
+// op models a CPU operator, with the shapes, types and flops Kineto
+// records for it.
+func (w *worker) op(r *chunkResult, f *fields, span trace.Span) {
+	o := trace.Op{Span: span, Parent: trace.None, Frame: trace.None}
+	o.Name = w.intern(f.name)
+	o.Thread = w.thread(f.pid, f.tid)
+	w.forArgs(f, func(k string, v argValue) {
+		switch k {
+		case "External id", "external id":
+			o.ExternalID, _ = parseInt(string(v))
+		case "Input Dims", "Input dims":
+			o.InputDims = w.intern(string(v))
+		case "Input type":
+			o.InputTypes = w.intern(string(v))
+		case "flops":
+			o.Flops = v.res().Float()
+		}
+	})
+	r.ops = append(r.ops, o)
+}
+
+// pyFrame models a Python function frame, with the ids that link it to
+// its caller.
+func (w *worker) pyFrame(r *chunkResult, f *fields, span trace.Span) {
+	p := trace.PyFrame{Span: span, Parent: trace.None}
+	p.Name = w.intern(f.name)
+	p.Thread = w.thread(f.pid, f.tid)
+	w.forArgs(f, func(k string, v argValue) {
+		switch k {
+		case "Python id":
+			p.PyID, _ = parseInt(string(v))
+		case "Python parent id":
+			p.PyParentID, _ = parseInt(string(v)) // null stays 0
+		}
+	})
+	r.frames = append(r.frames, p)
+}
+
+// gpuAnnotation models a user annotation's range on a GPU stream (pid is
+// the device, tid the stream).
+func (w *worker) gpuAnnotation(r *chunkResult, f *fields, span trace.Span) {
+	a := trace.Annotation{Span: span, Thread: trace.None, GPU: true}
+	a.Name = w.intern(f.name)
+	dev, _ := parseInt(f.pid)
+	a.Device = int32(dev)
+	a.Stream = streamNumber(f.tid)
+	r.gpuAnn = append(r.gpuAnn, a)
+}
+
+// loose keeps a complete event without a category (Perfetto/JAX
+// exports) with the correlation and details its args may hold; what it
+// is is decided after reading (see looseEvent).
+func (w *worker) loose(r *chunkResult, f *fields, span trace.Span) {
+	e := looseEvent{Span: span}
+	e.Name = w.intern(f.name)
+	e.thread = w.thread(f.pid, f.tid)
+	w.forArgs(f, func(k string, v argValue) {
+		switch k {
+		case "correlation_id", "correlation":
+			e.correlation, e.hasCorr = parseInt(scalarText(v.res()))
+		case "kernel_details":
+			e.details = w.intern(v.res().Str)
+		case "memcpy_details":
+			e.details = w.intern(v.res().Str)
+			e.memcpy = true
+		}
+	})
+	r.loose = append(r.loose, e)
 }
 
 // argValue is the raw text of one args member. Most members are ignored

@@ -27,6 +27,8 @@ func fastFields(s string, f *fields) bool {
 // (all of which the scanner accepts), and it scans nested values with the
 // scanner itself, one level shallower. A -1 then leaves the event to the
 // scanner, which finds its end or the miss.
+//
+// It stays one long function: moving the member switch out (f.set, or an f.member that also walks the value) ran 1.2–1.4% more instructions in fastFields, one call more a member (cachegrind, 4 MB of the default fixture; CPU median +1.3–2.1%).
 func objectFields(s string, i int, buf []byte, f *fields) int {
 	if i >= len(s) || s[i] != '{' {
 		return -1

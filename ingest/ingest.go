@@ -293,118 +293,205 @@ func (p *progressReader) fraction(end int64) float64 {
 	return min(float64(end)/float64(out)*float64(in)/float64(p.cr.total), 1)
 }
 
+// read reads one trace: the scanner cuts the JSON text into batches,
+// workers parse them side by side, and the merger adds their results to
+// the model in batch order.
 func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
-	cr := &countingReader{r: raw, total: total, fn: opt.Progress}
-	br := bufio.NewReaderSize(cr, 64<<10)
-	magic, _ := br.Peek(2)
-	var src io.Reader = br
-	var gzr *gzipReader
-	compressed := false
-	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("not a valid gzip file: %w", err)
-		}
-		defer zr.Close()
-		gzr = &gzipReader{zr: zr, br: br, cr: cr, garbageAt: -1}
-		zr.Multistream(false)
-		src = gzr
-		compressed = true
+	in, err := openInput(raw, total, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if in.gzr != nil {
+		defer in.gzr.zr.Close()
 	}
 	clock := newStageClock(opt.Stages)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-
-	batches := make(chan *batch, workers)
-	results := make(chan *chunkResult, workers)
-	free := make(chan []byte, workers+2)
-	spare := make(chan *chunkResult, workers+2)
-	var wg sync.WaitGroup
-	ws := make([]*worker, workers)
-	for i := range ws {
-		ws[i] = newWorker(i, spare)
-		ws[i].slow = opt.slow
-		ws[i].clock = clock
-		wg.Add(1)
-		go func(w *worker) {
-			defer wg.Done()
-			idle := clock.now()
-			for b := range batches {
-				clock.add("workers idle", idle)
-				t := clock.now()
-				res := w.safeParse(b)
-				clock.add("parse (all workers)", t)
-				if b.src == nil { // a direct batch's buffer is the worker's
-					select {
-					case free <- b.buf:
-					default:
-					}
-				}
-				t = clock.now()
-				results <- res
-				clock.add("workers wait for the merger", t)
-				idle = clock.now()
-			}
-		}(ws[i])
-	}
-	// stop tells the scanner that no more events are wanted.
-	stop := make(chan struct{})
-	emit := func(b *batch) bool {
-		select {
-		case batches <- b:
-			return true
-		case <-stop:
-			return false
-		}
-	}
-	budget := opt.MaxMemory
-	if budget == 0 {
-		budget = DefaultMaxMemory()
-	}
-	if budget < 0 {
-		budget = math.MaxInt64
-	}
-	pr := &progressReader{r: src, br: br, cr: cr}
-	st := &streamer{r: pr, compressed: compressed, free: free, chunk: opt.chunk, emit: emit, speculate: !opt.serial, clock: clock,
+	p := startWorkers(workers, opt.slow, clock)
+	budget := memoryBudget(opt.MaxMemory)
+	pr := &progressReader{r: in.src, br: in.br, cr: in.cr}
+	compressed := in.gzr != nil
+	st := &streamer{r: pr, compressed: compressed, free: p.free, chunk: opt.chunk, emit: p.emit, speculate: !opt.serial, clock: clock,
 		budget: budget, maxBuf: budget / maxValueShare}
 	if st.chunk <= 0 {
 		st.chunk = batchSize(opt.expect, workers)
 	}
 	if opt.ra != nil && !compressed {
-		st.direct = newDirect(opt.ra, opt.seeker, opt.at, total, br, pr)
+		st.direct = newDirect(opt.ra, opt.seeker, opt.at, total, in.br, pr)
 	}
-	var scanErr error
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				scanErr = fmt.Errorf("internal error while reading: %v", p)
-			}
-			close(batches)
-			wg.Wait()
-			close(results)
-		}()
-		scanErr = st.run()
-		clock.mark("scan done")
-	}()
+	scanErr := p.scan(st, clock)
 
-	m := newMerger(len(ws), opt.expect, budget/modelShare) // the slices the model may plan for
+	m := newMerger(workers, opt.expect, budget/modelShare) // the slices the model may plan for
 	m.clock = clock
 	defer m.sizer.prefaulting.Wait() // nothing of a read outlives it
 	gc := newGCScope(opt.GCLimit)
 	defer gc.restore()
+	parseErr := p.mergeInOrder(m, gc, budget, pr, clock)
+	clock.mark("last merge")
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	// p.scan's goroutine has set *scanErr: the results closed after it.
+	if err := in.scanFailure(*scanErr, st); err != nil {
+		return nil, err
+	}
+	t, err := m.safeFinish(st.top)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.finish(t, st); err != nil {
+		return nil, err
+	}
+	clock.flush()
+	return t, nil
+}
+
+// input is a read's byte source: the raw reader, counted for progress and
+// buffered, and its JSON text, decompressed when it is gzip.
+type input struct {
+	cr  *countingReader
+	br  *bufio.Reader
+	src io.Reader   // the JSON text
+	gzr *gzipReader // nil: not compressed
+}
+
+// openInput wraps raw for reading, recognising gzip by its magic bytes.
+// The caller closes gzr's decompressor.
+func openInput(raw io.Reader, total int64, progress func(read, total int64)) (*input, error) {
+	cr := &countingReader{r: raw, total: total, fn: progress}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	in := &input{cr: cr, br: br, src: br}
+	magic, _ := br.Peek(2)
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("not a valid gzip file: %w", err)
+		}
+		in.gzr = &gzipReader{zr: zr, br: br, cr: cr, garbageAt: -1}
+		zr.Multistream(false)
+		in.src = in.gzr
+	}
+	return in, nil
+}
+
+// memoryBudget is the read's memory budget: Options.MaxMemory, 0 the
+// default, negative none.
+func memoryBudget(limit int64) int64 {
+	if limit == 0 {
+		return DefaultMaxMemory()
+	}
+	if limit < 0 {
+		return math.MaxInt64
+	}
+	return limit
+}
+
+// workerPool is the parsing side of a read: its workers parse the batches
+// the scanner sends and hand their results to the merger, returning
+// spent buffers (free) and results (spare) for reuse.
+type workerPool struct {
+	n       int
+	batches chan *batch
+	results chan *chunkResult
+	free    chan []byte
+	spare   chan *chunkResult
+	// stop tells the scanner that no more events are wanted.
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// startWorkers starts n workers (slow: each reads every event with
+// gjson), which run until the batches channel closes.
+func startWorkers(n int, slow bool, clock *stageClock) *workerPool {
+	p := &workerPool{
+		n:       n,
+		batches: make(chan *batch, n),
+		results: make(chan *chunkResult, n),
+		free:    make(chan []byte, n+2),
+		spare:   make(chan *chunkResult, n+2),
+		stop:    make(chan struct{}),
+	}
+	for i := 0; i < n; i++ {
+		w := newWorker(i, p.spare)
+		w.slow = slow
+		w.clock = clock
+		p.wg.Add(1)
+		go p.work(w, clock)
+	}
+	return p
+}
+
+// work is one worker's loop: parse each batch, give a direct batch's
+// buffer back to the scanner, send the result to the merger.
+func (p *workerPool) work(w *worker, clock *stageClock) {
+	defer p.wg.Done()
+	idle := clock.now()
+	for b := range p.batches {
+		clock.add("workers idle", idle)
+		t := clock.now()
+		res := w.safeParse(b)
+		clock.add("parse (all workers)", t)
+		if b.src == nil { // a direct batch's buffer is the worker's
+			select {
+			case p.free <- b.buf:
+			default:
+			}
+		}
+		t = clock.now()
+		p.results <- res
+		clock.add("workers wait for the merger", t)
+		idle = clock.now()
+	}
+}
+
+// emit hands a batch to the workers; false once the read has stopped.
+func (p *workerPool) emit(b *batch) bool {
+	select {
+	case p.batches <- b:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+// scan runs the scanner in a goroutine of its own and, when it ends,
+// closes the batches and, once the workers are done, the results. The
+// error it returns is set before the results close.
+func (p *workerPool) scan(st *streamer, clock *stageClock) *error {
+	scanErr := new(error)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				*scanErr = fmt.Errorf("internal error while reading: %v", r)
+			}
+			close(p.batches)
+			p.wg.Wait()
+			close(p.results)
+		}()
+		*scanErr = st.run()
+		clock.mark("scan done")
+	}()
+	return scanErr
+}
+
+// mergeInOrder adds the workers' results to m in batch order as they
+// come, until the results close. At the first error, a worker's or the
+// model outgrowing its share of budget, it stops the scanner and merges
+// no more, and returns that error.
+func (p *workerPool) mergeInOrder(m *merger, gc *gcScope, budget int64, pr *progressReader, clock *stageClock) error {
 	pending := map[int]*chunkResult{}
 	next := 0
 	var parseErr error
 	fail := func(err error) {
 		if parseErr == nil {
 			parseErr = err
-			close(stop)
+			close(p.stop)
 		}
 	}
 	wait := clock.now()
-	for res := range results {
+	for res := range p.results {
 		clock.add("merge idle", wait)
 		if res.err != nil {
 			fail(res.err)
@@ -421,7 +508,7 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 				m.add(r)
 				clock.add("merge add", t)
 				select {
-				case spare <- r:
+				case p.spare <- r:
 				default:
 					clock.count("merge: results dropped")
 				}
@@ -434,44 +521,49 @@ func read(raw io.Reader, total int64, opt Options) (*trace.Trace, error) {
 		}
 		wait = clock.now()
 	}
-	clock.mark("last merge")
-	if parseErr != nil {
-		return nil, parseErr
-	}
+	return parseErr
+}
+
+// scanFailure is the error a read whose workers all succeeded ends with:
+// the scanner's (a corrupt gzip stream named as such, bytes after the
+// gzip data described), or an input with no events.
+func (in *input) scanFailure(scanErr error, st *streamer) error {
 	if scanErr != nil {
 		var ge gzipError
 		if errors.As(scanErr, &ge) {
-			return nil, fmt.Errorf("corrupt gzip data: %w", ge.err)
+			return fmt.Errorf("corrupt gzip data: %w", ge.err)
 		}
-		if gzr != nil && gzr.garbageAt >= 0 {
-			return nil, fmt.Errorf("%w (%s)", scanErr, gzr.garbage())
+		if in.gzr != nil && in.gzr.garbageAt >= 0 {
+			return fmt.Errorf("%w (%s)", scanErr, in.gzr.garbage())
 		}
-		return nil, scanErr
+		return scanErr
 	}
 	if !st.sawEvents {
 		if len(st.top) > 0 {
-			return nil, &FormatError{Msg: "no traceEvents array: not a Chrome trace"}
+			return &FormatError{Msg: "no traceEvents array: not a Chrome trace"}
 		}
-		return nil, &FormatError{Msg: "no events"}
+		return &FormatError{Msg: "no events"}
 	}
-	t, err := m.safeFinish(st.top)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// finish refuses a Chrome trace none of whose events tracelens models,
+// warns of an event array left open or bytes after the gzip data, and
+// reports the final progress.
+func (in *input) finish(t *trace.Trace, st *streamer) error {
 	if t.Meta.Format == "chrome" && t.Events > 0 && modelled(t) == 0 {
-		return nil, &FormatError{Msg: fmt.Sprintf("not a profiler trace: none of its %d events is one tracelens models%s", t.Events, topSkip(t))}
+		return &FormatError{Msg: fmt.Sprintf("not a profiler trace: none of its %d events is one tracelens models%s", t.Events, topSkip(t))}
 	}
 	if st.unclosed {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the event array ends without its closing ']' (the writing process may have died): read the %d whole events before the end, as Chrome's trace viewer does", t.Events))
 	}
-	if gzr != nil && gzr.garbageAt >= 0 {
-		t.Warnings = append(t.Warnings, "ignored "+gzr.garbage())
+	if in.gzr != nil && in.gzr.garbageAt >= 0 {
+		t.Warnings = append(t.Warnings, "ignored "+in.gzr.garbage())
 	}
-	if cr.fn != nil {
-		cr.fn(cr.n.Load(), cr.total)
+	if in.cr.fn != nil {
+		in.cr.fn(in.cr.n.Load(), in.cr.total)
 	}
-	clock.flush()
-	return t, nil
+	return nil
 }
 
 // batchSize is the size of a batch of an input of expect bytes (0:
