@@ -80,18 +80,21 @@ func weightCast(t *trace.Trace, op trace.Index, params map[string]bool) string {
 	return ""
 }
 
-func runAMPCast(p *Pass) ([]Finding, error) {
-	t, ix, r := p.Trace, p.ix, p.Result
-	if len(r.Steps) == 0 {
-		return nil, nil
-	}
+// weightCasts are the forward pass's casts of fp32 parameters to a low
+// precision, per step, by shape and by user line.
+type weightCasts struct {
+	perStep       []trace.Duration
+	counts        []int
+	shapes, lines map[string]int
+	casts         []int
+}
+
+// weightCasts finds the low-precision cast kernels of the forward pass
+// whose aten::_to_copy converts an fp32 parameter (weightCast).
+func (ix *index) weightCasts(t *trace.Trace, steps int) weightCasts {
 	params := paramShapes(t)
-	perStep := make([]trace.Duration, len(r.Steps))
-	counts := make([]int, len(r.Steps))
-	shapes := map[string]int{}
+	c := weightCasts{perStep: make([]trace.Duration, steps), counts: make([]int, steps), shapes: map[string]int{}, lines: map[string]int{}}
 	memo := map[trace.Index]string{}
-	lines := map[string]int{}
-	var casts []int
 	// A few kernel names launch again and again: each is searched once.
 	castName := map[string]bool{}
 	for g := range t.GPU {
@@ -123,14 +126,24 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 		if shape == "" {
 			continue
 		}
-		perStep[st] += t.GPU[g].Dur()
-		casts = append(casts, g)
-		counts[st]++
-		shapes[shape]++
+		c.perStep[st] += t.GPU[g].Dur()
+		c.casts = append(c.casts, g)
+		c.counts[st]++
+		c.shapes[shape]++
 		if l := ix.userLine(g); l != "" {
-			lines[l]++
+			c.lines[l]++
 		}
 	}
+	return c
+}
+
+func runAMPCast(p *Pass) ([]Finding, error) {
+	t, ix, r := p.Trace, p.ix, p.Result
+	if len(r.Steps) == 0 {
+		return nil, nil
+	}
+	c := ix.weightCasts(t, len(r.Steps))
+	perStep, counts, shapes, lines, casts := c.perStep, c.counts, c.shapes, c.lines, c.casts
 	medCast, medN, medBusy := steadyMedians(r, perStep, counts)
 	if medN == 0 || medBusy <= 0 || medCast < AMPCastMinShare*medBusy {
 		return nil, nil
