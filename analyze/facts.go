@@ -237,35 +237,19 @@ func (b *BusyFacts) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
 	return b.idleGaps(dev, from, to)
 }
 
-// newBusy merges GPU intervals per device. GPU is sorted by (device,
-// stream, start), so each device's activities are one contiguous run.
+// newBusy merges GPU intervals per device, from the activities where
+// they lie (mergeRuns).
 func newBusy(t *trace.Trace) *BusyFacts {
 	b := &BusyFacts{busy: map[int32][]interval.Bounds{}}
-	// Merged as trace.Spans (interval.Union), kept as Bounds: half the
-	// memory for as long as the facts live.
-	all := map[int32][]trace.Span{}
-	for lo := 0; lo < len(t.GPU); {
-		dev := t.GPU[lo].Device
-		hi := lo
-		for hi < len(t.GPU) && t.GPU[hi].Device == dev {
-			hi++
+	for dev, runs := range deviceRuns(t.GPU) {
+		n := 0
+		for _, r := range runs {
+			n += r.hi - r.lo
 		}
-		// Sized once: appending a device's million spans one by one
-		// left up to twice their size in garbage behind (issue 27).
-		spans := slices.Grow(all[dev], hi-lo)
-		for i := lo; i < hi; i++ {
-			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
-		}
-		all[dev] = spans
+		b.busy[dev] = unionRuns(t.GPU, runs, nil, n)
 		b.devices = append(b.devices, dev)
-		lo = hi
 	}
 	slices.Sort(b.devices)
-	b.devices = slices.Compact(b.devices)
-	for dev, spans := range all {
-		b.busy[dev] = interval.BoundsOf(unionSpans(spans))
-		delete(all, dev)
-	}
 	return b
 }
 
