@@ -97,7 +97,7 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 		if st < 0 || t.GPU[g].Kind != trace.Kernel || ix.phase[g] != forward || !lowPrecisionCast(t.GPU[g].Name) {
 			continue
 		}
-		op := ix.op[g]
+		op := ix.opOf(g)
 		for op != trace.None && t.Ops[op].Name != "aten::_to_copy" {
 			op = t.Ops[op].Parent
 		}

@@ -147,30 +147,41 @@ var Attribution = &Analyzer{
 	Name: "attribution",
 	Doc:  "Links each GPU activity to the innermost framework op around its launch and the innermost Python frame, and finds the user's source line above it (library frames skipped).",
 	Fact: func(p *Pass) (any, error) {
-		t := p.Trace
-		a := &AttributionFacts{t: t, op: make([]trace.Index, len(t.GPU)), frame: make([]trace.Index, len(t.GPU)),
-			users: NewUserFrames(t)}
-		for i := range t.GPU {
-			a.op[i] = t.LaunchOp(trace.Index(i))
-			a.frame[i] = t.LaunchFrame(trace.Index(i))
-		}
-		return a, nil
+		return &AttributionFacts{t: p.Trace, users: NewUserFrames(p.Trace)}, nil
 	},
 }
 
 // AttributionFacts is the result of Attribution.
 type AttributionFacts struct {
+	// t is the model, which links each GPU activity to its launch call
+	// and the call to its op and frame: read there (opOf, frameOf), not
+	// copied into two indexes per activity (8 bytes an activity for as
+	// long as the facts live, issue 27).
 	t *trace.Trace
-	// op and frame are per GPU activity: the op that launched it and the
-	// innermost Python frame around the launch.
-	op    []trace.Index
-	frame []trace.Index
 	// users finds the user's frame above a launch's frame.
 	users *UserFrames
 }
 
 // Op returns the framework op that launched GPU activity g, or trace.None.
-func (a *AttributionFacts) Op(g int) trace.Index { return a.op[g] }
+func (a *AttributionFacts) Op(g int) trace.Index { return a.opOf(g) }
+
+// opOf returns the framework op that launched GPU activity g, or
+// trace.None.
+func (a *AttributionFacts) opOf(g int) trace.Index {
+	if l := a.t.GPU[g].Launch; l != trace.None {
+		return a.t.APICalls[l].Op
+	}
+	return trace.None
+}
+
+// frameOf returns the innermost Python frame around GPU activity g's
+// launch, or trace.None.
+func (a *AttributionFacts) frameOf(g int) trace.Index {
+	if l := a.t.GPU[g].Launch; l != trace.None {
+		return a.t.APICalls[l].Frame
+	}
+	return trace.None
+}
 
 // UserLine returns the user's source line ("model.py(42): forward") around
 // GPU activity g's launch, or "".

@@ -118,7 +118,7 @@ func (ix *AttributionFacts) userFrameOf(f trace.Index) trace.Index {
 // userLine returns the user-code source line ("model.py(42): forward")
 // around GPU activity g's launch, or "".
 func (ix *AttributionFacts) userLine(g int) string {
-	f := ix.userFrameOf(ix.frame[g])
+	f := ix.userFrameOf(ix.frameOf(g))
 	if f == trace.None {
 		return ""
 	}

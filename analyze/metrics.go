@@ -58,7 +58,7 @@ func (ix *index) kernels(r *Result) {
 			if k.Category == "" || k.Category == CategoryCustom {
 				k.Category = ix.category(int(g))
 			}
-			if op := ix.op[g]; op != trace.None {
+			if op := ix.opOf(int(g)); op != trace.None {
 				ops[t.Ops[op].Name]++
 			}
 			if l := ix.userLine(int(g)); l != "" {
