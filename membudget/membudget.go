@@ -182,19 +182,23 @@ func heapEstimate() int64 {
 // model) the soft limit allows while a trace is analyzed and rendered.
 // Without a limit the collector let garbage take RSS to 3.7-4.4× `top`'s;
 // at 3 (when the facts of 1 M kernels peaked near 2.2 times the model's
-// heap) report took 2.6-2.9× `top`'s RSS. With the facts kept compact
-// (1.6× the model at their peak) 1.5 takes report on 1 M kernels to
-// 1.4× `top` (256 MB, the floor) and on 3 M to 1.1×, in the CPU time the
-// analysis took at 3 before the facts shrank (issue 27); a shape whose
-// analysis outgrows it raises the limit between stages
-// (RelaxForAnalysis) rather than have the collector run without pause.
+// heap) report took 2.6-2.9× `top`'s RSS. Report's peak RSS is about the
+// limit (the analysis allocates more than the room above its live heap),
+// so this sets its ratio to `top`: 1.5 takes report to 1.3-1.4× `top` on
+// 1 M to 10 M kernels, whose analysis now holds 1.3× the model at most,
+// with a few collections (issue 27); a shape whose analysis outgrows it
+// raises the limit between stages (RelaxForAnalysis) rather than have
+// the collector run without pause.
 const analysisHeadroom = 1.5
 
 // relaxAt and relaxTo are RelaxForAnalysis's rule: once the live heap
-// passes relaxAt of the soft limit, the limit becomes relaxTo times it.
+// passes relaxAt of the soft limit, the limit becomes relaxTo times it:
+// room for the collector to run every sixth of the heap, not more. At
+// 1.35 (room for a third) one relaxation on 10 M kernels, whose analysis
+// held 1.4× the model then, took report to 1.76× `top`'s RSS.
 const (
 	relaxAt = 0.9
-	relaxTo = 1.35
+	relaxTo = 1.2
 )
 
 // TightenForAnalysis lowers the Go runtime's soft memory limit, while a
