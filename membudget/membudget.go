@@ -43,6 +43,10 @@ type Budget struct {
 	offset atomic.Int64
 	// rss reads the process's resident size; tests replace it.
 	rss func() int64
+	// limitSetAt is the collector's cycle count when the analysis's soft
+	// limit was last set (RelaxForAnalysis waits for collections under
+	// it); atomic, as the analysis's stages may check side by side.
+	limitSetAt atomic.Uint64
 }
 
 // New returns a budget of limit bytes (positive).
@@ -191,14 +195,18 @@ func heapEstimate() int64 {
 // the collector run without pause.
 const analysisHeadroom = 1.5
 
-// relaxAt and relaxTo are RelaxForAnalysis's rule: once the live heap
-// passes relaxAt of the soft limit, the limit becomes relaxTo times it:
-// room for the collector to run every sixth of the heap, not more. At
-// 1.35 (room for a third) one relaxation on 10 M kernels, whose analysis
-// held 1.4× the model then, took report to 1.76× `top`'s RSS.
+// relaxAt, relaxAfter and relaxTo are RelaxForAnalysis's rule: once the
+// live heap passes relaxAt of the soft limit and the collector has run
+// relaxAfter times under that limit, the limit becomes relaxTo times the
+// live heap: room for the collector to run every sixth of the heap, not
+// more. The live heap alone said nothing of the collector's work: the
+// analysis of 10 M kernels ends near 90 % of its limit in two
+// collections, and one relaxation to 1.35× it took report to 1.76-1.83×
+// `top`'s RSS (issue 27).
 const (
-	relaxAt = 0.9
-	relaxTo = 1.2
+	relaxAt    = 0.9
+	relaxAfter = 4
+	relaxTo    = 1.2
 )
 
 // TightenForAnalysis lowers the Go runtime's soft memory limit, while a
@@ -215,23 +223,39 @@ func (b *Budget) TightenForAnalysis() {
 	}
 	soft := max(int64(float64(live)*analysisHeadroom), 256<<20)
 	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
+	b.limitSetAt.Store(gcCycles())
 }
 
 // RelaxForAnalysis, called between the analysis's stages, raises the soft
 // limit TightenForAnalysis set once the heap live at the last collection
-// passes relaxAt of it, to relaxTo times that heap (never above the
+// passes relaxAt of it and the collector has run relaxAfter times since
+// the limit was set, to relaxTo times that heap (never above the
 // budget's soft limit, never lower than it was): an analysis larger than
-// half its model then keeps room for garbage, instead of the collector
-// marking the model again and again at its CPU cap. Process-wide, as
-// TightenForAnalysis.
+// its model and the limit's room keeps room for garbage, instead of the
+// collector marking the model again and again at its CPU cap.
+// Process-wide, as TightenForAnalysis.
 func (b *Budget) RelaxForAnalysis() {
 	live := liveHeap()
 	cur := debug.SetMemoryLimit(-1)
 	if live == 0 || float64(live) < float64(cur)*relaxAt {
 		return
 	}
+	cycles := gcCycles()
+	if set := b.limitSetAt.Load(); cycles < set+relaxAfter || !b.limitSetAt.CompareAndSwap(set, cycles) {
+		return // not yet working hard, or relaxed meanwhile by another stage
+	}
 	soft := min(int64(float64(live)*relaxTo), b.effective()*9/10)
 	debug.SetMemoryLimit(max(soft, cur))
+}
+
+// gcCycles returns the number of collections the runtime has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // liveHeap returns the heap the last collection found live, or 0 where
