@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 
 	"github.com/tracelens/tracelens/interval"
@@ -86,7 +87,7 @@ var KernelCategories = &Analyzer{
 		"Without such evidence a bare-named kernel is custom (or what its name says: a naive_gemm is gemm-like) whatever API launched it: CuPy RawKernel, Numba, PyCUDA, C++ extensions and raw driver code launch through cuLaunchKernel too.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
+		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: nameIDs{small: make([]uint16, len(t.GPU))}}
 		byName := map[string]int32{}
 		catID := map[string]uint8{}
 		ev := newTritonEvidence(t)
@@ -99,7 +100,7 @@ var KernelCategories = &Analyzer{
 				c.names = append(c.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
 					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 			}
-			c.nameOf[i] = id
+			c.nameOf.set(i, id)
 			cat := categoryOf(t, i, c.names[id].cat, &ev)
 			k, ok := catID[cat]
 			if !ok {
@@ -121,8 +122,40 @@ type CategoryFacts struct {
 	// names what each distinct name alone says.
 	cat      []uint8
 	catNames []string
-	nameOf   []int32
+	nameOf   nameIDs
 	names    []nameInfo
+}
+
+// nameIDs holds each GPU activity's kernel name id: in 2 bytes while the
+// trace has at most 65,536 distinct names (all but a pathological one),
+// else in 4 (issue 27: the facts are kept compact).
+type nameIDs struct {
+	small []uint16
+	large []int32
+}
+
+// set records activity g's name id.
+func (n *nameIDs) set(g int, id int32) {
+	if n.large == nil && id <= math.MaxUint16 {
+		n.small[g] = uint16(id)
+		return
+	}
+	if n.large == nil {
+		n.large = make([]int32, len(n.small))
+		for i, v := range n.small {
+			n.large[i] = int32(v)
+		}
+		n.small = nil
+	}
+	n.large[g] = id
+}
+
+// at returns activity g's name id.
+func (n *nameIDs) at(g int) int32 {
+	if n.large != nil {
+		return n.large[g]
+	}
+	return int32(n.small[g])
 }
 
 // Of returns GPU activity g's category.
@@ -138,7 +171,7 @@ type nameInfo struct {
 }
 
 // info returns what GPU activity g's name tells.
-func (c *CategoryFacts) info(g int) *nameInfo { return &c.names[c.nameOf[g]] }
+func (c *CategoryFacts) info(g int) *nameInfo { return &c.names[c.nameOf.at(g)] }
 
 // Attribution links each GPU activity to the framework op that launched it
 // and the Python frame around the launch, and resolves the user's source

@@ -30,7 +30,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 			// Key the chain by its kernel name ids, not the (long) names.
 			key = key[:0]
 			for _, g := range run {
-				id := ix.nameOf[g]
+				id := ix.nameOf.at(g)
 				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
 			}
 			k := string(key)

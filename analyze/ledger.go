@@ -203,7 +203,7 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 		r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
 		// The step's host intervals are spent: dropped as the steps
 		// go, not all held to the end.
-		li.host[i] = [nSources][]trace.Span{}
+		li.host[i] = nil
 	}
 	r.StepStats.SteadyLedger = steadyLedger(r)
 }

@@ -21,8 +21,10 @@ type ledgerIndex struct {
 	order []int
 	reach []trace.Time
 	// host holds, per window and host source, the parts of the source's
-	// intervals inside the window (not yet merged).
-	host [][nSources][]trace.Span
+	// intervals inside the window (not yet merged); nil for a window
+	// without any, so a trace without host events holds 8 bytes a step,
+	// not 13 slices (31 MB at 100 k steps, issue 27).
+	host []*[nSources][]trace.Span
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began; peerWait
 	// is Config.PeerWait. Each is sorted and disjoint.
@@ -41,7 +43,7 @@ func keepsEnclosing(src ledgerSource) bool {
 
 func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 	t := ix.t
-	li := &ledgerIndex{win: windows, host: make([][nSources][]trace.Span, len(windows))}
+	li := &ledgerIndex{win: windows, host: make([]*[nSources][]trace.Span, len(windows))}
 	li.order = make([]int, len(windows))
 	for i := range li.order {
 		li.order[i] = i
@@ -149,6 +151,9 @@ func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
 			continue
 		}
+		if li.host[wi] == nil {
+			li.host[wi] = new([nSources][]trace.Span)
+		}
 		li.host[wi][src] = append(li.host[wi][src], part)
 	}
 }
@@ -234,12 +239,16 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 	sets[srcPeerWait] = appendIntersect(sets[srcPeerWait], sets[srcComm], sc.win)
 	sets[srcOther] = appendInWindow(sets[srcOther], li.other, w)
 	sets[srcBefore] = appendInWindow(sets[srcBefore], li.before, w)
+	host := li.host[i]
+	if host == nil {
+		host = &sc.noHost
+	}
 	for s := srcSync; s < nSources; s++ {
 		// The host's intervals are merged where they lie (li's, kept
 		// for this step alone), not copied into sets' storage.
-		li.host[i][s] = unionSpans(li.host[i][s])
+		host[s] = unionSpans(host[s])
 	}
-	return splitLedger(sets, &li.host[i], w, sc)
+	return splitLedger(sets, host, w, sc)
 }
 
 // ledgerScratch is the storage stepLedger reuses from step to step: a
@@ -250,8 +259,10 @@ type ledgerScratch struct {
 	// sets holds the GPU sources' intervals (the host sources' are the
 	// ledger index's own); segs each line's intervals, in
 	// ledgerLineOrder; left and next what splitLedger has not yet
-	// assigned; win a window's peer-wait intervals; enc the encoding.
+	// assigned; win a window's peer-wait intervals; enc the encoding;
+	// noHost the host intervals of a window without any.
 	sets       [nSources][]trace.Span
+	noHost     [nSources][]trace.Span
 	segs       [nLedgerLines][]trace.Span
 	left, next []trace.Span
 	win        []trace.Span
