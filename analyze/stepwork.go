@@ -187,7 +187,8 @@ func (ix *index) measureBusy(w *stepWork, byDev [][]trace.Span) {
 	for d := range ix.devices {
 		busy := clipSpans(unionSpans(byDev[d]), w.window)
 		w.busyUs += us(spansDuration(busy))
-		// The gaps between busy (gapsIn), summed as they are found.
+		// The gaps busy leaves in the window, the leading and trailing
+		// ones included, summed as they are found.
 		cur := w.window.Start
 		for _, s := range busy {
 			if s.Start > cur {
