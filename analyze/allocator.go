@@ -28,7 +28,7 @@ var AllocatorChurn = &Analyzer{
 		"and after each free the GPU's idle time until the host launched more work, at most the GPU work the free waited for (as a "+
 		"host sync's refill); untraced, the refill and the host's run-up less the profiler's own host work.",
 		AllocatorChurnMinCalls, AllocatorChurnMinShare*100),
-	Requires: []*Analyzer{Steps, Attribution, IdleGaps},
+	Requires: []*Analyzer{Steps, Attribution, IdleGaps, ProfilerClock},
 	Run:      runAllocatorChurn,
 }
 
@@ -70,7 +70,10 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	per := make([]churnStep, len(t.Steps))
 	sites := map[string]int{}
 	byName := map[string]int{}
-	clock := newProfilerClock(t)
+	clock, err := profilerClockOf(p)
+	if err != nil {
+		return nil, err
+	}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		kind, ok := deviceAllocCall(c.Name)

@@ -92,9 +92,20 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 	memo := map[trace.Index]string{}
 	lines := map[string]int{}
 	var casts []int
+	// A few kernel names launch again and again: each is searched once.
+	castName := map[string]bool{}
 	for g := range t.GPU {
 		st := ix.gpuStep[g]
-		if st < 0 || t.GPU[g].Kind != trace.Kernel || ix.phase[g] != forward || !lowPrecisionCast(t.GPU[g].Name) {
+		if st < 0 || t.GPU[g].Kind != trace.Kernel || ix.phase[g] != forward {
+			continue
+		}
+		name := t.GPU[g].Name
+		is, seen := castName[name]
+		if !seen {
+			is = lowPrecisionCast(name)
+			castName[name] = is
+		}
+		if !is {
 			continue
 		}
 		op := ix.opOf(g)

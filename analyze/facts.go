@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -31,7 +32,7 @@ var Steps = &Analyzer{
 	Doc:  "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
+		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls)), whole: t.Span()}
 		// On a device whose kernels carry their launch calls, a kernel
 		// without one was launched before profiling started (the tail of
 		// a replay, a warm-up): no step launched it. Devices without
@@ -66,6 +67,8 @@ type StepFacts struct {
 	// call, -1 outside every step.
 	gpuStep []int32
 	apiStep []int32
+	// whole is the trace's span (Trace.Span walks every event: once).
+	whole trace.Span
 }
 
 // OfGPU returns the index in Trace.Steps of GPU activity g's step, or -1.
@@ -311,6 +314,9 @@ var Shapes = &Analyzer{
 // ShapeFacts is the result of Shapes: a memo, filled as ops are asked for
 // (most traces repeat a few shapes every layer and step).
 type ShapeFacts struct {
+	// mu guards seen: finding analyzers run side by side and parse
+	// shapes as they meet them.
+	mu   sync.Mutex
 	seen map[[3]string]GEMMShape
 }
 
@@ -327,6 +333,8 @@ type GEMMShape struct {
 // say).
 func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 	k := [3]string{o.Name, o.InputDims, o.InputTypes}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if g, ok := s.seen[k]; ok {
 		return g
 	}

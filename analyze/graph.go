@@ -123,5 +123,5 @@ func FactOf[T any](p *Pass, f *Analyzer) (T, error) {
 // instead of a selection from All: for a tool or test that brings its own
 // analyzer. cfg's Enable and Disable are not consulted.
 func RunAnalyzers(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
-	return runWith(t, as, cfg.PeerWait, cfg.Budget)
+	return runWith(t, as, cfg)
 }

@@ -29,6 +29,11 @@ var HookOverhead = &Analyzer{
 // hookDispatcher reports whether a frame is torch.nn.Module's call path
 // that runs hooks.
 func hookDispatcher(f *trace.PyFrame) bool {
+	// The function name ends the frame's name: a suffix test rules out
+	// nearly every frame of a deep stack (millions) before parsing.
+	if !strings.HasSuffix(f.Name, "inner") && !strings.HasSuffix(f.Name, "_call_impl") {
+		return false
+	}
 	file, _, fn, ok := f.Source()
 	return ok && strings.HasSuffix(file, "torch/nn/modules/module.py") && (fn == "inner" || fn == "_call_impl")
 }
@@ -44,27 +49,32 @@ type hookStat struct {
 // hooked calls (the inner() frames that ran hooks).
 func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispatch trace.Duration, hooked []trace.Span) {
 	t := ix.t
-	childDur := make([]trace.Duration, len(t.Frames))
+	// The frames a dispatcher called, and each dispatcher's children's
+	// time (for its own time): a deep stack has millions of frames and
+	// few dispatchers.
+	childDur := map[trace.Index]trace.Duration{}
+	var children []int
 	for i := range t.Frames {
-		if par := t.Frames[i].Parent; par != trace.None {
+		if par := t.Frames[i].Parent; par != trace.None && hookDispatcher(&t.Frames[par]) {
 			childDur[par] += t.Frames[i].Dur()
+			children = append(children, i)
 		}
 	}
 	opPrefix := ix.topOpPrefix()
 	stats = map[string]*hookStat{}
-	for i := range t.Frames {
+	// The same hooks run every call: each frame name is parsed once.
+	keys := map[string]string{}
+	for _, i := range children {
 		f := &t.Frames[i]
 		par := f.Parent
-		if par == trace.None || !hookDispatcher(&t.Frames[par]) {
+		key, seen := keys[f.Name]
+		if !seen {
+			key = hookKey(f)
+			keys[f.Name] = key
+		}
+		if key == "" {
 			continue
 		}
-		file, line, fn, ok := f.Source()
-		if !ok || fn == "forward" || libraryFile(file) {
-			// Library callees (torch.compiler.is_compiling, ...) are part of
-			// the dispatch, not a hook the user registered.
-			continue
-		}
-		key := fmt.Sprintf("%s() at %s:%d", fn, file, line)
 		st := stats[key]
 		if st == nil {
 			st = &hookStat{name: key}
@@ -84,6 +94,17 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 		}
 	}
 	return stats, order, dispatch, hooked
+}
+
+// hookKey names the hook frame f is ("fn() at file:line"), or "" when it
+// is the module's forward or a library callee (torch.compiler.is_compiling,
+// ...): part of the dispatch, not a hook the user registered.
+func hookKey(f *trace.PyFrame) string {
+	file, line, fn, ok := f.Source()
+	if !ok || fn == "forward" || libraryFile(file) {
+		return ""
+	}
+	return fmt.Sprintf("%s() at %s:%d", fn, file, line)
 }
 
 func runHookOverhead(p *Pass) ([]Finding, error) {

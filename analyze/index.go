@@ -29,6 +29,8 @@ type index struct {
 	// owned is the Ownership fact (a named field: its Of and Activities
 	// would collide with other facts' methods).
 	owned *OwnershipFacts
+	// clock times the metrics' parts (Config.Stages; metrics only).
+	clock *stageClock
 	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
 	// only).
 	kernelRow map[string]int

@@ -195,16 +195,22 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 	for i := range works {
 		windows[i] = works[i].window
 	}
+	done := ix.clock.start("metrics: ledger index")
 	li := ix.newLedgerIndex(windows)
+	done()
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
-	var sc ledgerScratch
-	for i := range t.Steps {
-		r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc)
-		r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
-		// The step's host intervals are spent: dropped as the steps
-		// go, not all held to the end.
-		li.host[i] = nil
-	}
+	// Each step's ledger reads only its own window's intervals; a chunk
+	// of steps reuses one scratch from step to step.
+	inChunks(len(t.Steps), func(lo, hi int) {
+		var sc ledgerScratch
+		for i := lo; i < hi; i++ {
+			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc)
+			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
+			// The step's host intervals are spent: dropped as the
+			// steps go, not all held to the end.
+			li.host[i] = nil
+		}
+	})
 	r.StepStats.SteadyLedger = steadyLedger(r)
 }
 

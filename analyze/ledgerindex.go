@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -56,22 +58,7 @@ func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 			li.reach[i] = max(li.reach[i], li.reach[i-1])
 		}
 	}
-	for i := range t.APICalls {
-		c := &t.APICalls[i]
-		switch {
-		case isSyncCall(c.Name):
-			li.add(srcSync, c.Span)
-		case isLaunchCall(c):
-			li.add(srcLaunch, c.Span)
-		}
-	}
-	for _, s := range ix.CompileFacts.spans {
-		li.add(srcCompile, s)
-	}
-	for _, s := range copyOpSpans(t) {
-		li.add(srcSync, s)
-	}
-	ix.ledgerHostWork(li)
+	ix.fileHostWork(li)
 	// Counted first, then filled: appended one by one, a million spans
 	// left up to twice their size in garbage behind (issue 27).
 	nBefore := 0
@@ -126,22 +113,101 @@ func (ix *index) soleBusy() ([]interval.Bounds, bool) {
 	return busy, true
 }
 
-// add files host interval s of source src under every window it touches:
-// the part inside the window, or, for an interval enclosing the whole
-// window, the window itself when the source keeps enclosing intervals.
-func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
-	if s.End <= s.Start {
+// fileHostWork files the host's intervals under the windows: the API
+// calls (syncs, launches), compilation and copy ops, the ops and ranges,
+// the Python frames (up to millions of intervals, each a binary search
+// over the windows), side by side. With many windows (thousands of
+// steps) they are split in start order between the workers: each walks
+// every interval, skips at once those outside its windows' time range and
+// files the rest under its own windows. With few windows (the usual
+// handful of profiled steps) the intervals are split instead, each part
+// filed into its own table, appended after: a step's lists are unions to
+// be, so their order does not matter.
+func (ix *index) fileHostWork(li *ledgerIndex) {
+	n := len(li.order)
+	if n == 0 {
 		return
 	}
-	// Windows starting before s ends, walked back while one of them can
-	// still reach past s's start.
-	hi, _ := slices.BinarySearchFunc(li.order, s.End, func(w int, at trace.Time) int {
+	copies := copyOpSpans(ix.t)
+	all := func(f *hostFiler) {
+		ix.fileCalls(f, copies)
+		ix.fileOps(f)
+		ix.fileFrames(f)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers == 1 || n >= minChunk*workers {
+		inChunks(n, func(lo, hi int) {
+			all(&hostFiler{li: li, host: li.host, lo: lo, hi: hi, from: li.win[li.order[lo]].Start, to: li.reach[hi-1], parts: 1})
+		})
+		return
+	}
+	tables := make([][]*[nSources][]trace.Span, workers)
+	var wg sync.WaitGroup
+	for k := range tables {
+		tables[k] = li.host
+		if k > 0 {
+			tables[k] = make([]*[nSources][]trace.Span, n)
+		}
+		wg.Go(func() {
+			all(&hostFiler{li: li, host: tables[k], lo: 0, hi: n, from: li.win[li.order[0]].Start, to: li.reach[n-1], part: k, parts: workers})
+		})
+	}
+	wg.Wait()
+	for _, table := range tables[1:] {
+		for wi, h := range table {
+			if h == nil {
+				continue
+			}
+			if li.host[wi] == nil {
+				li.host[wi] = new([nSources][]trace.Span)
+			}
+			for src, spans := range h {
+				li.host[wi][src] = append(li.host[wi][src], spans...)
+			}
+		}
+	}
+}
+
+// hostFiler files host intervals into host under the windows
+// li.order[lo:hi], whose starts are at or after from and whose ends are
+// at most to, taking part of every parts of each family's intervals.
+type hostFiler struct {
+	li          *ledgerIndex
+	host        []*[nSources][]trace.Span
+	lo, hi      int
+	from, to    trace.Time
+	part, parts int
+}
+
+// span is the part of n intervals this filer walks.
+func (f *hostFiler) span(n int) (from, to int) {
+	return n * f.part / f.parts, n * (f.part + 1) / f.parts
+}
+
+// touches reports whether s can overlap one of f's windows: cheap, so an
+// interval elsewhere is not classified or searched for.
+func (f *hostFiler) touches(s trace.Span) bool {
+	return s.End > s.Start && s.End > f.from && s.Start < f.to
+}
+
+// add files host interval s of source src under every window of f's it
+// touches: the part inside the window, or, for an interval enclosing the
+// whole window, the window itself when the source keeps enclosing
+// intervals.
+func (f *hostFiler) add(src ledgerSource, s trace.Span) {
+	if !f.touches(s) {
+		return
+	}
+	li := f.li
+	// f's windows starting before s ends, walked back while one of them
+	// can still reach past s's start.
+	hi, _ := slices.BinarySearchFunc(li.order[f.lo:f.hi], s.End, func(w int, at trace.Time) int {
 		if li.win[w].Start < at {
 			return -1
 		}
 		return 1
 	})
-	for i := hi - 1; i >= 0 && li.reach[i] > s.Start; i-- {
+	for i := f.lo + hi - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
 		wi := li.order[i]
 		w := li.win[wi]
 		if s.Start >= w.End || s.End <= w.Start {
@@ -151,44 +217,90 @@ func (li *ledgerIndex) add(src ledgerSource, s trace.Span) {
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
 			continue
 		}
-		if li.host[wi] == nil {
-			li.host[wi] = new([nSources][]trace.Span)
+		if f.host[wi] == nil {
+			f.host[wi] = new([nSources][]trace.Span)
 		}
-		li.host[wi][src] = append(li.host[wi][src], part)
+		f.host[wi][src] = append(f.host[wi][src], part)
 	}
 }
 
-// ledgerHostWork adds the host's ops, ranges and Python frames to the
-// data-loading, profiler and framework sources.
-func (ix *index) ledgerHostWork(li *ledgerIndex) {
+// fileCalls adds the sync and launch calls, compilation and the ops that
+// copy (copies, a sync).
+func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 	t := ix.t
-	// Names repeat (every call of one op or function): classify each
-	// distinct name once.
-	opSrc := map[string]ledgerSource{}
-	for i := range t.Ops {
-		n := t.Ops[i].Name
-		src, ok := opSrc[n]
-		if !ok {
-			src = hostRangeSource(n, false)
-			opSrc[n] = src
+	lo, hi := f.span(len(t.APICalls))
+	for i := lo; i < hi; i++ {
+		c := &t.APICalls[i]
+		if !f.touches(c.Span) {
+			continue
 		}
-		li.add(src, t.Ops[i].Span)
-	}
-	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
-			li.add(hostRangeSource(a.Name, true), a.Span)
+		switch {
+		case isSyncCall(c.Name):
+			f.add(srcSync, c.Span)
+		case isLaunchCall(c):
+			f.add(srcLaunch, c.Span)
 		}
 	}
-	frameSrc := map[string]ledgerSource{}
-	for i := range t.Frames {
-		f := &t.Frames[i]
-		src, ok := frameSrc[f.Name]
-		if !ok {
-			src = frameSource(f.Name)
-			frameSrc[f.Name] = src
-		}
-		li.add(src, f.Span)
+	lo, hi = f.span(len(ix.CompileFacts.spans))
+	for _, s := range ix.CompileFacts.spans[lo:hi] {
+		f.add(srcCompile, s)
 	}
+	lo, hi = f.span(len(copies))
+	for _, s := range copies[lo:hi] {
+		f.add(srcSync, s)
+	}
+}
+
+// fileOps adds the host's ops and ranges to the data-loading, profiler
+// and framework sources.
+func (ix *index) fileOps(f *hostFiler) {
+	t := ix.t
+	opSrc := sourceByName{classify: func(n string) ledgerSource { return hostRangeSource(n, false) }}
+	lo, hi := f.span(len(t.Ops))
+	for i := lo; i < hi; i++ {
+		if o := &t.Ops[i]; f.touches(o.Span) {
+			f.add(opSrc.of(o.Name), o.Span)
+		}
+	}
+	lo, hi = f.span(len(t.Annotations))
+	for i := lo; i < hi; i++ {
+		if a := &t.Annotations[i]; !a.GPU && f.touches(a.Span) && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
+			f.add(hostRangeSource(a.Name, true), a.Span)
+		}
+	}
+}
+
+// fileFrames adds the host's Python frames to the data-loading, profiler
+// and framework sources.
+func (ix *index) fileFrames(f *hostFiler) {
+	t := ix.t
+	frameSrc := sourceByName{classify: frameSource}
+	lo, hi := f.span(len(t.Frames))
+	for i := lo; i < hi; i++ {
+		if fr := &t.Frames[i]; f.touches(fr.Span) {
+			f.add(frameSrc.of(fr.Name), fr.Span)
+		}
+	}
+}
+
+// sourceByName classifies names into ledger sources, each distinct name
+// once: names repeat (every call of one op or function).
+type sourceByName struct {
+	classify func(string) ledgerSource
+	seen     map[string]ledgerSource
+}
+
+// of is name's source.
+func (c *sourceByName) of(name string) ledgerSource {
+	src, ok := c.seen[name]
+	if !ok {
+		if c.seen == nil {
+			c.seen = map[string]ledgerSource{}
+		}
+		src = c.classify(name)
+		c.seen[name] = src
+	}
+	return src
 }
 
 // frameSource is the ledger source a Python frame counts towards: the
@@ -336,6 +448,9 @@ func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScr
 	}
 	return out
 }
+
+// subtractSpans returns a less b, both sorted and disjoint.
+func subtractSpans(a, b []trace.Span) []trace.Span { return appendSubtract(nil, a, b) }
 
 // appendSubtract appends a less b, both sorted and disjoint, to dst.
 func appendSubtract(dst, a, b []trace.Span) []trace.Span {

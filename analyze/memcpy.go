@@ -39,8 +39,9 @@ var HostSync = &Analyzer{
 		"rank's collective) are listed but not counted. Reported when at least %d such sync per step. Saving model: the time the host is "+
 		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing), plus the GPU's idle time after "+
 		"each until the host launched more work, at most the GPU work the sync waited for (with no sync the host runs ahead and keeps "+
-		"the GPU's queue full).", HostSyncMinPerStep),
-	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases},
+		"the GPU's queue full); in a step whose host work is the longer, at least the host time blocked in them (the host's wait delays all "+
+		"the host work after it).", HostSyncMinPerStep),
+	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases, ProfilerClock},
 	Run:      runHostSync,
 }
 
@@ -51,7 +52,7 @@ var PageableMemcpy = &Analyzer{
 		"pinned buffer and the copy cannot overlap with the host (PyTorch also synchronises the stream after a pageable copy). "+
 		"Saving model: the host time blocked in those copies' API calls and the syncs in the same op, per step, which pinned memory with "+
 		"non_blocking=True removes.", FormatBytes(PageableMinBytes)),
-	Requires: []*Analyzer{Steps, Launches, Attribution, Phases, IdleGaps},
+	Requires: []*Analyzer{Steps, Launches, Attribution, Phases, IdleGaps, ProfilerClock},
 	Run:      runPageableMemcpy,
 }
 
@@ -84,17 +85,25 @@ func (ix *index) outerOp(i trace.Index) trace.Index {
 // site, their cost to the traced step and to the untraced program, and
 // the calls left out with why.
 type hostSyncs struct {
-	sites      map[string]*syncSite
-	order      []string
-	total      trace.Duration
-	untracedUs float64
-	count      int
-	excluded   map[string]int
-	exOrder    []string
+	sites map[string]*syncSite
+	order []string
+	total trace.Duration
+	// untraced and hostIn are, per step, the calls' cost to the untraced
+	// program (syncCostUntraced) and the host time in them, µs; nil
+	// without a profiler clock.
+	untraced, hostIn []float64
+	clock            *profilerClock
+	count            int
+	excluded         map[string]int
+	exOrder          []string
 }
 
 func runHostSync(p *Pass) ([]Finding, error) {
-	h := scanHostSyncs(p)
+	clock, err := profilerClockOf(p)
+	if err != nil {
+		return nil, err
+	}
+	h := scanHostSyncs(p, clock)
 	steps := float64(max(len(p.Trace.Steps), 1))
 	perStep := float64(h.count) / steps
 	if h.count == 0 || perStep < HostSyncMinPerStep || h.total == 0 {
@@ -125,7 +134,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		Subject:          sites[order[0]].op,
 		Severity:         sev,
 		SavingUs:         saving,
-		UntracedSavingUs: min(h.untracedUs/steps, p.Result.StepStats.SteadyPeriodUs),
+		UntracedSavingUs: min(untracedSyncsUs(p, h)/steps, p.Result.StepStats.SteadyPeriodUs),
 		SavingFrom:       FromGPUIdle,
 		Measures: []Measure{
 			{"syncs per step", Count(perStep)},
@@ -134,7 +143,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 		},
 		Evidence: append([]Evidence{
 			{Text: "blocking calls inside steps, by the op and Python line behind them (blocked: the part of each call during which the GPU was idle too, plus the GPU idle after it until the host launched more work, at most the GPU work the call waited for):", Table: tb},
-			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead)"},
+			{Text: "saving model: per step, host time blocked in these syncs while the GPU idled, plus the GPU's idle time after each until the host had launched more work (at most the GPU work the sync waited for, which the host's next work would have overlapped); without them the host runs ahead and the GPU's queue stays full. Untraced: the same with the profiler's own host work taken out of the refill and of the host's run-up to each sync (a host that reaches the sync sooner waits longer for a GPU that was ahead); in a step whose untraced host work outlasts its GPU work, at least the host time blocked in the syncs, which delays all the host work after them"},
 		}, excludedSyncs(h.excluded, h.exOrder)...),
 		Fix:        hostSyncFix(p.Trace, where),
 		Confidence: High,
@@ -144,7 +153,7 @@ func runHostSync(p *Pass) ([]Finding, error) {
 // scanHostSyncs walks the blocking calls inside steps: it counts those
 // host-sync reports, by site, with what each costs the step traced
 // (syncCost) and untraced (syncCostUntraced), and the ones it leaves out.
-func scanHostSyncs(p *Pass) *hostSyncs {
+func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 	t, ix := p.Trace, p.ix
 	// lastLaunch[step] is the start of the last launch call in each step,
 	// to tell end-of-step syncs from mid-step ones.
@@ -154,14 +163,16 @@ func scanHostSyncs(p *Pass) *hostSyncs {
 			lastLaunch[s] = max(lastLaunch[s], t.APICalls[i].Start)
 		}
 	}
-	clock := newProfilerClock(t)
 	// runUp[step] is where the host's run-up to the next sync starts: the
 	// last counted sync's end, else the step's start.
 	runUp := make([]trace.Time, len(t.Steps))
 	for i := range t.Steps {
 		runUp[i] = t.Steps[i].Start
 	}
-	h := &hostSyncs{sites: map[string]*syncSite{}, excluded: map[string]int{}}
+	h := &hostSyncs{sites: map[string]*syncSite{}, excluded: map[string]int{}, clock: clock}
+	if clock != nil {
+		h.untraced, h.hostIn = make([]float64, len(t.Steps)), make([]float64, len(t.Steps))
+	}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		st := ix.apiStep[i]
@@ -199,7 +210,8 @@ func scanHostSyncs(p *Pass) *hostSyncs {
 		// refill after it, cost the step.
 		blocked := ix.syncCost(c.Span)
 		if clock != nil {
-			h.untracedUs += ix.syncCostUntraced(clock, c.Span, runUp[st])
+			h.untraced[st] += ix.syncCostUntraced(clock, c.Span, runUp[st])
+			h.hostIn[st] += us(c.Dur())
 			runUp[st] = max(runUp[st], c.End)
 		}
 		key := op + "\x00" + line
@@ -215,6 +227,28 @@ func scanHostSyncs(p *Pass) *hostSyncs {
 		h.count++
 	}
 	return h
+}
+
+// untracedSyncsUs is what the counted syncs cost the untraced program,
+// summed over the steps: each step's syncCostUntraced (the GPU's idle
+// refill after each sync), or, where more, what the step gains from the
+// host time blocked in them: a host-bound step is the longer of its host
+// and GPU work, and the host waiting in a sync delays all the host work
+// after it (pipelineSavingUs; allocator-churn prices its blocking calls
+// the same way). sync_mask's forward waits ~200 µs for the GPU in a step
+// host-bound untraced, where the refill after it is ~36 µs.
+func untracedSyncsUs(p *Pass, h *hostSyncs) float64 {
+	t, r := p.Trace, p.Result
+	var total float64
+	for st := range h.untraced {
+		v := h.untraced[st]
+		if len(r.Steps) == len(t.Steps) {
+			gpu := r.Steps[st].GPUBusyUs / float64(max(len(p.ix.devices), 1))
+			v = max(v, pipelineSavingUs(h.clock.untracedHostUs(t, r, st), gpu, h.hostIn[st], 0))
+		}
+		total += v
+	}
+	return total
 }
 
 // copyStat aggregates memcpys that share a direction and memory kinds.
@@ -248,7 +282,7 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	stats := map[string]*copyStat{}
 	var order []string
 	n := 0
-	whole := t.Span() // once: it walks every event
+	whole := ix.whole
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if a.Kind != trace.Memcpy || (a.Copy != trace.HtoD && a.Copy != trace.DtoH) || !keep(a) || ix.autotune != nil && ix.autotune[g] {
@@ -343,7 +377,11 @@ func runPageableMemcpy(p *Pass) ([]Finding, error) {
 	saving := max(min(us(gpu), us(host))-pinned, 0) / steps
 	// Untraced, the fix saves what the step's pipeline gains: the host no
 	// longer blocks in the copies, and the GPU copies at the pinned rate.
-	untraced := stepsUntracedPipelineUs(p.Trace, p.Result, newProfilerClock(p.Trace), len(p.ix.devices), us(host)/steps, max(us(gpu)-pinned, 0)/steps)
+	clock, err := profilerClockOf(p)
+	if err != nil {
+		return nil, err
+	}
+	untraced := stepsUntracedPipelineUs(p.Trace, p.Result, clock, len(p.ix.devices), us(host)/steps, max(us(gpu)-pinned, 0)/steps)
 	return []Finding{{
 		Title:            fmt.Sprintf("%d pageable host↔GPU copies (%s, %.1f per step) block the host %s", n, FormatBytes(float64(bytes)), float64(n)/steps, host),
 		Subject:          "pageable copies",

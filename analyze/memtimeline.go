@@ -125,7 +125,7 @@ func (ix *index) memoryTimeline(r *Result) {
 // t.Memory, by time).
 func (ix *index) memoryDevice(dev int, evs []int, ops opFinder) MemoryDevice {
 	t := ix.t
-	origin := t.Span().Start
+	origin := ix.whole.Start
 	md := MemoryDevice{Device: dev, Events: len(evs), PeakStep: -1, PeakLive: []MemorySite{}}
 	peak := 0
 	for k, i := range evs {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
@@ -21,19 +22,34 @@ func us(d trace.Duration) float64 { return d.Micros() }
 
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
+	clock := ix.clock
 	t := ix.t
 	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
-	ix.kernels(r)
-	ix.categories(r)
-	ix.summary(r)
-	ix.steps(r)
-	ix.phaseSteps(r)
-	ix.commSteps(r)
-	ix.launches(r)
-	r.Ops = ix.ops()
-	r.Annotations = ix.annotations()
-	r.Roofline = ix.roofline()
-	ix.memoryTimeline(r)
+	// The op, annotation and roofline tables read only the facts, not r:
+	// they are built beside the step metrics, which read one another.
+	var wg sync.WaitGroup
+	var ops []OpStat
+	var annotations []AnnotationStat
+	var roofline []RooflineRow
+	wg.Go(func() {
+		defer clock.start("metrics: roofline")()
+		roofline = ix.roofline()
+	})
+	wg.Go(func() {
+		defer clock.start("metrics: ops and annotations")()
+		ops, annotations = ix.ops(), ix.annotations()
+	})
+	for _, part := range []struct {
+		name string
+		fn   func(*Result)
+	}{{"kernels", ix.kernels}, {"categories", ix.categories}, {"summary", ix.summary}, {"steps", ix.steps},
+		{"phases", ix.phaseSteps}, {"communication", ix.commSteps}, {"launches", ix.launches}, {"memory", ix.memoryTimeline}} {
+		done := clock.start("metrics: " + part.name)
+		part.fn(r)
+		done()
+	}
+	wg.Wait()
+	r.Ops, r.Annotations, r.Roofline = ops, annotations, roofline
 	deriveFigures(r)
 	return r
 }
@@ -41,37 +57,45 @@ func (ix *index) metrics() *Result {
 func (ix *index) kernels(r *Result) {
 	t := ix.t
 	rows, _ := KernelTable(t)
-	r.Kernels = make([]Kernel, 0, len(rows))
+	r.Kernels = make([]Kernel, len(rows))
+	// Each row reads only its own launches.
+	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
 	ix.kernelRow = make(map[string]int, len(rows))
-	for _, row := range rows {
-		k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
-			PerStep: make([]StepShare, len(t.Steps))}
-		ops := map[string]int{}
-		lines := map[string]int{}
-		for _, g := range row.Launches {
-			if st := ix.gpuStep[g]; st >= 0 {
-				k.PerStep[st].Count++
-				k.PerStep[st].Us += us(t.GPU[g].Dur())
-			} else {
-				k.OutsideSteps++
-			}
-			if k.Category == "" || k.Category == CategoryCustom {
-				k.Category = ix.category(int(g))
-			}
-			if op := ix.opOf(int(g)); op != trace.None {
-				ops[t.Ops[op].Name]++
-			}
-			if l := ix.userLine(int(g)); l != "" {
-				lines[l]++
-			}
+	for i := range r.Kernels {
+		if _, ok := ix.kernelRow[r.Kernels[i].Name]; !ok {
+			ix.kernelRow[r.Kernels[i].Name] = i
 		}
-		k.Ops = topKeys(ops, MaxAttribution)
-		k.Python = topKeys(lines, MaxAttribution)
-		if _, ok := ix.kernelRow[k.Name]; !ok {
-			ix.kernelRow[k.Name] = len(r.Kernels)
-		}
-		r.Kernels = append(r.Kernels, k)
 	}
+}
+
+// kernelRowOf is the Kernel of one KernelTable row: its per-step counts
+// and time, category, and the ops and user lines that launch it most.
+func (ix *index) kernelRowOf(row KernelStat) Kernel {
+	t := ix.t
+	k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
+		PerStep: make([]StepShare, len(t.Steps))}
+	ops := map[string]int{}
+	lines := map[string]int{}
+	for _, g := range row.Launches {
+		if st := ix.gpuStep[g]; st >= 0 {
+			k.PerStep[st].Count++
+			k.PerStep[st].Us += us(t.GPU[g].Dur())
+		} else {
+			k.OutsideSteps++
+		}
+		if k.Category == "" || k.Category == CategoryCustom {
+			k.Category = ix.category(int(g))
+		}
+		if op := ix.opOf(int(g)); op != trace.None {
+			ops[t.Ops[op].Name]++
+		}
+		if l := ix.userLine(int(g)); l != "" {
+			lines[l]++
+		}
+	}
+	k.Ops = topKeys(ops, MaxAttribution)
+	k.Python = topKeys(lines, MaxAttribution)
+	return k
 }
 
 // topKeys returns up to n keys of m with the largest counts (ties by key).
@@ -145,7 +169,7 @@ func (ix *index) summary(r *Result) {
 			s.MemsetUs += us(t.GPU[i].Dur())
 		}
 	}
-	span := t.Span()
+	span := ix.whole
 	s.WallUs = us(span.Dur())
 	for _, dev := range ix.devices {
 		for _, b := range ix.busy[dev] {
@@ -167,28 +191,38 @@ func (ix *index) summary(r *Result) {
 // then the medians, steady-state figures, periods, ledgers and steady
 // categories over them.
 func (ix *index) steps(r *Result) {
+	done := ix.clock.start("metrics: steps' GPU work")
 	works := ix.stepWorks(r.Device)
+	done()
+	done = ix.clock.start("metrics: step times and counts")
 	ix.stepTimes(r, works)
 	ix.stepCounts(r)
 	stepMedians(r)
+	done()
 	if len(r.Steps) == 0 {
 		return
 	}
+	done = ix.clock.start("metrics: steady steps and periods")
 	ix.steadyStats(r)
 	ix.stepPeriods(r, works)
+	done()
+	done = ix.clock.start("metrics: ledgers")
 	ix.ledgers(r, works)
+	done()
+	done = ix.clock.start("metrics: steady categories")
 	if spinAsWaiting(r) {
 		stepMedians(r)
 		ix.steadyStats(r)
 	}
 	ix.steadyCategories(r)
+	done()
 }
 
 // stepTimes fills each step's wall, GPU busy and idle time and its idle
 // split into launch gaps and long gaps, from the steps' GPU work.
 func (ix *index) stepTimes(r *Result, works []stepWork) {
 	t := ix.t
-	origin := t.Span().Start
+	origin := ix.whole.Start
 	ndev := max(len(ix.devices), 1)
 	r.Steps = make([]Step, len(t.Steps))
 	for i, st := range t.Steps {

@@ -37,3 +37,28 @@ func TestOverheadConstantsMatchFit(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderOpCostMatchesFit checks OverheadPerLoaderOpUs against the fit
+// fixtures/recorded/expect/overhead_loader.py recorded, and that the
+// pairs it was not fitted on are named there as validation.
+func TestLoaderOpCostMatchesFit(t *testing.T) {
+	b, err := os.ReadFile("../fixtures/recorded/expect/overhead_loader.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fit struct {
+		PerLoaderOpUs float64 `json:"per_loader_op_us"`
+		Validation    []struct {
+			Pair string `json:"pair"`
+		} `json:"validation"`
+	}
+	if err := json.Unmarshal(b, &fit); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fit.PerLoaderOpUs-OverheadPerLoaderOpUs) > 0.005 {
+		t.Errorf("per loading op: constant %.2f µs, fit %.2f µs", OverheadPerLoaderOpUs, fit.PerLoaderOpUs)
+	}
+	if len(fit.Validation) == 0 || fit.Validation[0].Pair != "loader_aug" {
+		t.Errorf("overhead_loader.json validates on %+v, want loader_aug first", fit.Validation)
+	}
+}

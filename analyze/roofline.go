@@ -180,6 +180,9 @@ func (ix *index) opShape(o *trace.Op) (GEMMShape, string) {
 func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups) map[int32]map[string]RooflineRow {
 	t := ix.t
 	shapesInStep := map[int32]map[string]RooflineRow{}
+	// A few kernel names launch every call: their dtype is string work
+	// done once per name, not per call.
+	kernelDTypes := map[string]string{}
 	for op, c := range calls {
 		o := &t.Ops[op]
 		pr, src := ix.opShape(o)
@@ -190,7 +193,12 @@ func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups)
 		bytes := pr.Bytes
 		kname := t.GPU[c.kernel].Name
 		dt := dtypeName(pr.DType)
-		if kd := kernelDType(kname); kd != "" && kd != dt {
+		kd, seen := kernelDTypes[kname]
+		if !seen {
+			kd = kernelDType(kname)
+			kernelDTypes[kname] = kd
+		}
+		if kd != "" && kd != dt {
 			// The kernel computes in its own dtype (autocast hands a bf16
 			// GEMM fp32 inputs; TF32 runs fp32 data): its roof and its
 			// operand bytes are the kernel's.

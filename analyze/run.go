@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -63,6 +64,10 @@ type Config struct {
 	// error (the process is over its memory budget, --max-memory) stops
 	// the analysis and is returned as is.
 	Budget func() error
+	// Stages, if set, receives a line per part of the analysis with its
+	// wall time (each fact, the metrics, each finding analyzer, the
+	// savings): for finding what makes an analysis slow.
+	Stages io.Writer
 }
 
 // Run computes every fact and metric over t and runs the selected
@@ -75,63 +80,51 @@ func Run(t *trace.Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runWith(t, as, cfg.PeerWait, cfg.Budget)
+	return runWith(t, as, cfg)
 }
 
 // runAnalyzers is Run with the analyzers chosen.
-func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, nil, nil) }
+func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runWith(t, as, Config{}) }
 
-// runWith is runAnalyzers with a rank's peer-wait intervals.
-func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func() error) (*Result, error) {
+// runWith is runAnalyzers with cfg's peer-wait intervals, budget and
+// stage clock (its selection is in as).
+func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
+	budget := cfg.Budget
+	clock := &stageClock{w: cfg.Stages}
+	defer clock.start("total")()
 	if err := Validate(as); err != nil {
 		return nil, err
 	}
+	done := clock.start("steps from the trace")
 	t, source, label := deriveSteps(t)
+	done()
 	results := map[*Analyzer]any{}
-	// The metrics read every fact, so every fact runs.
-	for _, f := range order(Facts()) {
-		if err := checkBudget(budget); err != nil {
-			return nil, err
-		}
-		v, err := runFact(f, newPass(f, t, nil, results))
-		if err != nil {
-			return nil, err
-		}
-		results[f] = v
+	// The metrics read every fact, so every fact runs (before them: the
+	// facts see no Result).
+	done = clock.start("facts")
+	_, err := runGraph(t, Facts(), nil, results, nil, budget, clock)
+	done()
+	if err != nil {
+		return nil, err
 	}
 	all := newIndex(t, results)
-	all.peerWait = unionSpans(slices.Clone(peerWait))
+	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
 	all.kernelRow = map[string]int{}
+	all.clock = clock
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
+	done = clock.start("view and critical shares")
 	r.view = newView(t, all)
 	r.Analyzers = []string{}
 	critical := newCriticalShares(all, r)
+	done()
 	// Findings join the Result only after every analyzer ran: no pass
 	// sees another analyzer's findings.
-	found := []Finding{}
-	for _, a := range order(as) {
-		if a.Fact != nil {
-			if err := runLateFact(a, t, r, results); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := checkBudget(budget); err != nil {
-			return nil, err
-		}
-		p := newPass(a, t, r, results)
-		p.critical = critical
-		fs, err := runFindings(a, p)
-		if err != nil {
-			return nil, err
-		}
-		for i := range fs {
-			if err := p.finish(&fs[i], a.Name); err != nil {
-				return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
-			}
-		}
-		found = append(found, fs...)
+	done = clock.start("findings")
+	found, err := runGraph(t, as, r, results, critical, budget, clock)
+	done()
+	if err != nil {
+		return nil, err
 	}
 	r.Findings = found
 	// Listed in the order selected, not run (the facts an analyzer
@@ -147,8 +140,13 @@ func runWith(t *trace.Trace, as []*Analyzer, peerWait []trace.Span, budget func(
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	defer clock.start("savings and invariants")()
 	addProfilerCaveat(t, r)
-	estimateProfilerCost(t, r)
+	prof, ok := results[ProfilerClock].(*profilerClock)
+	if !ok {
+		prof = newProfilerClock(t)
+	}
+	estimateProfilerCost(t, r, prof)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))
 	untracedSavings(r)
@@ -164,20 +162,6 @@ func newPass(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) 
 		}
 	}
 	return &Pass{Analyzer: a, Trace: t, Result: r, resultOf: of, ix: newIndex(t, of)}
-}
-
-// runLateFact runs a fact only analyzers read, after the metrics (which it
-// may read), unless it ran already; its result joins results.
-func runLateFact(a *Analyzer, t *trace.Trace, r *Result, results map[*Analyzer]any) error {
-	if _, done := results[a]; done {
-		return nil
-	}
-	v, err := runFact(a, newPass(a, t, r, results))
-	if err != nil {
-		return err
-	}
-	results[a] = v
-	return nil
 }
 
 // runFact runs a fact analyzer, turning a panic (a bug, or a fact it

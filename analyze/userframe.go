@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -15,15 +16,18 @@ import (
 // export, so both name the same Python line for a kernel.
 type UserFrames struct {
 	t *trace.Trace
-	// memo holds each frame's answer (-2 = not computed yet).
-	memo []trace.Index
+	// memo holds each frame's answer (-2 = not computed yet). Finding
+	// analyzers run side by side and resolve frames as they meet them:
+	// each entry is read and written atomically (two goroutines may
+	// compute one frame; they store the same answer).
+	memo []atomic.Int32
 }
 
 // NewUserFrames returns a resolver over t's Python frames.
 func NewUserFrames(t *trace.Trace) *UserFrames {
-	memo := make([]trace.Index, len(t.Frames))
+	memo := make([]atomic.Int32, len(t.Frames))
 	for i := range memo {
-		memo[i] = -2
+		memo[i].Store(-2)
 	}
 	return &UserFrames{t: t, memo: memo}
 }
@@ -33,14 +37,14 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
 	}
-	if v := u.memo[f]; v != -2 {
+	if v := trace.Index(u.memo[f].Load()); v != -2 {
 		return v
 	}
 	t := u.t
 	res, fallback := trace.None, trace.None
 	var seen []trace.Index
 	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := u.memo[cur]; v != -2 {
+		if v := trace.Index(u.memo[cur].Load()); v != -2 {
 			// An ancestor already resolved: its user frame is ours too;
 			// if it found none, our own fallback is the innermost one.
 			if v != trace.None && (fallback == trace.None || u.isUser(v)) {
@@ -65,7 +69,7 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		res = fallback
 	}
 	for _, s := range seen {
-		u.memo[s] = res
+		u.memo[s].Store(int32(res))
 	}
 	return res
 }

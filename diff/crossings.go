@@ -100,3 +100,96 @@ func (c *crossings) listed(lo, hi float64) []float64 {
 	}
 	return in
 }
+
+// minDetectableNormal is MinDetectablePct under the normal approximation,
+// where the p-value is a function of U and the tied groups alone. Just
+// past a crossing no base value ties a scaled new one (zeros aside: a
+// zero of either side ties every zero of the other at every scale), so
+// the groups are fixed, and U is fixed by how many ratios lie below the
+// scale: the search runs over that count, with one selection of a ratio
+// at the end, instead of ranking both samples at every probe (diff of two
+// 2,000-step traces spent most of its time there). It reports false for
+// negative values, which the crossings do not model.
+func (c *crossings) minDetectableNormal(rb, rn []float64, alpha float64) (float64, bool) {
+	ties, zb, zn, ok := sampleTies(rb, rn)
+	if !ok {
+		return 0, false
+	}
+	nb, nn := len(rb), len(rn)
+	nm, zz := float64(nb)*float64(nn), float64(zb)*float64(zn)
+	detect := func(u float64) bool { return stats.NormalP(u, nb, nn, ties) < alpha }
+	// first is the smallest count in [lo, hi] for which u(count) is
+	// detected, assuming (as the scan does) that detection, once reached,
+	// holds for larger counts; -1 when hi is not detected.
+	first := func(lo, hi int, u func(int) float64) int {
+		if lo > hi || !detect(u(hi)) {
+			return -1
+		}
+		for lo < hi {
+			if mid := (lo + hi) / 2; detect(u(mid)) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return hi
+	}
+	best := math.Inf(1)
+	// Growing: U counts base values above scaled new ones; past the
+	// L-th smallest ratio L finite pairs are below, and so is every zero
+	// base against a positive new value.
+	up := func(l int) float64 { return nm - float64(l) - float64(zb)*float64(len(c.n)) - zz/2 }
+	if l := first(c.below+1, c.finite, up); l > 0 {
+		best = min(best, (c.kth(l)-1)*100)
+	}
+	// Shrinking: U counts the G finite ratios above the scale and every
+	// positive base against a zero new value; the G-th largest ratio is
+	// the (finite−G+1)-th smallest.
+	down := func(g int) float64 { return float64(g) + float64(zn)*float64(len(c.b)) + zz/2 }
+	if g := first(c.finite-c.below+1, c.finite, down); g > 0 {
+		best = min(best, (1-c.kth(c.finite-g+1))*100)
+	}
+	return best, true
+}
+
+// sampleTies returns the sizes of the tied groups just past a crossing
+// (equal positive values within each sample; all zeros of both samples
+// together) and each sample's zero count; false if a value is negative.
+func sampleTies(rb, rn []float64) (ties []int, zb, zn int, ok bool) {
+	ties, zb, ok = appendTies(nil, rb)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	ties, zn, ok = appendTies(ties, rn)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	if zb+zn > 1 {
+		ties = append(ties, zb+zn)
+	}
+	return ties, zb, zn, true
+}
+
+// appendTies appends the sizes of s's groups of equal positive values to
+// ties and counts its zeros; false if a value is negative.
+func appendTies(ties []int, s []float64) ([]int, int, bool) {
+	v := slices.Clone(s)
+	slices.Sort(v)
+	if len(v) > 0 && v[0] < 0 {
+		return nil, 0, false
+	}
+	zeros := 0
+	for lo := 0; lo < len(v); {
+		hi := lo + 1
+		for hi < len(v) && v[hi] == v[lo] {
+			hi++
+		}
+		if v[lo] == 0 {
+			zeros = hi - lo
+		} else if hi-lo > 1 {
+			ties = append(ties, hi-lo)
+		}
+		lo = hi
+	}
+	return ties, zeros, true
+}

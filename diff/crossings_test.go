@@ -66,3 +66,48 @@ func TestCrossingsMatchList(t *testing.T) {
 		}
 	}
 }
+
+// TestMinDetectableNormalMatchesScan checks the count search against
+// the scan that runs the U test at each probed crossing, on large samples
+// (the normal approximation) with ties within each side, zeros on both,
+// a side with no zeros, and spreads from tight to wide.
+func TestMinDetectableNormalMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 60 {
+		nb, nn := 16+rng.IntN(300), 16+rng.IntN(300)
+		spread := []float64{0.01, 0.2, 1}[trial%3]
+		gen := func(n int, zeros bool) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				switch rng.IntN(12) {
+				case 0:
+					if zeros {
+						v[i] = 0
+						continue
+					}
+					v[i] = 1
+				case 1:
+					v[i] = 1
+				case 2:
+					v[i] = 1 + spread/2 // a second tied group
+				default:
+					v[i] = 1 + spread*(rng.Float64()-0.5)
+				}
+			}
+			return v
+		}
+		rb, rn := gen(nb, trial%4 != 0), gen(nn, trial%5 != 0)
+		c := newCrossings(rb, rn)
+		fast, ok := c.minDetectableNormal(rb, rn, 0.05)
+		if !ok {
+			t.Fatalf("trial %d: no count search on non-negative samples", trial)
+		}
+		slow := c.minDetectableScan(rb, rn, 0.05)
+		if fast != slow && math.Abs(fast-slow) > 1e-9*math.Abs(slow) {
+			t.Fatalf("trial %d (%d, %d values, spread %v): count search %v %%, scan %v %%", trial, nb, nn, spread, fast, slow)
+		}
+	}
+	if _, ok := newCrossings([]float64{1}, []float64{1}).minDetectableNormal([]float64{-1, 1}, []float64{1}, 0.05); ok {
+		t.Error("negative values took the count search")
+	}
+}

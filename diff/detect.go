@@ -38,6 +38,19 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 	}
 	rb := relative(b, d.Base.Median)
 	rn := relative(n, d.New.Median)
+	cr := newCrossings(rb, rn)
+	if !stats.Exact(len(rb), len(rn)) {
+		if v, ok := cr.minDetectableNormal(rb, rn, alpha); ok {
+			return v
+		}
+	}
+	return cr.minDetectableScan(rb, rn, alpha)
+}
+
+// minDetectableScan is MinDetectablePct by running the U test at
+// crossings: the exact small-sample p-values are not a function of U
+// alone once values tie, so they are searched this way.
+func (cr *crossings) minDetectableScan(rb, rn []float64, alpha float64) float64 {
 	detect := func(x float64) bool {
 		s := make([]float64, len(rn))
 		for i, v := range rn {
@@ -51,7 +64,6 @@ func MinDetectablePct(d Delta, alpha float64) float64 {
 	// in each direction, the test's p falls as x grows; the answer is the
 	// first crossing past which it is below alpha (binary search over the
 	// crossings in order, each selected without listing them all).
-	cr := newCrossings(rb, rn)
 	best := math.Inf(1)
 	for _, c := range []struct {
 		sign float64

@@ -36,7 +36,7 @@ func ExampleCompareTraces() {
 		fmt.Println("gate at 5%: passed")
 	}
 	// Output:
-	// step time 2.03 ms → 1.39 ms (−31%, p=0.029) [profiler-limited, untraced est. −61%: see notes] · GPU busy 135 µs → 135 µs (~, p=0.343)
+	// step time 2.03 ms → 1.39 ms (−31%, p=0.029) [profiler-limited, untraced est. −58%: see notes] · GPU busy 135 µs → 135 µs (~, p=0.343)
 	// step time: significant true, 4+4 steps
 	// gate at 5%: passed
 }

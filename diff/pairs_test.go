@@ -79,19 +79,38 @@ var savingBandExempt = map[string]string{
 	// fused AdamW slower untraced again (16 × Linear 512 + LayerNorm:
 	// +27 %).
 	"optim_wide": "fused slower untraced",
-	// The profiler's host cost per op varies ~5× between workloads (the
-	// per-event model's RMS residual is 1.7 ms a step): sync_metric's base
-	// paid ~10.9 µs per recorded op (3347 µs traced, 1565 untraced, 163
-	// ops), so the model (~6 µs) leaves the untraced host slower than the
-	// GPU and its sync free (0.03×); loader_feats's loading process paid
-	// ~2.2 µs per op (3177 CPU ops a step), the model charges the whole
-	// step and gives no untraced estimate (the traced saving: 2.45×).
-	"sync_metric":  "profiler cost per op far above the model's",
-	"loader_feats": "profiler cost per op far below the model's",
+	// One .item() at the end of a step whose 1258 µs of GPU work the
+	// untraced host outruns (the new side's host call: 1036 µs), so the
+	// sync's refill (~240 µs traced) is what the fix gave (283 µs). But
+	// the base's traced host period is 3339 µs against the new side's
+	// 1892 for the same 161 ops: host code ran 1.76× slower traced in the
+	// base's process (its backward on the autograd thread ~1550 µs, the
+	// new side's ~800; its leaf ops, which hold no profiler cost, 924 µs
+	// a step against 501). No per-op cost fits both (new: 5.3 µs an op,
+	// base ≥ 12), and at the model's 6 µs the untraced base stays
+	// host-bound, its sync free: 0.03×.
+	"sync_metric": "traced host 1.76x slower in the base process",
 	// The DataLoader's per-sample Python (tolist, a 2048-item
-	// comprehension) runs ~1.6× slower traced than untraced, more than
-	// the 496 recorded ops' cost: 1.54×.
+	// comprehension) runs ~1.6× slower traced than untraced (the loading
+	// process paid 32.8 µs per recorded op, overhead_loader.py), far more
+	// than the 323 loading ops' cost: 1.65×.
 	"loader_tokens": "profiler slows the loader's Python",
+	// The untraced timing does not resolve the gain: the new side ran
+	// 10 steps at 5.55–6.19 ms, then 20 at 6.38–7.20 ms; the base 10 at
+	// 6.94–7.92 ms, then 20 at 6.59–7.19 ms: over the last 20 the
+	// medians are 6.75 (base) and 6.79 ms (new), so the 598 µs of the
+	// means (4 mid-step .item() a step, ~95 µs of refill each traced)
+	// rests on the first third: 0.06×.
+	"sync_nancheck": "untraced periods shift mid-run",
+	// The fix replaces boolean-mask indexing (aten::index and, in its
+	// backward, index_put_, each behind an aten::nonzero sync) by a
+	// masked mean: 10 fewer kernel launches, 16 fewer runtime checks, 2
+	// fewer copies a step, in a step host-bound untraced (the base's host
+	// call 2519 µs of its 2544 µs period). The model prices the syncs:
+	// the forward's waits ~200 µs for the GPU (traced), which a
+	// host-bound step pays; the rest of the 570 µs is the indexing's host
+	// work, which the fix drops and no sync model claims: 0.43×.
+	"sync_mask": "fix removes host work beyond the syncs",
 }
 
 // fusedOptimizerMeasure is optimizer-step's measure of what fused=True
@@ -181,12 +200,14 @@ func analyzePairSide(t *testing.T, pair, side string) *analyze.Result {
 // share of a host-bound step, or a side's steps are too unsteady for 4
 // samples), and a third of the pairs at most miss; and each pair's
 // target finding predicts the untraced gain within the band
-// (checkSavingBand). It logs each base finding's predicted saving next to
+// (checkSavingBand), at least two pairs of each class doing so
+// (checkClassesInBand). It logs each base finding's predicted saving next to
 // what its ledger lines delivered.
 func TestRecordedPairs(t *testing.T) {
 	want := readPairs(t)
 	var table []string
 	misses := 0
+	inBand := map[string]int{}
 	for _, pair := range slices.Sorted(maps.Keys(want)) {
 		w := want[pair]
 		base, next := analyzePairSide(t, pair, "base"), analyzePairSide(t, pair, "new")
@@ -196,6 +217,9 @@ func TestRecordedPairs(t *testing.T) {
 			t.Errorf("%s: pairs.json has no target or an untraced gain %.2f µs that is not base − new", pair, w.TruthGainUs)
 		}
 		ratio := checkSavingBand(t, pair, w, base)
+		if _, exempt := savingBandExempt[pair]; !exempt && ratio >= SavingBandLow && ratio <= SavingBandHigh {
+			inBand[w.Target]++
+		}
 		r, err := Compare(base, next, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -246,6 +270,38 @@ func TestRecordedPairs(t *testing.T) {
 	// The flags excuse a miss; they must not excuse most pairs.
 	if misses > len(want)/3 {
 		t.Errorf("%d of %d pairs miss the CUDA-event truth by more than %d points", misses, len(want), PairTolerancePts)
+	}
+	checkClassesInBand(t, want, inBand)
+}
+
+// classShortfall are the saving models that hold the band on fewer than
+// two recorded pairs of their class, and why.
+var classShortfall = map[string]string{
+	// Four of its five pairs are exempt: fused AdamW ran slower than
+	// foreach untraced in three, and optim_mlp is GPU-bound with no
+	// finding; optim_convs holds the band.
+	"optimizer-step": "one pair in band: fused slower untraced in three of the others",
+}
+
+// checkClassesInBand checks issue 25's target: every saving model within
+// the band (not exempt) on at least two recorded pairs of its class, but
+// classShortfall's.
+func checkClassesInBand(t *testing.T, want map[string]pairExpect, inBand map[string]int) {
+	t.Helper()
+	classes := map[string]bool{}
+	for _, w := range want {
+		classes[w.Target] = true
+	}
+	for _, c := range slices.Sorted(maps.Keys(classes)) {
+		why, short := classShortfall[c]
+		switch {
+		case inBand[c] < 2 && !short:
+			t.Errorf("%s: %d recorded pairs in band, want at least 2", c, inBand[c])
+		case inBand[c] < 2:
+			t.Logf("%s: %d recorded pair(s) in band: %s", c, inBand[c], why)
+		case short:
+			t.Errorf("%s: %d recorded pairs in band: drop it from classShortfall", c, inBand[c])
+		}
 	}
 }
 

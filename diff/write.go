@@ -2,13 +2,13 @@ package diff
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -435,8 +435,5 @@ func WriteJSON(w io.Writer, r *Result) error {
 		SummaryLine:     r.SummaryLine(),
 		StepChange:      toJSONStepChange(r.StepChange),
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // kernel names keep their < > &
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return jsonout.Write(w, out)
 }

@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -171,10 +171,7 @@ func writeRunJSON(w io.Writer, x Input) error {
 		}
 	}
 	run.Ranks, run.Findings = nil, nil
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // kernel names keep their < > &
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return jsonout.Write(w, out)
 }
 
 // combined reports whether run's findings are the run's one ranking

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -63,20 +63,17 @@ func JSON(w io.Writer, in []Input) error {
 	if err := check(in); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // kernel names keep their < > &
-	enc.SetIndent("", "  ")
 	if len(in) == 1 && in[0].Run != nil {
 		return writeRunJSON(w, in[0])
 	}
 	if len(in) == 1 {
-		return enc.Encode(in[0].Result)
+		return jsonout.Write(w, in[0].Result)
 	}
 	rs := make([]*analyze.Result, len(in))
 	for i := range in {
 		rs[i] = in[i].Result
 	}
-	return enc.Encode(rs)
+	return jsonout.Write(w, rs)
 }
 
 func check(in []Input) error {

@@ -165,6 +165,17 @@ func exactP(ranks2 []int, n1, r1 int) float64 {
 	return min(1, 2*min(lo, hi)/total)
 }
 
+// Exact reports whether MannWhitneyU's p-value for samples of n1 and n2
+// values is the enumerated one; above it, it is NormalP.
+func Exact(n1, n2 int) bool { return n1+n2 <= exactLimit }
+
+// NormalP is the p-value MannWhitneyU gives a U statistic u of samples of
+// n1 and n2 values whose tied groups (across both samples) have the sizes
+// in ties, when Exact(n1, n2) is false. It lets a caller that knows how U
+// moves (diff's smallest detectable change, which scales one sample) find
+// the p-value without ranking the samples again.
+func NormalP(u float64, n1, n2 int, ties []int) float64 { return normalP(u, n1, n2, ties) }
+
 // normalP is the two-sided p-value of U under the normal approximation,
 // with the variance reduced for ties and a continuity correction of ½.
 func normalP(u float64, n1, n2 int, ties []int) float64 {

@@ -25,7 +25,7 @@ func TestDiffCLI(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
 		first := strings.SplitN(out, "\n", 2)[0]
-		if !regexp.MustCompile(`^\*\*step time 2\.03 ms → 1\.39 ms \(−31%, p=0\.029\) \[profiler-limited, untraced est\. −61%: see notes\] · GPU busy 135 µs → 135 µs \(~, p=0\.\d+\)\*\*$`).MatchString(first) {
+		if !regexp.MustCompile(`^\*\*step time 2\.03 ms → 1\.39 ms \(−31%, p=0\.029\) \[profiler-limited, untraced est\. −58%: see notes\] · GPU busy 135 µs → 135 µs \(~, p=0\.\d+\)\*\*$`).MatchString(first) {
 			t.Errorf("first line %q", first)
 		}
 		for _, want := range []string{"| metric | base | new | vs base |", "| step wall | 1.98 ms ± 5% | 1.37 ms ± 5% | **−31%** (p=0.029 n=4+4) |", "#### Kernels", "`gemmk1_kernel<cublasGemmk1Params, float>`"} {

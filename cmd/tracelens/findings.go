@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/findingtext"
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/termtext"
 )
 
@@ -74,10 +74,7 @@ func runFindings(e *env, args []string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false) // kernel names keep their < > &
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return jsonout.Write(e.stdout, r)
 	}
 	writeFindings(e.stdout, r, e.nameWidth(evidenceCellWidth))
 	return nil

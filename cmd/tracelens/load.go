@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracelens/tracelens/fixtures"
 	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/membudget"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -52,7 +53,10 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		// A soft limit of 45% of the input keeps peak RSS under half the
 		// file (ingest raises it if the model needs more, and restores
 		// the collector's settings when done).
-		opt.GCLimit = size * 45 / 100
+		// Plus what is live already: diff reads NEW with BASE's model and
+		// analysis held, and a limit below them kept the collector running
+		// back to back through the whole second read (twice its time).
+		opt.GCLimit = size*45/100 + membudget.LiveHeap()
 	}
 	if e.stderrTTY {
 		p := &progressBar{e: e, start: time.Now(), path: path}
@@ -64,9 +68,7 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
 	}
 	t, err := readFileOrStdin(e, path, opt)
-	if e.stages != nil {
-		fmt.Fprintf(e.stages, "tracelens read returned at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
-	}
+	e.stageAt("read returned")
 	var be *ingest.BudgetError
 	if errors.As(err, &be) {
 		return nil, fmt.Errorf("%w; raise the budget with --max-memory SIZE (default: half of this machine's memory)", err)
@@ -149,4 +151,12 @@ func stdinOnce(pos []string) error {
 		return usageError{"standard input (-) can be read only once: give - for at most one trace and a file for the others"}
 	}
 	return nil
+}
+
+// stageAt writes, with $TRACELENS_STAGES set, that what happened
+// happened now: how long after main began.
+func (e *env) stageAt(what string) {
+	if e.stages != nil {
+		fmt.Fprintf(e.stages, "tracelens %s at %.1f ms after main began\n", what, float64(time.Since(e.start).Microseconds())/1000)
+	}
 }

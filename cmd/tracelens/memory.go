@@ -107,8 +107,12 @@ func (e *env) memBudget() *membudget.Budget {
 // error leaves it out; the watchdog's message names it); after it, the
 // stage is the output.
 func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
+	if e.stages != nil {
+		cfg.Stages = e.stages
+	}
 	b := e.memBudget()
 	if b == nil {
+		defer e.stageAt("analysis returned")
 		return analyzeTrace(t, cfg)
 	}
 	b.Enter(file, "analysis")
@@ -122,6 +126,7 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 		return err
 	}
 	r, err := analyzeTrace(t, cfg)
+	e.stageAt("analysis returned")
 	b.Enter(file, "writing the output")
 	return r, err
 }

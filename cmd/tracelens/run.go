@@ -6,7 +6,6 @@ package main
 // a run (distributed.IsRun), so a single file works exactly as before.
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/report"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
@@ -161,10 +161,7 @@ func runTopRun(e *env, args []string, rf *runFlags, opt topOptions) error {
 				MinUs: k.Min.Micros(), MaxUs: k.Max.Micros(), Share: k.Share}, Ranks: k.Ranks, RankMinUs: k.RankMin.Micros(), RankMinAt: k.RankMinAt,
 				RankMaxUs: k.RankMax.Micros(), RankMaxAt: k.RankMaxAt, Communication: distributed.IsCommKernel(k.Name, run.CommKernel)})
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false) // kernel names keep their < > &
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return jsonout.Write(e.stdout, out)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "%s\n%d kernel launches on %d ranks, %d distinct kernels, %s of GPU kernel time\n", run.Describe(), launches, len(run.Ranks), len(rows), all)
@@ -208,10 +205,7 @@ func runFindingsRun(e *env, args []string, rf *runFlags, format string, cfg anal
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false) // kernel names keep their < > &
-		enc.SetIndent("", "  ")
-		return enc.Encode(ra.res)
+		return jsonout.Write(e.stdout, ra.res)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "run %s: %s\n", termtext.Sanitize(ra.name), termtext.Sanitize(ra.run.Describe()))

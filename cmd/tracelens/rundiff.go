@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/jsonout"
 )
 
 // loadRunSide reads one side of `diff RUN_A RUN_B` as one analysis
@@ -48,10 +49,7 @@ func runDiffRun(e *env, pos []string, rf *runFlags, format string, write func(io
 		if err := write(&buf, r); err != nil {
 			return err
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false) // kernel names keep their < > &
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := jsonout.Write(e.stdout, struct {
 			BaseRank int                  `json:"base_rank"`
 			NewRank  int                  `json:"new_rank"`
 			Rank     json.RawMessage      `json:"rank_diff"`

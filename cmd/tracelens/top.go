@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/termtext"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -100,10 +100,7 @@ func runTop(e *env, args []string) error {
 		for i := range shown {
 			out.Kernels = append(out.Kernels, shown[i].Timing())
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false) // kernel names keep their < > &
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return jsonout.Write(e.stdout, out)
 	}
 	tb := topTable{t: t, rows: rows, matched: len(matched), shown: shown, all: all, launches: launches}
 	if opt.filter != nil {

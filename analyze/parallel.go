@@ -1,0 +1,54 @@
+package analyze
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// minChunk is the fewest items a worker of inChunks takes: below it the
+// goroutines cost more than the work.
+const minChunk = 64
+
+// inChunks calls fn over [0, n) split into contiguous chunks, one per
+// available core at most, side by side, and returns when all are done.
+// fn must only write what belongs to its own indices. Per-step work over
+// thousands of steps (a step's ledger) is independent from step to step.
+func inChunks(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+minChunk-1)/minChunk)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// eachTask calls fn(i) for every i in [0, n), on as many goroutines as
+// there are cores, each taking the next i when done: for a few tasks of
+// very different sizes (a kernel row per name: one name may have half the
+// launches). fn must only write what belongs to i.
+func eachTask(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
