@@ -189,9 +189,10 @@ func heapEstimate() int64 {
 // at 3 (when the facts of 1 M kernels peaked near 2.2 times the model's
 // heap) report took 2.6-2.9× `top`'s RSS. Report's peak RSS is about the
 // limit (the analysis allocates more than the room above its live heap),
-// so this sets its ratio to `top`: 1.5 takes report to 1.3-1.4× `top` on
-// 1 M to 10 M kernels, whose analysis now holds 1.3× the model at most,
-// with a few collections (issue 27); a shape whose analysis outgrows it
+// so this sets its ratio to `top`: 1.5 of the model's heap measured by a
+// collection takes report to 1.23-1.38× `top` on 1 M to 10 M kernels,
+// whose analysis holds 1.3-1.35× the model at its peak, with a few
+// collections (issue 27); a shape whose analysis outgrows it
 // raises the limit between stages (RelaxForAnalysis) rather than have
 // the collector run without pause.
 const analysisHeadroom = 1.5
