@@ -217,11 +217,11 @@ func TestMaxMemoryTenMillionKernels(t *testing.T) {
 // 3.7× (782 MB against 204 MB), 2.8× (560 MB) with the analysis under a
 // soft limit and its busy intervals sized once, 1.4-1.45× (~260 MB)
 // with the facts kept compact and the limit at 1.5× the model, but up to
-// 1.76-1.98× on 10 M kernels when the limit was relaxed; it is
-// 1.23-1.38× on 1 M to 10 M kernels since the analysis reuses its
-// per-step storage, holds 1.3-1.35× the model at its peak and its limit
-// is set from the model measured by a collection. It runs only with
-// TRACELENS_BIG=1.
+// 1.76-1.98× on 10 M kernels (its limit relaxed, later its analyzers
+// side by side); it is 1.23-1.38× on 1 M to 10 M kernels since the
+// analysis reuses its per-step storage, holds 1.3-1.35× the model at its
+// peak and its limit is set from the model measured by a collection. It
+// runs only with TRACELENS_BIG=1.
 func TestReportRSSAgainstTop(t *testing.T) {
 	if testing.Short() || os.Getenv("TRACELENS_BIG") == "" {
 		t.Skip("1 M kernels: set TRACELENS_BIG=1")
