@@ -111,7 +111,7 @@ func (ix *index) weightCasts(t *trace.Trace, steps int) weightCasts {
 		if !is {
 			continue
 		}
-		op := ix.op[g]
+		op := ix.opOf(g)
 		for op != trace.None && t.Ops[op].Name != "aten::_to_copy" {
 			op = t.Ops[op].Parent
 		}

@@ -58,7 +58,7 @@ func runAttentionBackend(p *Pass) ([]Finding, error) {
 		}
 		d := us(t.GPU[g].Dur())
 		allUs += d
-		if op := ix.opNamed(ix.op[g], sdpaMathOp); op != trace.None {
+		if op := ix.opNamed(ix.opOf(g), sdpaMathOp); op != trace.None {
 			mathUs += d
 			calls[op] = true
 		}

@@ -31,37 +31,34 @@ func splitBusy(t *trace.Trace, cat *CategoryFacts) *commBusy {
 	if !hasComm {
 		return nil
 	}
-	return &commBusy{comm: busyWhere(t, cat, true), computeUs: busyWhere(t, cat, false).totalUs()}
+	// Of compute only the length is read: summed as it is merged.
+	var compute trace.Duration
+	notComm := func(g int) bool { return cat.category(g) != CategoryCommunication }
+	for _, runs := range deviceRuns(t.GPU) {
+		mergeRuns(t.GPU, runs, notComm, func(b interval.Bounds) { compute += b.Dur() })
+	}
+	return &commBusy{comm: busyWhere(t, cat, true), computeUs: us(compute)}
 }
 
-// busyWhere is the union per device of the GPU activities that are (comm)
-// or are not communication kernels.
+// busyWhere is the union per device of the GPU activities that are
+// (comm) or are not communication kernels, merged where they lie
+// (mergeRuns).
 func busyWhere(t *trace.Trace, cat *CategoryFacts, comm bool) *BusyFacts {
 	sub := &BusyFacts{busy: map[int32][]interval.Bounds{}}
-	all := map[int32][]trace.Span{}
-	// Each device's spans sized once (counted first): appended one by
-	// one, a million of them left twice their size in garbage.
-	n := map[int32]int{}
-	for g := range t.GPU {
-		if (cat.category(g) == CategoryCommunication) == comm {
-			n[t.GPU[g].Device]++
+	keep := func(g int) bool { return (cat.category(g) == CategoryCommunication) == comm }
+	for dev, runs := range deviceRuns(t.GPU) {
+		n := 0
+		for _, r := range runs {
+			for g := r.lo; g < r.hi; g++ {
+				if keep(g) {
+					n++
+				}
+			}
 		}
-	}
-	for dev, k := range n {
-		all[dev] = make([]trace.Span, 0, k)
-	}
-	for g := range t.GPU {
-		if (cat.category(g) == CategoryCommunication) == comm {
-			a := &t.GPU[g]
-			all[a.Device] = append(all[a.Device], a.Span)
+		if n > 0 {
+			sub.busy[dev] = unionRuns(t.GPU, runs, keep, n)
+			sub.devices = append(sub.devices, dev)
 		}
-	}
-	for dev, spans := range all {
-		// spans is this loop's own: merged in place, not copied
-		// first (a second 32 MB of spans at 1 M kernels).
-		sub.busy[dev] = interval.BoundsOf(unionSpans(spans))
-		delete(all, dev)
-		sub.devices = append(sub.devices, dev)
 	}
 	return sub
 }

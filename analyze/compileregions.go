@@ -86,7 +86,7 @@ func (ix *index) compiled(g int) bool {
 	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
 		return true
 	}
-	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
 		n := t.Ops[op].Name
 		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
 			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {

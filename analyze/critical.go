@@ -33,13 +33,38 @@ var Critical = &Analyzer{
 
 // CriticalFacts is the result of Critical.
 type CriticalFacts struct {
-	// crit is each GPU activity's critical time, within [0, duration].
-	crit []trace.Duration
+	// crit is each GPU activity's critical time, within [0, duration],
+	// in 4 bytes (issue 27: the facts are kept compact); a time that
+	// does not fit (over 4.29 s) is critOverflow there and lies in
+	// over.
+	crit []uint32
+	over map[int32]trace.Duration
 }
+
+// critOverflow marks a critical time kept in CriticalFacts.over.
+const critOverflow = ^uint32(0)
 
 // Of returns the part of GPU activity g's time during which the GPU was
 // the bottleneck.
-func (c *CriticalFacts) Of(g int) trace.Duration { return c.crit[g] }
+func (c *CriticalFacts) Of(g int) trace.Duration {
+	if v := c.crit[g]; v != critOverflow {
+		return trace.Duration(v)
+	}
+	return c.over[int32(g)]
+}
+
+// set records activity g's critical time d.
+func (c *CriticalFacts) set(g int, d trace.Duration) {
+	if d >= 0 && d < trace.Duration(critOverflow) {
+		c.crit[g] = uint32(d)
+		return
+	}
+	c.crit[g] = critOverflow
+	if c.over == nil {
+		c.over = map[int32]trace.Duration{}
+	}
+	c.over[int32(g)] = d
+}
 
 // queuedSlack is how late after an activity's end the next one on its
 // stream may start and still count as having waited for it: the GPU's own
@@ -47,7 +72,7 @@ func (c *CriticalFacts) Of(g int) trace.Duration { return c.crit[g] }
 const queuedSlack = 2 * trace.Duration(1000)
 
 func newCritical(t *trace.Trace) *CriticalFacts {
-	c := &CriticalFacts{crit: make([]trace.Duration, len(t.GPU))}
+	c := &CriticalFacts{crit: make([]uint32, len(t.GPU))}
 	// Blocking calls, merged: the host waits for the GPU inside them.
 	var syncs []trace.Span
 	for i := range t.APICalls {
@@ -59,49 +84,108 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 	// A device with launch records: a kernel without one was launched
 	// before profiling (its queue time is unknown, not "early").
 	launched := map[int32]bool{}
-	type key struct{ dev, stream int32 }
-	streams := map[key][]int{}
 	for g := range t.GPU {
-		a := &t.GPU[g]
-		if a.Launch != trace.None {
-			launched[a.Device] = true
+		if t.GPU[g].Launch != trace.None {
+			launched[t.GPU[g].Device] = true
 		}
-		streams[key{a.Device, a.Stream}] = append(streams[key{a.Device, a.Stream}], g)
 	}
-	for k, gs := range streams {
-		slices.SortFunc(gs, func(a, b int) int { return cmp.Compare(t.GPU[a].Start, t.GPU[b].Start) })
-		for n, g := range gs {
-			a := &t.GPU[g]
-			if a.End <= a.Start {
-				continue
-			}
-			dur := trace.Duration(a.End - a.Start)
-			if !launched[k.dev] {
-				c.crit[g] = dur // no launch records: nothing tells the host was late
-				continue
-			}
-			var crit trace.Duration
-			if n+1 < len(gs) {
-				next := &t.GPU[gs[n+1]]
-				if next.Start <= a.End+trace.Time(queuedSlack) && next.Launch != trace.None {
-					// Queued when its launch call returned, or when it
-					// started if that was earlier (clock alignment).
-					q := min(t.APICalls[next.Launch].End, next.Start)
-					if q < a.End {
-						crit = trace.Duration(a.End - max(q, a.Start))
-					}
-				}
-			}
-			crit = max(crit, overlap(syncs, a.Span))
-			if a.Launch != trace.None && a.Kind == trace.Memcpy && (a.Src == trace.Pageable || a.Dst == trace.Pageable) {
-				// A copy from or to pageable memory is synchronous: its
-				// own launch call holds the host until it is done.
-				crit = max(crit, overlap([]trace.Span{t.APICalls[a.Launch].Span}, a.Span))
-			}
-			c.crit[g] = min(crit, dur)
-		}
+	for _, gs := range streamGroups(t.GPU) {
+		c.stream(t, gs, syncs, launched[t.GPU[gs.at(0)].Device])
 	}
 	return c
+}
+
+// streamGroup is one stream's GPU activities in start order: the
+// stretch [lo, hi) of the model, or, where the model is out of order,
+// the indexes idx.
+type streamGroup struct {
+	lo, hi int
+	idx    []int
+}
+
+// len returns the number of activities in the group.
+func (s streamGroup) len() int {
+	if s.idx != nil {
+		return len(s.idx)
+	}
+	return s.hi - s.lo
+}
+
+// at returns the group's n-th activity.
+func (s streamGroup) at(n int) int {
+	if s.idx != nil {
+		return s.idx[n]
+	}
+	return s.lo + n
+}
+
+// streamGroups returns each stream's activities in start order. The model
+// is sorted by device, stream, start, so each stream is a stretch of it;
+// only activities out of that order (built by hand) are grouped and
+// sorted by index lists, 8 to 16 bytes an activity (issue 27).
+func streamGroups(gpu []trace.GPUActivity) []streamGroup {
+	sorted := slices.IsSortedFunc(gpu, func(a, b trace.GPUActivity) int {
+		return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream), cmp.Compare(a.Start, b.Start))
+	})
+	var out []streamGroup
+	if sorted {
+		for lo := 0; lo < len(gpu); {
+			hi := lo + 1
+			for hi < len(gpu) && gpu[hi].Device == gpu[lo].Device && gpu[hi].Stream == gpu[lo].Stream {
+				hi++
+			}
+			out = append(out, streamGroup{lo: lo, hi: hi})
+			lo = hi
+		}
+		return out
+	}
+	type key struct{ dev, stream int32 }
+	streams := map[key][]int{}
+	for g := range gpu {
+		k := key{gpu[g].Device, gpu[g].Stream}
+		streams[k] = append(streams[k], g)
+	}
+	for _, gs := range streams {
+		slices.SortFunc(gs, func(a, b int) int { return cmp.Compare(gpu[a].Start, gpu[b].Start) })
+		out = append(out, streamGroup{idx: gs})
+	}
+	return out
+}
+
+// stream fills the critical time of one stream's activities gs, on a
+// device with launch records or not.
+func (c *CriticalFacts) stream(t *trace.Trace, gs streamGroup, syncs []trace.Span, launched bool) {
+	for n := range gs.len() {
+		g := gs.at(n)
+		a := &t.GPU[g]
+		if a.End <= a.Start {
+			continue
+		}
+		dur := trace.Duration(a.End - a.Start)
+		if !launched {
+			c.set(g, dur) // no launch records: nothing tells the host was late
+			continue
+		}
+		var crit trace.Duration
+		if n+1 < gs.len() {
+			next := &t.GPU[gs.at(n+1)]
+			if next.Start <= a.End+trace.Time(queuedSlack) && next.Launch != trace.None {
+				// Queued when its launch call returned, or when it
+				// started if that was earlier (clock alignment).
+				q := min(t.APICalls[next.Launch].End, next.Start)
+				if q < a.End {
+					crit = trace.Duration(a.End - max(q, a.Start))
+				}
+			}
+		}
+		crit = max(crit, overlap(syncs, a.Span))
+		if a.Launch != trace.None && a.Kind == trace.Memcpy && (a.Src == trace.Pageable || a.Dst == trace.Pageable) {
+			// A copy from or to pageable memory is synchronous: its
+			// own launch call holds the host until it is done.
+			crit = max(crit, overlap([]trace.Span{t.APICalls[a.Launch].Span}, a.Span))
+		}
+		c.set(g, min(crit, dur))
+	}
 }
 
 // criticalShares sums, over the steady-state steps' GPU activities, their

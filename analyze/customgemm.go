@@ -108,10 +108,10 @@ func (ix *index) launchSite(g int) string {
 	if l := ix.userLine(g); l != "" {
 		return l
 	}
-	if f := ix.frame[g]; f != -1 {
+	if f := ix.frameOf(g); f != -1 {
 		return ix.t.Frames[f].Name
 	}
-	if op := ix.op[g]; op != -1 {
+	if op := ix.opOf(g); op != -1 {
 		return ix.t.Ops[op].Name
 	}
 	return "an unknown call site"
@@ -160,7 +160,7 @@ func (k *Kernel) SteadyPerStep() (us, launches float64) {
 // GPU activity g, and how many; 0, 0 when g's op records no shapes or
 // none matches.
 func sameShapeLibrary(t *trace.Trace, ix *index, g int) (float64, int) {
-	op := ix.op[g]
+	op := ix.opOf(g)
 	if op == trace.None || t.Ops[op].InputDims == "" || t.Ops[op].InputDims == "[]" {
 		return 0, 0
 	}
@@ -168,7 +168,7 @@ func sameShapeLibrary(t *trace.Trace, ix *index, g int) (float64, int) {
 	var v []float64
 	for i := range t.GPU {
 		a := &t.GPU[i]
-		if o := ix.op[i]; o != trace.None && o != op && a.Kind == trace.Kernel && t.Ops[o].InputDims == dims &&
+		if o := ix.opOf(i); o != trace.None && o != op && a.Kind == trace.Kernel && t.Ops[o].InputDims == dims &&
 			LibraryKernel(a.Name) && gemmLikeName(a.Name) {
 			v = append(v, us(a.Dur()))
 		}

@@ -73,7 +73,7 @@ func customGEMMKernel(p *Pass, k *Kernel) (customKernel, bool) {
 		return customKernel{}, false
 	}
 	opName := ""
-	if op := ix.op[g]; op != -1 {
+	if op := ix.opOf(g); op != -1 {
 		opName = t.Ops[op].Name
 	}
 	byName := gemmLikeName(k.Name) || gemmLikeName(opName)

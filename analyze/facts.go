@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -89,7 +90,7 @@ var KernelCategories = &Analyzer{
 		"Without such evidence a bare-named kernel is custom (or what its name says: a naive_gemm is gemm-like) whatever API launched it: CuPy RawKernel, Numba, PyCUDA, C++ extensions and raw driver code launch through cuLaunchKernel too.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: make([]int32, len(t.GPU))}
+		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: nameIDs{small: make([]uint16, len(t.GPU))}}
 		byName := map[string]int32{}
 		catID := map[string]uint8{}
 		ev := newTritonEvidence(t)
@@ -102,7 +103,7 @@ var KernelCategories = &Analyzer{
 				c.names = append(c.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
 					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
 			}
-			c.nameOf[i] = id
+			c.nameOf.set(i, id)
 			cat := categoryOf(t, i, c.names[id].cat, &ev)
 			k, ok := catID[cat]
 			if !ok {
@@ -124,8 +125,40 @@ type CategoryFacts struct {
 	// names what each distinct name alone says.
 	cat      []uint8
 	catNames []string
-	nameOf   []int32
+	nameOf   nameIDs
 	names    []nameInfo
+}
+
+// nameIDs holds each GPU activity's kernel name id: in 2 bytes while the
+// trace has at most 65,536 distinct names (all but a pathological one),
+// else in 4 (issue 27: the facts are kept compact).
+type nameIDs struct {
+	small []uint16
+	large []int32
+}
+
+// set records activity g's name id.
+func (n *nameIDs) set(g int, id int32) {
+	if n.large == nil && id <= math.MaxUint16 {
+		n.small[g] = uint16(id)
+		return
+	}
+	if n.large == nil {
+		n.large = make([]int32, len(n.small))
+		for i, v := range n.small {
+			n.large[i] = int32(v)
+		}
+		n.small = nil
+	}
+	n.large[g] = id
+}
+
+// at returns activity g's name id.
+func (n *nameIDs) at(g int) int32 {
+	if n.large != nil {
+		return n.large[g]
+	}
+	return int32(n.small[g])
 }
 
 // Of returns GPU activity g's category.
@@ -141,7 +174,7 @@ type nameInfo struct {
 }
 
 // info returns what GPU activity g's name tells.
-func (c *CategoryFacts) info(g int) *nameInfo { return &c.names[c.nameOf[g]] }
+func (c *CategoryFacts) info(g int) *nameInfo { return &c.names[c.nameOf.at(g)] }
 
 // Attribution links each GPU activity to the framework op that launched it
 // and the Python frame around the launch, and resolves the user's source
@@ -150,30 +183,41 @@ var Attribution = &Analyzer{
 	Name: "attribution",
 	Doc:  "Links each GPU activity to the innermost framework op around its launch and the innermost Python frame, and finds the user's source line above it (library frames skipped).",
 	Fact: func(p *Pass) (any, error) {
-		t := p.Trace
-		a := &AttributionFacts{t: t, op: make([]trace.Index, len(t.GPU)), frame: make([]trace.Index, len(t.GPU)),
-			users: NewUserFrames(t)}
-		for i := range t.GPU {
-			a.op[i] = t.LaunchOp(trace.Index(i))
-			a.frame[i] = t.LaunchFrame(trace.Index(i))
-		}
-		return a, nil
+		return &AttributionFacts{t: p.Trace, users: NewUserFrames(p.Trace)}, nil
 	},
 }
 
 // AttributionFacts is the result of Attribution.
 type AttributionFacts struct {
+	// t is the model, which links each GPU activity to its launch call
+	// and the call to its op and frame: read there (opOf, frameOf), not
+	// copied into two indexes per activity (8 bytes an activity for as
+	// long as the facts live, issue 27).
 	t *trace.Trace
-	// op and frame are per GPU activity: the op that launched it and the
-	// innermost Python frame around the launch.
-	op    []trace.Index
-	frame []trace.Index
 	// users finds the user's frame above a launch's frame.
 	users *UserFrames
 }
 
 // Op returns the framework op that launched GPU activity g, or trace.None.
-func (a *AttributionFacts) Op(g int) trace.Index { return a.op[g] }
+func (a *AttributionFacts) Op(g int) trace.Index { return a.opOf(g) }
+
+// opOf returns the framework op that launched GPU activity g, or
+// trace.None.
+func (a *AttributionFacts) opOf(g int) trace.Index {
+	if l := a.t.GPU[g].Launch; l != trace.None {
+		return a.t.APICalls[l].Op
+	}
+	return trace.None
+}
+
+// frameOf returns the innermost Python frame around GPU activity g's
+// launch, or trace.None.
+func (a *AttributionFacts) frameOf(g int) trace.Index {
+	if l := a.t.GPU[g].Launch; l != trace.None {
+		return a.t.APICalls[l].Frame
+	}
+	return trace.None
+}
 
 // UserLine returns the user's source line ("model.py(42): forward") around
 // GPU activity g's launch, or "".
@@ -240,35 +284,19 @@ func (b *BusyFacts) IdleGaps(dev int32, from, to trace.Time) []trace.Span {
 	return b.idleGaps(dev, from, to)
 }
 
-// newBusy merges GPU intervals per device. GPU is sorted by (device,
-// stream, start), so each device's activities are one contiguous run.
+// newBusy merges GPU intervals per device, from the activities where
+// they lie (mergeRuns).
 func newBusy(t *trace.Trace) *BusyFacts {
 	b := &BusyFacts{busy: map[int32][]interval.Bounds{}}
-	// Merged as trace.Spans (interval.Union), kept as Bounds: half the
-	// memory for as long as the facts live.
-	all := map[int32][]trace.Span{}
-	for lo := 0; lo < len(t.GPU); {
-		dev := t.GPU[lo].Device
-		hi := lo
-		for hi < len(t.GPU) && t.GPU[hi].Device == dev {
-			hi++
+	for dev, runs := range deviceRuns(t.GPU) {
+		n := 0
+		for _, r := range runs {
+			n += r.hi - r.lo
 		}
-		// Sized once: appending a device's million spans one by one
-		// left up to twice their size in garbage behind (issue 27).
-		spans := slices.Grow(all[dev], hi-lo)
-		for i := lo; i < hi; i++ {
-			spans = append(spans, trace.Span{Start: t.GPU[i].Start, End: t.GPU[i].End})
-		}
-		all[dev] = spans
+		b.busy[dev] = unionRuns(t.GPU, runs, nil, n)
 		b.devices = append(b.devices, dev)
-		lo = hi
 	}
 	slices.Sort(b.devices)
-	b.devices = slices.Compact(b.devices)
-	for dev, spans := range all {
-		b.busy[dev] = interval.BoundsOf(unionSpans(spans))
-		delete(all, dev)
-	}
 	return b
 }
 

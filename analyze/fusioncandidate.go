@@ -85,7 +85,7 @@ func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost
 			if i == 0 {
 				continue
 			}
-			op := &t.Ops[ix.op[g]]
+			op := &t.Ops[ix.opOf(g)]
 			k := [2]string{op.InputDims, op.InputTypes}
 			b, ok := sizes[k]
 			if !ok {

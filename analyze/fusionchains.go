@@ -30,7 +30,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 			// Key the chain by its kernel name ids, not the (long) names.
 			key = key[:0]
 			for _, g := range run {
-				id := ix.nameOf[g]
+				id := ix.nameOf.at(g)
 				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
 			}
 			k := string(key)
@@ -50,12 +50,12 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 		if len(run) > 0 {
 			prev := &t.GPU[run[len(run)-1]]
 			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
-				ix.userFrameOf(ix.frame[run[0]]) != ix.userFrameOf(ix.frame[g]) ||
+				ix.userFrameOf(ix.frameOf(run[0])) != ix.userFrameOf(ix.frameOf(g)) ||
 				!ix.sameTensor(run[len(run)-1], g) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.op[g] == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
+		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
 			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
 			// The optimizer's kernels are optimizer-step's business: its
 			// fix is fused=True, not fusing by hand.
@@ -83,7 +83,7 @@ func (ix *index) gemmOps() map[trace.Index]bool {
 		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
 			continue
 		}
-		for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+		for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
 			if frameworkOp(t.Ops[op].Name) {
 				marked[op] = true
 			}
@@ -112,7 +112,7 @@ func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
 	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
 		return true
 	}
-	for op := ix.op[g]; op != trace.None; op = t.Ops[op].Parent {
+	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
 		n := t.Ops[op].Name
 		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
 			return true
@@ -138,7 +138,7 @@ func communicationOp(name string) bool {
 // nodes are checked; unknown shapes (no record_shapes) never break a chain.
 func (ix *index) sameTensor(a, b int) bool {
 	t := ix.t
-	oa, ob := ix.op[a], ix.op[b]
+	oa, ob := ix.opOf(a), ix.opOf(b)
 	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
 		return true
 	}
@@ -164,7 +164,7 @@ func firstDims(dims string) string {
 // of its launch path, without the aten:: prefix ("repeat_interleave", not
 // the copy_ it calls).
 func (ix *index) opLabel(g int) string {
-	op := ix.op[g]
+	op := ix.opOf(g)
 	if op == trace.None {
 		return ""
 	}

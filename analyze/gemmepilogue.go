@@ -65,10 +65,10 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 		var ops []string
 		for n := g + 1; n < len(t.GPU) && len(ops) < 2; n++ {
 			b := &t.GPU[n]
-			if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.op[n] == trace.None || ix.compiled(n) {
+			if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.opOf(n) == trace.None || ix.compiled(n) {
 				break
 			}
-			o := &t.Ops[ix.op[n]]
+			o := &t.Ops[ix.opOf(n)]
 			name := o.Name
 			if !epilogueOp(o) || len(ops) == 1 && !strings.HasPrefix(ops[0], "aten::add") {
 				// Only bias add → activation chains continue.

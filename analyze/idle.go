@@ -136,12 +136,14 @@ func longIdleGaps(p *Pass) ([]idleGap, []float64) {
 		first = 1
 	}
 	var gaps []idleGap
+	var buf []trace.Span
 	perStep := make([]float64, 0, len(t.Steps)-first)
 	for si := first; si < len(t.Steps); si++ {
 		st := t.Steps[si]
 		var long trace.Duration
 		for _, dev := range ix.devices {
-			gs := ix.idleGaps(dev, st.Start, st.End)
+			buf = ix.appendIdleGaps(buf[:0], dev, st.Start, st.End)
+			gs := buf
 			if st.Synthetic && len(gs) > 0 {
 				// Without step markers the step is the whole trace: its
 				// leading and trailing gaps are the profiler starting and

@@ -60,7 +60,7 @@ func runLayoutConversion(p *Pass) ([]Finding, error) {
 		// aten::contiguous (what .contiguous() and
 		// .contiguous(memory_format=...) record) makes a permuted tensor
 		// dense again.
-		opName, byOp := "aten::contiguous", ix.opNamed(ix.op[g], "aten::contiguous") != trace.None
+		opName, byOp := "aten::contiguous", ix.opNamed(ix.opOf(g), "aten::contiguous") != trace.None
 		if !isLayout && !byOp {
 			continue
 		}

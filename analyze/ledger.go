@@ -199,13 +199,16 @@ func (ix *index) ledgers(r *Result, works []stepWork) {
 	li := ix.newLedgerIndex(windows)
 	done()
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
-	// Each step's ledger reads only its own window's intervals.
+	// Each step's ledger reads only its own window's intervals; a chunk
+	// of steps reuses one scratch from step to step.
 	inChunks(len(t.Steps), func(lo, hi int) {
-		var scratch []byte
+		var sc ledgerScratch
 		for i := lo; i < hi; i++ {
-			var segs map[string][]trace.Span
-			r.Steps[i].Ledger, segs = ix.stepLedger(li, works[i].own, i)
-			r.ledgerSegs[i] = encodeSegs(segs, &scratch)
+			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc)
+			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
+			// The step's host intervals are spent: dropped as the
+			// steps go, not all held to the end.
+			li.host[i] = nil
 		}
 	})
 	r.StepStats.SteadyLedger = steadyLedger(r)
@@ -279,13 +282,12 @@ func savingLines(from string) []string {
 	return []string{}
 }
 
-// intersectSpans returns the parts of sorted disjoint spans a that sorted
-// disjoint spans b cover.
-func intersectSpans(a, b []trace.Span) []trace.Span {
-	var out []trace.Span
+// appendIntersect appends the parts of sorted disjoint spans a that
+// sorted disjoint spans b cover to dst.
+func appendIntersect(dst, a, b []trace.Span) []trace.Span {
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		if lo, hi := max(a[i].Start, b[j].Start), min(a[i].End, b[j].End); hi > lo {
-			out = append(out, trace.Span{Start: lo, End: hi})
+			dst = append(dst, trace.Span{Start: lo, End: hi})
 		}
 		if a[i].End < b[j].End {
 			i++
@@ -293,5 +295,5 @@ func intersectSpans(a, b []trace.Span) []trace.Span {
 			j++
 		}
 	}
-	return out
+	return dst
 }

@@ -23,8 +23,10 @@ type ledgerIndex struct {
 	order []int
 	reach []trace.Time
 	// host holds, per window and host source, the parts of the source's
-	// intervals inside the window (not yet merged).
-	host [][nSources][]trace.Span
+	// intervals inside the window (not yet merged); nil for a window
+	// without any, so a trace without host events holds 8 bytes a step,
+	// not 13 slices (31 MB at 100 k steps, issue 27).
+	host []*[nSources][]trace.Span
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began; peerWait
 	// is Config.PeerWait. Each is sorted and disjoint.
@@ -43,7 +45,7 @@ func keepsEnclosing(src ledgerSource) bool {
 
 func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 	t := ix.t
-	li := &ledgerIndex{win: windows, host: make([][nSources][]trace.Span, len(windows))}
+	li := &ledgerIndex{win: windows, host: make([]*[nSources][]trace.Span, len(windows))}
 	li.order = make([]int, len(windows))
 	for i := range li.order {
 		li.order[i] = i
@@ -139,12 +141,12 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 		})
 		return
 	}
-	tables := make([][][nSources][]trace.Span, workers)
+	tables := make([][]*[nSources][]trace.Span, workers)
 	var wg sync.WaitGroup
 	for k := range tables {
 		tables[k] = li.host
 		if k > 0 {
-			tables[k] = make([][nSources][]trace.Span, n)
+			tables[k] = make([]*[nSources][]trace.Span, n)
 		}
 		wg.Go(func() {
 			all(&hostFiler{li: li, host: tables[k], lo: 0, hi: n, from: li.win[li.order[0]].Start, to: li.reach[n-1], part: k, parts: workers})
@@ -152,8 +154,14 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 	}
 	wg.Wait()
 	for _, table := range tables[1:] {
-		for wi := range table {
-			for src, spans := range table[wi] {
+		for wi, h := range table {
+			if h == nil {
+				continue
+			}
+			if li.host[wi] == nil {
+				li.host[wi] = new([nSources][]trace.Span)
+			}
+			for src, spans := range h {
 				li.host[wi][src] = append(li.host[wi][src], spans...)
 			}
 		}
@@ -165,7 +173,7 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 // at most to, taking part of every parts of each family's intervals.
 type hostFiler struct {
 	li          *ledgerIndex
-	host        [][nSources][]trace.Span
+	host        []*[nSources][]trace.Span
 	lo, hi      int
 	from, to    trace.Time
 	part, parts int
@@ -208,6 +216,9 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 		part := trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
 			continue
+		}
+		if f.host[wi] == nil {
+			f.host[wi] = new([nSources][]trace.Span)
 		}
 		f.host[wi][src] = append(f.host[wi][src], part)
 	}
@@ -307,11 +318,14 @@ func frameSource(name string) ledgerSource {
 }
 
 // stepLedger splits window i (step i's) into its lines, returning each
-// line's time and its intervals.
-func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]LedgerEntry, map[string][]trace.Span) {
+// line's time; each line's intervals are left in sc.segs.
+func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledgerScratch) []LedgerEntry {
 	t := ix.t
 	w := li.win[i]
-	var sets [nSources][]trace.Span
+	sets := &sc.sets
+	for s := range sets {
+		sets[s] = sets[s][:0]
+	}
 	for _, g := range own {
 		a := &t.GPU[g]
 		if a.End <= a.Start {
@@ -333,68 +347,113 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int) ([]Ledger
 	}
 	// Waiting is the step's own communication kernels' spin: the part of
 	// them inside the peer-wait intervals.
-	sets[srcPeerWait] = intersectSpans(sets[srcComm], inWindow(li.peerWait, w))
-	sets[srcOther] = inWindow(li.other, w)
-	sets[srcBefore] = inWindow(li.before, w)
-	for s := srcSync; s < nSources; s++ {
-		sets[s] = unionSpans(li.host[i][s])
+	sc.win = appendInWindow(sc.win[:0], li.peerWait, w)
+	sets[srcPeerWait] = appendIntersect(sets[srcPeerWait], sets[srcComm], sc.win)
+	sets[srcOther] = appendInWindow(sets[srcOther], li.other, w)
+	sets[srcBefore] = appendInWindow(sets[srcBefore], li.before, w)
+	host := li.host[i]
+	if host == nil {
+		host = &sc.noHost
 	}
-	return splitLedger(sets, w)
+	for s := srcSync; s < nSources; s++ {
+		// The host's intervals are merged where they lie (li's, kept
+		// for this step alone), not copied into sets' storage.
+		host[s] = unionSpans(host[s])
+	}
+	return splitLedger(sets, host, w, sc)
 }
 
-// inWindow returns the parts of sorted, disjoint spans inside w, found by
-// binary search (a fresh slice: spans is shared between steps).
-func inWindow(spans []interval.Bounds, w trace.Span) []trace.Span {
+// ledgerScratch is the storage stepLedger reuses from step to step: a
+// step's interval sets are garbage once its ledger is encoded, and made
+// afresh per step they were 450 MB of allocation at 1 M kernels, garbage
+// the collector chased under the analysis's soft limit (issue 27).
+type ledgerScratch struct {
+	// sets holds the GPU sources' intervals (the host sources' are the
+	// ledger index's own); segs each line's intervals, in
+	// ledgerLineOrder; left and next what splitLedger has not yet
+	// assigned; win a window's peer-wait intervals; enc the encoding;
+	// noHost the host intervals of a window without any.
+	sets       [nSources][]trace.Span
+	noHost     [nSources][]trace.Span
+	segs       [nLedgerLines][]trace.Span
+	left, next []trace.Span
+	win        []trace.Span
+	enc        []byte
+}
+
+// appendInWindow appends the parts of sorted, disjoint spans inside w,
+// found by binary search, to dst.
+func appendInWindow(dst []trace.Span, spans []interval.Bounds, w trace.Span) []trace.Span {
 	lo, _ := slices.BinarySearchFunc(spans, w.Start, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at+1) })
-	var out []trace.Span
 	for _, s := range spans[lo:] {
 		if s.Start >= w.End {
 			break
 		}
 		if p := (trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}); p.End > p.Start {
-			out = append(out, p)
+			dst = append(dst, p)
 		}
 	}
-	return out
+	return dst
 }
+
+// sourceLineIndex is, per ledger source, its line's position in
+// ledgerLineOrder.
+var sourceLineIndex = func() (k [nSources]int) {
+	for s, line := range sourceLine {
+		k[s] = slices.Index(ledgerLineOrder, line)
+	}
+	return k
+}()
+
+// lineIdle is LineIdle's position in ledgerLineOrder.
+var lineIdle = slices.Index(ledgerLineOrder, LineIdle)
 
 // splitLedger puts every instant of w in the first source, in priority
 // order, whose sorted disjoint intervals cover it (LineIdle when none
 // does): what is left of the window loses each source's intervals in
-// turn, one linear merge per source.
-func splitLedger(sets [nSources][]trace.Span, w trace.Span) ([]LedgerEntry, map[string][]trace.Span) {
-	left := []trace.Span{w}
-	segs := map[string][]trace.Span{}
+// turn, one linear merge per source. The GPU sources' intervals are in
+// sets, the host's in host; each line's intervals are left in sc.segs.
+func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScratch) []LedgerEntry {
+	for k := range sc.segs {
+		sc.segs[k] = sc.segs[k][:0]
+	}
+	left, next := append(sc.left[:0], w), sc.next
 	for s := range sets {
-		if len(sets[s]) == 0 || len(left) == 0 {
+		set := sets[s]
+		if s >= int(srcSync) {
+			set = host[s]
+		}
+		if len(set) == 0 || len(left) == 0 {
 			continue
 		}
-		if mine := intersectSpans(left, sets[s]); len(mine) > 0 {
-			line := sourceLine[s]
-			segs[line] = append(segs[line], mine...)
-			left = subtractSpans(left, sets[s])
+		k := sourceLineIndex[s]
+		n := len(sc.segs[k])
+		if sc.segs[k] = appendIntersect(sc.segs[k], left, set); len(sc.segs[k]) > n {
+			next = appendSubtract(next[:0], left, set)
+			left, next = next, left
 		}
 	}
-	if len(left) > 0 {
-		segs[LineIdle] = left
-	}
-	out := make([]LedgerEntry, 0, len(LedgerLines()))
-	for _, line := range LedgerLines() {
-		v := segs[line]
+	sc.segs[lineIdle] = append(sc.segs[lineIdle], left...)
+	sc.left, sc.next = left, next
+	out := make([]LedgerEntry, 0, nLedgerLines)
+	for k, line := range ledgerLineOrder {
+		v := sc.segs[k]
 		if len(v) > 1 {
 			// Two sources of one line (compilation on the host and its
 			// autotuning on the GPU) or adjacent parts: one sorted union.
 			v = unionSpans(v)
-			segs[line] = v
+			sc.segs[k] = v
 		}
 		out = append(out, LedgerEntry{Line: line, Us: us(spansDuration(v))})
 	}
-	return out, segs
+	return out
 }
 
 // subtractSpans returns a less b, both sorted and disjoint.
-func subtractSpans(a, b []trace.Span) []trace.Span {
-	var out []trace.Span
+func subtractSpans(a, b []trace.Span) []trace.Span { return appendSubtract(nil, a, b) }
+
+// appendSubtract appends a less b, both sorted and disjoint, to dst.
+func appendSubtract(dst, a, b []trace.Span) []trace.Span {
 	j := 0
 	for _, s := range a {
 		for j < len(b) && b[j].End <= s.Start {
@@ -403,13 +462,13 @@ func subtractSpans(a, b []trace.Span) []trace.Span {
 		cur := s.Start
 		for k := j; k < len(b) && b[k].Start < s.End; k++ {
 			if b[k].Start > cur {
-				out = append(out, trace.Span{Start: cur, End: b[k].Start})
+				dst = append(dst, trace.Span{Start: cur, End: b[k].Start})
 			}
 			cur = max(cur, b[k].End)
 		}
 		if cur < s.End {
-			out = append(out, trace.Span{Start: cur, End: s.End})
+			dst = append(dst, trace.Span{Start: cur, End: s.End})
 		}
 	}
-	return out
+	return dst
 }

@@ -28,16 +28,16 @@ type stepSegs struct {
 	end [nLedgerLines]uint32
 }
 
-// encodeSegs packs each line's sorted, disjoint intervals, in
-// ledgerLineOrder, into one stepSegs. It encodes into *scratch (reused
+// encodeSegs packs each line's sorted, disjoint intervals (segs[k] are
+// line ledgerLineOrder[k]'s) into one stepSegs. It encodes into *scratch (reused
 // from step to step) and keeps an exact copy, so no step holds spare
 // capacity.
-func encodeSegs(segs map[string][]trace.Span, scratch *[]byte) stepSegs {
+func encodeSegs(segs *[nLedgerLines][]trace.Span, scratch *[]byte) stepSegs {
 	var s stepSegs
 	b := (*scratch)[:0]
-	for k, line := range ledgerLineOrder {
+	for k := range ledgerLineOrder {
 		prev := trace.Time(0)
-		for _, sp := range segs[line] {
+		for _, sp := range segs[k] {
 			b = binary.AppendVarint(b, int64(sp.Start-prev))
 			b = binary.AppendVarint(b, int64(sp.End-sp.Start))
 			prev = sp.End

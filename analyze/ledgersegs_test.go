@@ -15,8 +15,12 @@ func TestStepSegsRoundTrip(t *testing.T) {
 		LineIdle:       {{Start: 3, End: 4}},
 		LineLaunch:     {{Start: 100, End: 90}},
 	}
+	var segs [nLedgerLines][]trace.Span
+	for k, line := range ledgerLineOrder {
+		segs[k] = in[line]
+	}
 	var scratch []byte
-	s := encodeSegs(in, &scratch)
+	s := encodeSegs(&segs, &scratch)
 	for _, line := range LedgerLines() {
 		if got := s.line(line); !slices.Equal(got, in[line]) || (got == nil) != (in[line] == nil) {
 			t.Errorf("%s: got %v, want %v", line, got, in[line])

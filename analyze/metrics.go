@@ -86,7 +86,7 @@ func (ix *index) kernelRowOf(row KernelStat) Kernel {
 		if k.Category == "" || k.Category == CategoryCustom {
 			k.Category = ix.category(int(g))
 		}
-		if op := ix.op[g]; op != trace.None {
+		if op := ix.opOf(int(g)); op != trace.None {
 			ops[t.Ops[op].Name]++
 		}
 		if l := ix.userLine(int(g)); l != "" {
@@ -352,7 +352,20 @@ func median(v []float64) float64 { return stats.Median(v) }
 func (ix *index) launches(r *Result) {
 	t := ix.t
 	ls := &r.Launches
-	var api, queue, kdur []trace.Duration
+	// Sized once (counted first): appended one by one, a million
+	// kernels' durations left twice their size in garbage (issue 27).
+	nAPI, nKernels := 0, 0
+	for i := range t.APICalls {
+		if t.APICalls[i].FirstGPU != trace.None {
+			nAPI++
+		}
+	}
+	for i := range t.GPU {
+		if t.GPU[i].Kind == trace.Kernel {
+			nKernels++
+		}
+	}
+	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		if isSyncCall(c.Name) {

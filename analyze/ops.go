@@ -46,7 +46,7 @@ func (ix *index) ops() []OpStat {
 	}
 	var path []string
 	for g := range t.GPU {
-		op := ix.op[g]
+		op := ix.opOf(g)
 		if op == trace.None {
 			continue
 		}

@@ -180,7 +180,7 @@ func (ix *index) optimizerImpl() (foreachOps, kernels int, fused bool) {
 		if t.GPU[g].Kind == trace.Kernel && ix.gpuStep[g] >= 0 {
 			kernels++
 		}
-		for cur := ix.op[g]; cur != trace.None; cur = t.Ops[cur].Parent {
+		for cur := ix.opOf(g); cur != trace.None; cur = t.Ops[cur].Parent {
 			if fusedOptimizer(t.Ops[cur].Name) {
 				return 0, 0, true
 			}

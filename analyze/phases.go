@@ -57,7 +57,7 @@ func optimizerRange(name string) bool {
 
 // phases returns the phase of every GPU activity of t, classified once
 // per launching op.
-func phases(t *trace.Trace, launchOp []trace.Index) []phase {
+func phases(t *trace.Trace, attr *AttributionFacts) []phase {
 	out := make([]phase, len(t.GPU))
 	opt := threadSpans{}
 	for i := range t.Annotations {
@@ -82,7 +82,7 @@ func phases(t *trace.Trace, launchOp []trace.Index) []phase {
 		return v
 	}
 	for g := range t.GPU {
-		if op := launchOp[g]; op != trace.None && isBwd(op) {
+		if op := attr.opOf(g); op != trace.None && isBwd(op) {
 			out[g] = backward
 			continue
 		}
@@ -208,8 +208,7 @@ var Phases = &Analyzer{
 	Requires: []*Analyzer{Attribution, KernelCategories},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		// phases only reads the launching ops: Attribution's, not a copy.
-		return &PhaseFacts{phase: phases(t, p.ix.AttributionFacts.op), autotune: AutotuneLaunches(t), comm: splitBusy(t, p.ix.CategoryFacts)}, nil
+		return &PhaseFacts{phase: phases(t, p.ix.AttributionFacts), autotune: AutotuneLaunches(t), comm: splitBusy(t, p.ix.CategoryFacts)}, nil
 	},
 }
 

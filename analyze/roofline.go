@@ -101,7 +101,7 @@ func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
 			// bias add, which must not dilute its rate.
 			continue
 		}
-		op := ix.op[g]
+		op := ix.opOf(g)
 		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
 			if flopOp(t.Ops[cur].Name) {
 				op = cur
@@ -231,7 +231,7 @@ func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep ma
 		if a.Kind != trace.Kernel || ix.info(g).library || !ix.info(g).gemmLike {
 			continue
 		}
-		if _, ok := calls[ix.op[g]]; ok {
+		if _, ok := calls[ix.opOf(g)]; ok {
 			continue
 		}
 		shapes := shapesInStep[ix.gpuStep[g]]

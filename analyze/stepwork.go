@@ -43,17 +43,24 @@ func (ix *index) stepWorks(device string) []stepWork {
 	fastest := maxSpeedup(PeakFor(device))
 	ws := make([]stepWork, len(t.Steps))
 	per := ix.stepActivities()
+	sc := newWorkScratch(ix.devices)
 	for i, st := range t.Steps {
 		w := &ws[i]
 		w.own = per[i]
 		w.window = trace.Span{Start: st.Start, End: st.End}
-		byDev := map[int32][]trace.Span{}
+		sc.reset()
 		for _, g := range per[i] {
 			a := &t.GPU[g]
 			if a.End <= a.Start {
 				continue
 			}
-			byDev[a.Device] = append(byDev[a.Device], trace.Span{Start: a.Start, End: a.End})
+			d := sc.dev(a.Device)
+			sc.byDev[d] = append(sc.byDev[d], trace.Span{Start: a.Start, End: a.End})
+			if ix.category(int(g)) == CategoryCommunication {
+				sc.comm[d] = append(sc.comm[d], a.Span)
+			} else {
+				sc.comp[d] = append(sc.comp[d], a.Span)
+			}
 			if !w.has || a.Start < w.first {
 				w.first = a.Start
 			}
@@ -73,41 +80,78 @@ func (ix *index) stepWorks(device string) []stepWork {
 			w.window = trace.Span{Start: st.Start + d, End: w.last}
 		}
 		w.spanDuration = trace.Duration(w.window.End - w.window.Start)
-		for _, g := range per[i] {
-			if a := &t.GPU[g]; a.Kind == trace.Kernel {
-				clip := trace.Span{Start: max(a.Start, w.window.Start), End: min(a.End, w.window.End)}
-				d := clip.Dur()
-				if ix.category(int(g)) == CategoryCommunication {
-					// A collective spinning for a later rank is waiting
-					// (spinAsWaiting), not work that remains.
-					d -= ix.peerWaitIn(clip)
-				}
-				if d > 0 {
-					w.irreducible = max(w.irreducible, us(d)/kernelSpeedup(ix.category(int(g)), fastest))
-				}
-			}
+		w.irreducible = ix.irreducible(per[i], w.window, fastest)
+		for d := range sc.comp {
+			w.computeUs += us(spansDuration(clipSpans(unionSpans(sc.comp[d]), w.window)))
+			w.commUs += us(spansDuration(clipSpans(unionSpans(sc.comm[d]), w.window)))
 		}
-		comp, comm := map[int32][]trace.Span{}, map[int32][]trace.Span{}
-		for _, g := range per[i] {
-			a := &t.GPU[g]
-			if a.End <= a.Start {
-				continue
-			}
-			if ix.category(int(g)) == CategoryCommunication {
-				comm[a.Device] = append(comm[a.Device], a.Span)
-			} else {
-				comp[a.Device] = append(comp[a.Device], a.Span)
-			}
-		}
-		for _, spans := range comp {
-			w.computeUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
-		}
-		for _, spans := range comm {
-			w.commUs += us(spansDuration(clipSpans(unionSpans(spans), w.window)))
-		}
-		ix.measureBusy(w, byDev)
+		ix.measureBusy(w, sc.byDev)
 	}
 	return ws
+}
+
+// irreducible is the GPU work (µs) of activities own that no fix
+// removes: the largest kernel's time inside window at the most a fix
+// speeds it up (fastest for a tensor-core kernel).
+func (ix *index) irreducible(own []trace.Index, window trace.Span, fastest float64) float64 {
+	t := ix.t
+	var most float64
+	for _, g := range own {
+		if a := &t.GPU[g]; a.Kind == trace.Kernel {
+			clip := trace.Span{Start: max(a.Start, window.Start), End: min(a.End, window.End)}
+			d := clip.Dur()
+			if ix.category(int(g)) == CategoryCommunication {
+				// A collective spinning for a later rank is waiting
+				// (spinAsWaiting), not work that remains.
+				d -= ix.peerWaitIn(clip)
+			}
+			if d > 0 {
+				most = max(most, us(d)/kernelSpeedup(ix.category(int(g)), fastest))
+			}
+		}
+	}
+	return most
+}
+
+// workScratch is the storage stepWorks reuses from step to step: each
+// step's work per device, all of it and its compute and communication
+// parts, indexed by the device's position in the index's devices. A
+// step's intervals are garbage once its figures are summed, and made
+// afresh per step they were 290 MB of allocation at 1 M kernels, garbage
+// the collector chased under the analysis's soft limit (issue 27).
+type workScratch struct {
+	pos               map[int32]int
+	lastDev           int32
+	lastPos           int
+	byDev, comp, comm [][]trace.Span
+}
+
+// newWorkScratch returns the scratch of a trace whose devices are devs.
+func newWorkScratch(devs []int32) *workScratch {
+	sc := &workScratch{pos: make(map[int32]int, len(devs)), lastPos: -1}
+	for i, d := range devs {
+		sc.pos[d] = i
+	}
+	sc.byDev = make([][]trace.Span, len(devs))
+	sc.comp = make([][]trace.Span, len(devs))
+	sc.comm = make([][]trace.Span, len(devs))
+	return sc
+}
+
+// reset empties every device's intervals, keeping their storage.
+func (sc *workScratch) reset() {
+	for d := range sc.byDev {
+		sc.byDev[d], sc.comp[d], sc.comm[d] = sc.byDev[d][:0], sc.comp[d][:0], sc.comm[d][:0]
+	}
+}
+
+// dev returns device id's position (a step's activities run mostly on
+// one device: the last answer is kept).
+func (sc *workScratch) dev(id int32) int {
+	if sc.lastPos < 0 || id != sc.lastDev {
+		sc.lastDev, sc.lastPos = id, sc.pos[id]
+	}
+	return sc.lastPos
 }
 
 // stepActivities returns, per step, the GPU activities the Steps fact
@@ -137,19 +181,33 @@ func (ix *index) stepActivities() [][]trace.Index {
 }
 
 // measureBusy fills w's busy and gap times from its work per device
-// (merged here, in place), summed in device order as the step's figures
-// always were.
-func (ix *index) measureBusy(w *stepWork, byDev map[int32][]trace.Span) {
-	for _, dev := range ix.devices {
-		busy := clipSpans(unionSpans(byDev[dev]), w.window)
+// (byDev, in the order of the index's devices; merged here, in place),
+// summed in device order as the step's figures always were.
+func (ix *index) measureBusy(w *stepWork, byDev [][]trace.Span) {
+	for d := range ix.devices {
+		busy := clipSpans(unionSpans(byDev[d]), w.window)
 		w.busyUs += us(spansDuration(busy))
-		for _, g := range gapsIn(busy, w.window) {
-			if g.Dur() < LaunchGap {
-				w.launchGapUs += us(g.Dur())
-			} else {
-				w.longGapUs += us(g.Dur())
+		// The gaps busy leaves in the window, the leading and trailing
+		// ones included, summed as they are found.
+		cur := w.window.Start
+		for _, s := range busy {
+			if s.Start > cur {
+				w.addGap(trace.Duration(s.Start - cur))
 			}
+			cur = max(cur, s.End)
 		}
+		if cur < w.window.End {
+			w.addGap(trace.Duration(w.window.End - cur))
+		}
+	}
+}
+
+// addGap counts an idle gap of length d as a launch gap or a long one.
+func (w *stepWork) addGap(d trace.Duration) {
+	if d < LaunchGap {
+		w.launchGapUs += us(d)
+	} else {
+		w.longGapUs += us(d)
 	}
 }
 
@@ -172,23 +230,6 @@ func spansDuration(spans []trace.Span) trace.Duration {
 		d += trace.Duration(s.End - s.Start)
 	}
 	return d
-}
-
-// gapsIn returns the parts of w that sorted disjoint spans inside w leave
-// uncovered, the leading and trailing ones included.
-func gapsIn(spans []trace.Span, w trace.Span) []trace.Span {
-	var gaps []trace.Span
-	cur := w.Start
-	for _, s := range spans {
-		if s.Start > cur {
-			gaps = append(gaps, trace.Span{Start: cur, End: s.Start})
-		}
-		cur = max(cur, s.End)
-	}
-	if cur < w.End {
-		gaps = append(gaps, trace.Span{Start: cur, End: w.End})
-	}
-	return gaps
 }
 
 // kernelSpeedup is the most a fix speeds up one kernel of category cat:

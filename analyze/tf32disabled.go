@@ -147,7 +147,7 @@ func tf32Fix(t *trace.Trace, where string) string {
 func (ix *index) launchedOutside(op string) map[string]bool {
 	out := map[string]bool{}
 	for g := range ix.t.GPU {
-		if name := ix.t.GPU[g].Name; !out[name] && ix.opNamed(ix.op[g], op) == trace.None {
+		if name := ix.t.GPU[g].Name; !out[name] && ix.opNamed(ix.opOf(g), op) == trace.None {
 			out[name] = true
 		}
 	}

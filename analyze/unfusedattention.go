@@ -52,8 +52,8 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 	var names, lines []string
 	var softmaxKernel string
 	for g := range t.GPU {
-		if t.GPU[g].Kind != trace.Kernel || !ix.opPathHas(ix.op[g], "aten::softmax", "aten::_softmax") ||
-			ix.opPathHas(ix.op[g], "aten::log_softmax", "aten::_log_softmax", sdpaMathOp) {
+		if t.GPU[g].Kind != trace.Kernel || !ix.opPathHas(ix.opOf(g), "aten::softmax", "aten::_softmax") ||
+			ix.opPathHas(ix.opOf(g), "aten::log_softmax", "aten::_log_softmax", sdpaMathOp) {
 			// scaled_dot_product_attention's math backend is already SDPA:
 			// attention-backend says which backend to run instead.
 			continue
@@ -125,7 +125,7 @@ func (ix *index) matmulsAround(g int) (before, after int) {
 	t := ix.t
 	isMatmul := func(g int) bool {
 		return t.GPU[g].Kind == trace.Kernel && (ix.category(g) == CategoryGEMM || ix.category(g) == CategoryGEMV) &&
-			ix.opPathHas(ix.op[g], "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
+			ix.opPathHas(ix.opOf(g), "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
 	}
 	sameStream := func(a, b int) bool {
 		return t.GPU[a].Device == t.GPU[b].Device && t.GPU[a].Stream == t.GPU[b].Stream

@@ -84,7 +84,7 @@ func (u *UserFrames) isUser(f trace.Index) bool {
 func (ix *index) userFuncs(gs []int) []string {
 	var out []string
 	for _, g := range gs {
-		f := ix.userFrameOf(ix.frame[g])
+		f := ix.userFrameOf(ix.frameOf(g))
 		if f == trace.None {
 			continue
 		}

@@ -16,6 +16,7 @@ package membudget
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -43,6 +44,10 @@ type Budget struct {
 	offset atomic.Int64
 	// rss reads the process's resident size; tests replace it.
 	rss func() int64
+	// limitSetAt is the collector's cycle count when the analysis's soft
+	// limit was last set (RelaxForAnalysis waits for collections under
+	// it); atomic, as the analysis's stages may check side by side.
+	limitSetAt atomic.Uint64
 }
 
 // New returns a budget of limit bytes (positive).
@@ -182,19 +187,31 @@ func heapEstimate() int64 {
 // model) the soft limit allows while a trace is analyzed and rendered.
 // Without a limit the collector let garbage take RSS to 3.7-4.4× `top`'s;
 // at 3 (when the facts of 1 M kernels peaked near 2.2 times the model's
-// heap) report took 2.6-2.9× `top`'s RSS. With the facts kept compact
-// (1.6× the model at their peak) 1.5 takes report on 1 M kernels to
-// 1.4× `top` (256 MB, the floor) and on 3 M to 1.1×, in the CPU time the
-// analysis took at 3 before the facts shrank (issue 27); a shape whose
-// analysis outgrows it raises the limit between stages
-// (RelaxForAnalysis) rather than have the collector run without pause.
+// heap) report took 2.6-2.9× `top`'s RSS. Report's peak RSS is about the
+// limit (the analysis allocates more than the room above its live heap),
+// so this sets its ratio to `top`: 1.5 of the model's heap measured by a
+// collection takes report to 1.23-1.38× `top` on 1 M to 10 M kernels,
+// whose analysis holds 1.3-1.35× the model at its peak, with a few
+// collections (issue 27); a shape whose analysis outgrows it
+// raises the limit between stages (RelaxForAnalysis) rather than have
+// the collector run without pause.
 const analysisHeadroom = 1.5
 
-// relaxAt and relaxTo are RelaxForAnalysis's rule: once the live heap
-// passes relaxAt of the soft limit, the limit becomes relaxTo times it.
+// relaxAt, relaxAfter and relaxTo are RelaxForAnalysis's rule: once the
+// live heap passes relaxAt of the soft limit and the collector has run
+// relaxAfter times under that limit, the limit becomes relaxTo times the
+// live heap: room for the collector to run every sixth of the heap, not
+// more. The live heap alone said nothing of the collector's work: the
+// analysis of 10 M kernels ends near 90 % of its limit in one to three
+// collections (more on a loaded machine, whose longer marking also
+// counts more of what is allocated meanwhile as live), and one
+// relaxation to 1.35× it took report to 1.76-1.83× `top`'s RSS (issue
+// 27); an analysis the limit really squeezes runs eight collections in
+// a fraction of its time.
 const (
-	relaxAt = 0.9
-	relaxTo = 1.35
+	relaxAt    = 0.9
+	relaxAfter = 8
+	relaxTo    = 1.2
 )
 
 // TightenForAnalysis lowers the Go runtime's soft memory limit, while a
@@ -205,29 +222,51 @@ const (
 // runtime caps the collector's CPU, so a bigger analysis slows rather
 // than fails. Process-wide: only main's budget calls it.
 func (b *Budget) TightenForAnalysis() {
+	// The heap the last collection found live is reading's, with what
+	// it held then (buffers, partial tables): 1.5-1.65 GB on the same
+	// 10 M kernels, so report's limit, and its RSS, varied with when
+	// that collection ran (1.38-1.52× top's). Collected now, the limit
+	// is set from the model alone, for 0.3 s of marking at 10 M.
+	runtime.GC()
 	live := liveHeap()
 	if live == 0 {
 		return
 	}
 	soft := max(int64(float64(live)*analysisHeadroom), 256<<20)
 	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
+	b.limitSetAt.Store(gcCycles())
 }
 
 // RelaxForAnalysis, called between the analysis's stages, raises the soft
 // limit TightenForAnalysis set once the heap live at the last collection
-// passes relaxAt of it, to relaxTo times that heap (never above the
+// passes relaxAt of it and the collector has run relaxAfter times since
+// the limit was set, to relaxTo times that heap (never above the
 // budget's soft limit, never lower than it was): an analysis larger than
-// half its model then keeps room for garbage, instead of the collector
-// marking the model again and again at its CPU cap. Process-wide, as
-// TightenForAnalysis.
+// its model and the limit's room keeps room for garbage, instead of the
+// collector marking the model again and again at its CPU cap.
+// Process-wide, as TightenForAnalysis.
 func (b *Budget) RelaxForAnalysis() {
 	live := liveHeap()
 	cur := debug.SetMemoryLimit(-1)
 	if live == 0 || float64(live) < float64(cur)*relaxAt {
 		return
 	}
+	cycles := gcCycles()
+	if set := b.limitSetAt.Load(); cycles < set+relaxAfter || !b.limitSetAt.CompareAndSwap(set, cycles) {
+		return // not yet working hard, or relaxed meanwhile by another stage
+	}
 	soft := min(int64(float64(live)*relaxTo), b.effective()*9/10)
 	debug.SetMemoryLimit(max(soft, cur))
+}
+
+// gcCycles returns the number of collections the runtime has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // liveHeap returns the heap the last collection found live, or 0 where

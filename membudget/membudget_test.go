@@ -90,7 +90,8 @@ func TestResidentBytes(t *testing.T) {
 }
 
 // TestRelaxForAnalysis: a soft limit the live heap nears is raised to
-// keep room above it (within the budget); one it is far below stays.
+// keep room above it (within the budget), once the collector has run
+// under it relaxAfter times; one it is far below stays.
 func TestRelaxForAnalysis(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(prev)
@@ -99,9 +100,22 @@ func TestRelaxForAnalysis(t *testing.T) {
 	runtime.GC()
 	live := liveHeap()
 	debug.SetMemoryLimit(live)
+	b.limitSetAt.Store(gcCycles())
+	b.RelaxForAnalysis()
+	if got := debug.SetMemoryLimit(-1); got != live {
+		t.Errorf("limit at the live heap relaxed to %d MB before any collection under it", got>>20)
+	}
+	for range relaxAfter {
+		runtime.GC()
+	}
+	live = liveHeap()
+	debug.SetMemoryLimit(live)
 	b.RelaxForAnalysis()
 	if got := debug.SetMemoryLimit(-1); got < int64(float64(live)*relaxTo) {
 		t.Errorf("limit at the live heap (%d MB) relaxed to %d MB, want %.2f× it", live>>20, got>>20, relaxTo)
+	}
+	for range relaxAfter {
+		runtime.GC()
 	}
 	debug.SetMemoryLimit(4 * live)
 	b.RelaxForAnalysis()

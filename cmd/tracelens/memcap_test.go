@@ -119,9 +119,11 @@ func TestMaxMemoryCapsTheProcess(t *testing.T) {
 // analysisOutgrows is the step interval (kernels) at which the analysis
 // of 400 k kernels outgrows 128 MB while their model fits: a step every
 // hundred kernels fits since the analysis keeps its per-kernel facts
-// compact (issue 27), so the budget tests put a step every ten, whose
-// per-step figures and ledger take the analysis past it.
-const analysisOutgrows = 10
+// compact (issue 27), and a step every ten since it reuses its per-step
+// storage (peak 1.13-1.15× the budget, exit 0), so the budget tests put
+// a step every seven, whose per-step figures and ledger take the
+// analysis past it.
+const analysisOutgrows = 7
 
 // writeStringBomb writes a .json.gz whose one kernel's name is n bytes
 // of 'a': one gzip member of 1 MiB of 'a' repeated (a multi-member gzip
@@ -210,13 +212,16 @@ func TestMaxMemoryTenMillionKernels(t *testing.T) {
 
 // TestReportRSSAgainstTop is issue 27's analysis-memory harness: the
 // peak RSS of report against top's on a kernel-dense trace (1 M kernels,
-// 160 MB; TRACELENS_KERNELS sets another count), both measured by the
-// kernel. The issue's target is 1.5×; it was 3.7× (782 MB against 204
-// MB), 2.8× (560 MB) with the analysis under a soft limit and its busy
-// intervals sized once, and is 1.4-1.45× (~260 MB) with the facts kept
-// compact and the limit at 1.5× the model. The test fails past 1.6×, a
-// regression guard with room for top's own variation. It runs only with
-// TRACELENS_BIG=1.
+// 148 MB; TRACELENS_KERNELS sets another count), both measured by the
+// kernel. The issue's target is 1.5×, and the test fails past it; it was
+// 3.7× (782 MB against 204 MB), 2.8× (560 MB) with the analysis under a
+// soft limit and its busy intervals sized once, 1.4-1.45× (~260 MB)
+// with the facts kept compact and the limit at 1.5× the model, but up to
+// 1.76-1.98× on 10 M kernels (its limit relaxed, later its analyzers
+// side by side); it is 1.23-1.38× on 1 M to 10 M kernels since the
+// analysis reuses its per-step storage, holds 1.3-1.35× the model at its
+// peak and its limit is set from the model measured by a collection. It
+// runs only with TRACELENS_BIG=1.
 func TestReportRSSAgainstTop(t *testing.T) {
 	if testing.Short() || os.Getenv("TRACELENS_BIG") == "" {
 		t.Skip("1 M kernels: set TRACELENS_BIG=1")
@@ -241,7 +246,7 @@ func TestReportRSSAgainstTop(t *testing.T) {
 	}
 	ratio := float64(rep) / float64(top)
 	t.Logf("%d kernels: top %d MB, report %d MB peak RSS (%.2f×; target 1.5×)", n, top>>20, rep>>20, ratio)
-	if ratio > 1.6 {
+	if ratio > 1.5 {
 		t.Errorf("report takes %.2f× top's RSS", ratio)
 	}
 }
