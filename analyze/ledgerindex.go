@@ -449,9 +449,6 @@ func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScr
 	return out
 }
 
-// subtractSpans returns a less b, both sorted and disjoint.
-func subtractSpans(a, b []trace.Span) []trace.Span { return appendSubtract(nil, a, b) }
-
 // appendSubtract appends a less b, both sorted and disjoint, to dst.
 func appendSubtract(dst, a, b []trace.Span) []trace.Span {
 	j := 0

@@ -42,29 +42,47 @@ func newProfilerClock(t *trace.Trace) *profilerClock {
 	if t.Meta.Framework != "PyTorch" {
 		return nil
 	}
-	c := &profilerClock{perOpUs: OverheadPerOpUs}
+	c := &profilerClock{perOpUs: OverheadPerOpUs, trace: t}
+	// Four independent sorts of up to millions of times, and the leaf
+	// work (every analyzer that prices an interval reads it), side by
+	// side: the clock is on the way of the analyzers that need it.
+	var wg sync.WaitGroup
+	wg.Go(func() { c.ops, c.loader = opStarts(t) })
+	wg.Go(func() { c.frames = sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start }) })
+	wg.Go(func() { c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At }) })
+	if len(t.Ops) > 0 {
+		wg.Go(func() {
+			w := newLeafWork(t)
+			c.work = &w
+		})
+	}
+	if slices.Contains(profilerOptions(t), "record_shapes") {
+		c.perOpUs += OverheadPerShapesOpUs
+	}
+	wg.Wait()
+	return c
+}
+
+// opStarts returns the sorted starts of the framework ops and host
+// ranges outside a DataLoader's loading ranges, and of those inside.
+func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
 	loading := loaderRanges(t)
+	ops = make([]trace.Time, 0, len(t.Ops)+len(t.Annotations))
 	for i := range t.Ops {
-		if at := t.Ops[i].Start; overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
-			c.loader = append(c.loader, at)
+		if at := t.Ops[i].Start; len(loading) > 0 && overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
+			loader = append(loader, at)
 		} else {
-			c.ops = append(c.ops, at)
+			ops = append(ops, at)
 		}
 	}
 	for i := range t.Annotations {
 		if !t.Annotations[i].GPU {
-			c.ops = append(c.ops, t.Annotations[i].Start)
+			ops = append(ops, t.Annotations[i].Start)
 		}
 	}
-	slices.Sort(c.ops)
-	slices.Sort(c.loader)
-	c.frames = sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start })
-	c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At })
-	if slices.Contains(profilerOptions(t), "record_shapes") {
-		c.perOpUs += OverheadPerShapesOpUs
-	}
-	c.trace = t
-	return c
+	slices.Sort(ops)
+	slices.Sort(loader)
+	return ops, loader
 }
 
 // loaderRanges are the host ranges a DataLoader records around each
