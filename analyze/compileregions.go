@@ -83,18 +83,29 @@ func (ix *index) compiled(g int) bool {
 	if ix.autotune != nil && ix.autotune[g] {
 		return true
 	}
-	if l := t.GPU[g].Launch; l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch") {
+	if graphLaunched(t, g) {
 		return true
 	}
 	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-		n := t.Ops[op].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
-			strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs") {
-			// The last two are Inductor's autotuner timing candidate
-			// kernels (and flushing the cache between runs) while it
-			// compiles: compile-overhead's business, not the program's.
+		if compiledOpName(t.Ops[op].Name) {
 			return true
 		}
 	}
 	return false
+}
+
+// graphLaunched reports whether GPU activity g came from a CUDA graph
+// launch.
+func graphLaunched(t *trace.Trace, g int) bool {
+	l := t.GPU[g].Launch
+	return l != trace.None && strings.Contains(t.APICalls[l].Name, "GraphLaunch")
+}
+
+// compiledOpName reports whether an op named n is torch.compile's: a
+// compiled region, or Inductor's autotuner timing candidate kernels (and
+// flushing the cache between runs) while it compiles, compile-overhead's
+// business, not the program's.
+func compiledOpName(n string) bool {
+	return strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") ||
+		strings.Contains(n, "CachingAutotuner") || strings.Contains(n, "benchmark_all_configs")
 }

@@ -45,6 +45,19 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 		run = run[:0]
 	}
 	gemmOps := ix.gemmOps()
+	// A kernel can never join a chain when torch.compile ran it (compiled)
+	// or when launched by an op that also runs a GEMM or attention kernel
+	// (gemmOps); by AccumulateGrad, whose .grad output must persist in
+	// memory, so it is no intermediate a fusion could keep in registers;
+	// by a collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
+	// record_param_comms), whose buffers the communication kernel reads;
+	// or when it is a foreach multi_tensor_apply kernel, which already
+	// handles many tensors in one launch. The op tests run each op once:
+	// every kernel walked its ops up to the root, and ancestors are shared.
+	excluded := newOpChain(t, func(op trace.Index) bool {
+		n := t.Ops[op].Name
+		return compiledOpName(n) || gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
+	})
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if len(run) > 0 {
@@ -55,8 +68,9 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 				flush()
 			}
 		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused || ix.compiled(g) ||
-			ix.phase[g] == optimizer || ix.unfusable(g, gemmOps) {
+		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused ||
+			ix.autotune != nil && ix.autotune[g] || graphLaunched(t, g) || strings.Contains(a.Name, "multi_tensor_apply") ||
+			ix.phase[g] == optimizer || excluded.of(ix.opOf(g)) {
 			// The optimizer's kernels are optimizer-step's business: its
 			// fix is fused=True, not fusing by hand.
 			flush()
@@ -99,26 +113,43 @@ func frameworkOp(name string) bool {
 		strings.Contains(name, "Backward")
 }
 
-// unfusable reports whether memory-bound kernel g can never join a fusion
-// chain: launched by an op that also runs a GEMM or attention kernel
-// (gemmOps); by AccumulateGrad, whose .grad output must persist in
-// memory, so it is no intermediate a fusion could keep in registers; by a
-// collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
-// record_param_comms), whose buffers the communication kernel reads; or a
-// foreach multi_tensor_apply kernel, which already handles many tensors in
-// one launch.
-func (ix *index) unfusable(g int, gemmOps map[trace.Index]bool) bool {
-	t := ix.t
-	if strings.Contains(t.GPU[g].Name, "multi_tensor_apply") {
-		return true
-	}
-	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-		n := t.Ops[op].Name
-		if gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n) {
-			return true
+// opChain answers, for an op, whether it or one of its enclosing ops
+// passes a test, testing each op once however many kernels it encloses.
+type opChain struct {
+	t    *trace.Trace
+	test func(trace.Index) bool
+	memo []int8 // 0 unknown, 1 yes, 2 no
+}
+
+func newOpChain(t *trace.Trace, test func(trace.Index) bool) *opChain {
+	return &opChain{t: t, test: test, memo: make([]int8, len(t.Ops))}
+}
+
+// of reports whether op or an op enclosing it passes the test (false for
+// none).
+func (c *opChain) of(op trace.Index) bool {
+	var path []trace.Index
+	v := false
+	for cur := op; cur != trace.None; cur = c.t.Ops[cur].Parent {
+		if m := c.memo[cur]; m != 0 {
+			v = m == 1
+			break
 		}
+		if c.test(cur) {
+			v = true
+			c.memo[cur] = 1
+			break
+		}
+		path = append(path, cur)
 	}
-	return false
+	mark := int8(2)
+	if v {
+		mark = 1
+	}
+	for _, p := range path {
+		c.memo[p] = mark
+	}
+	return v
 }
 
 // communicationOp reports whether an op belongs to a collective: FSDP's
