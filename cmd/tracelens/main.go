@@ -113,7 +113,9 @@ func main() {
 		e.stages = os.Stderr
 	}
 	stopWatch := startMemoryBudget(e, os.Stderr)
+	stopProfile := startCPUProfile(os.Stderr)
 	code := runMain(e, os.Args[1:])
+	stopProfile()
 	stopWatch()
 	if e.stages != nil {
 		fmt.Fprintf(e.stages, "tracelens exit at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,4 +96,36 @@ func exitCode(t *testing.T, err error) int {
 	}
 	t.Fatal(err)
 	return 0
+}
+
+// TestBinaryDiagnostics checks the environment variables main reads:
+// TRACELENS_CPUPROFILE writes a gzipped pprof profile (an unwritable
+// path is said and the command still runs) and TRACELENS_STAGES prints
+// the read, the analysis's parts and the exit.
+func TestBinaryDiagnostics(t *testing.T) {
+	bin := cliBinary(t)
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	cmd := exec.Command(bin, "report", "--format", "json", fixture("fusedlinear_naive.json.gz"))
+	cmd.Env = append(os.Environ(), "TRACELENS_CPUPROFILE="+prof, "TRACELENS_STAGES=1")
+	var e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &e
+	if code := exitCode(t, cmd.Run()); code != exitOK {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("TRACELENS_CPUPROFILE wrote %d bytes (err %v), want a gzipped pprof profile", len(b), err)
+	}
+	for _, want := range []string{"tracelens read returned at", "analyze metrics: steps", "analyze findings", "tracelens analysis returned at", "tracelens exit at"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("TRACELENS_STAGES: no %q in\n%s", want, e.String())
+		}
+	}
+	cmd = exec.Command(bin, "info", fixture("fusedlinear_naive.json.gz"))
+	cmd.Env = append(os.Environ(), "TRACELENS_CPUPROFILE="+filepath.Join(t.TempDir(), "no", "such", "dir.prof"))
+	e.Reset()
+	cmd.Stdout, cmd.Stderr = io.Discard, &e
+	if code := exitCode(t, cmd.Run()); code != exitOK || !strings.Contains(e.String(), "running without the profile") {
+		t.Errorf("unwritable TRACELENS_CPUPROFILE: exit %d, stderr %q; want 0 and a note", code, e.String())
+	}
 }
