@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,7 +69,13 @@ func BenchmarkRun(b *testing.B) {
 					b.Fatal(err)
 				}
 				res := Analyze(run, ReadRankTrace, opt)
-				if n > 5 && (len(res.Findings) == 0 || res.Findings[0].ID != IDStraggler) {
+				// The generated ranks copy a real DDP run whose rank 0 is
+				// already the later one; rank 5's extra host range makes
+				// it last in a few steps only (a stdlib count over the
+				// NCCL kernels' starts: rank 0 2.9 s late in all, rank 5
+				// 0.27 s), so the straggler is found, but its saving is
+				// below the exposed communication's: not necessarily first.
+				if n > 5 && !slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.ID == IDStraggler }) {
 					b.Fatalf("no straggler found")
 				}
 			}
