@@ -25,6 +25,9 @@ type data struct {
 	kernelIndex map[string]int
 
 	tree opTree
+	// lanes are the timeline's lanes of t, built beside the analysis
+	// (they read only the trace); nil: the timeline builds them.
+	lanes []lane
 	// diff compares a BASE trace with this one; nil for a single trace.
 	diff *diff.Result
 	// run is the multi-rank run this trace is rank run.Ranks[rank] of;
@@ -83,6 +86,11 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	if base != nil {
 		baseCh = analyzeAsync(base, analyze.Config{}, run)
 	}
+	// The timeline's lanes (a walk of every event, a tenth of a second on
+	// millions of Python frames) need only the trace: built beside the
+	// analysis, not after it.
+	lanesCh := make(chan []lane, 1)
+	go func() { lanesCh <- buildLanes(t) }()
 	launches := map[string][]trace.Index{}
 	for i := range t.GPU {
 		if g := &t.GPU[i]; g.Kind == trace.Kernel {
@@ -105,6 +113,11 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	// the trace marks none) and its facts through the view.
 	v := res.View()
 	d := &data{name: sanitize(filepath.Base(t.Source)), t: v.Trace(), res: res, tree: buildOpTree(v.Trace(), v.Op), kernelIndex: make(map[string]int, len(res.Kernels))}
+	if lanes := <-lanesCh; d.t == t {
+		// (Where analyze derived the steps, its trace is another: the
+		// step lane comes from that one, so the timeline builds them.)
+		d.lanes = lanes
+	}
 	d.kernels = make([]kernelRow, len(res.Kernels))
 	for i, k := range res.Kernels {
 		short := k.ShortName

@@ -52,7 +52,11 @@ const minLabelW = 11
 func newTimeline(d *data) *timelineScreen {
 	t := d.t
 	s := &timelineScreen{d: d, step: -1, whole: t.Span()}
-	s.setLanes(buildLanes(t))
+	lanes := d.lanes
+	if lanes == nil {
+		lanes = buildLanes(t)
+	}
+	s.setLanes(lanes)
 	if d.run != nil {
 		for i := range s.lanes {
 			s.lanes[i].setGroup(rankGroup(d.run, d.rank))
