@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -51,4 +53,27 @@ func eachTask(n int, fn func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// mapChunks is inChunks for work that returns a value per chunk: the
+// values in the chunks' order, whatever order they finished in.
+func mapChunks[T any](n int, fn func(lo, hi int) T) []T {
+	type part struct {
+		lo int
+		v  T
+	}
+	var mu sync.Mutex
+	var parts []part
+	inChunks(n, func(lo, hi int) {
+		v := fn(lo, hi)
+		mu.Lock()
+		parts = append(parts, part{lo, v})
+		mu.Unlock()
+	})
+	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.lo, b.lo) })
+	out := make([]T, len(parts))
+	for i := range parts {
+		out[i] = parts[i].v
+	}
+	return out
 }
