@@ -82,8 +82,60 @@ func sortedStarts(n int, start func(int) trace.Time) []trace.Time {
 	for i := range v {
 		v[i] = start(i)
 	}
-	slices.Sort(v)
+	sortTimes(v)
 	return v
+}
+
+// sortTimes sorts v. The model keeps ops and frames by (thread, start),
+// so their starts are a few ascending runs, one per thread: those are
+// merged (linear), other orders sorted.
+func sortTimes(v []trace.Time) {
+	var runs []int // start of each ascending run after the first
+	for i := 1; i < len(v); i++ {
+		if v[i] < v[i-1] {
+			if runs = append(runs, i); len(runs) > 16 {
+				slices.Sort(v)
+				return
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	bounds := append(append([]int{0}, runs...), len(v))
+	buf := make([]trace.Time, len(v))
+	for len(bounds) > 2 {
+		// Merge neighbouring runs pairwise until one is left.
+		next := []int{0}
+		for k := 0; k+1 < len(bounds); k += 2 {
+			lo, mid := bounds[k], bounds[k+1]
+			hi := mid
+			if k+2 < len(bounds) {
+				hi = bounds[k+2]
+			}
+			mergeTimes(buf[lo:hi], v[lo:mid], v[mid:hi])
+			next = append(next, hi)
+		}
+		copy(v, buf)
+		bounds = next
+	}
+}
+
+// mergeTimes merges the sorted a and b into dst (len(a)+len(b)).
+func mergeTimes(dst, a, b []trace.Time) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j] < a[i] {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // countIn counts the sorted times in [a, b).

@@ -3,8 +3,12 @@ package analyze
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // TestOverheadConstantsMatchFit checks the per-event and per-option
@@ -60,5 +64,29 @@ func TestLoaderOpCostMatchesFit(t *testing.T) {
 	}
 	if len(fit.Validation) == 0 || fit.Validation[0].Pair != "loader_aug" {
 		t.Errorf("overhead_loader.json validates on %+v, want loader_aug first", fit.Validation)
+	}
+}
+
+// TestSortTimes checks the run-merging sort against slices.Sort on
+// orders the model gives (a few ascending runs, one per thread), odd run
+// counts, many runs (sorted outright) and edge sizes.
+func TestSortTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		var v []trace.Time
+		runs := 1 + trial%20
+		for range runs {
+			at := trace.Time(rng.IntN(1000))
+			for range rng.IntN(50) {
+				at += trace.Time(rng.IntN(5))
+				v = append(v, at)
+			}
+		}
+		want := slices.Clone(v)
+		slices.Sort(want)
+		sortTimes(v)
+		if !slices.Equal(v, want) {
+			t.Fatalf("trial %d (%d runs): %v, want %v", trial, runs, v, want)
+		}
 	}
 }

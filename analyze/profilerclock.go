@@ -80,8 +80,8 @@ func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
 			ops = append(ops, t.Annotations[i].Start)
 		}
 	}
-	slices.Sort(ops)
-	slices.Sort(loader)
+	sortTimes(ops)
+	sortTimes(loader)
 	return ops, loader
 }
 
