@@ -422,3 +422,30 @@ func untracedPrediction(f FindingChange) float64 {
 	}
 	return f.BaseSavingUs
 }
+
+// TestPredictedShowsUntraced checks that the predicted-vs-delivered table
+// gives a finding's untraced prediction beside the traced one where they
+// differ: on sync_eval the traced host-sync saving is a few µs, the
+// untraced one (what the fix gives the untraced program, 0.83× of it) is
+// an order of magnitude more, and a reader of the traced figure alone
+// would think the model 25× off.
+func TestPredictedShowsUntraced(t *testing.T) {
+	base, next := analyzePairSide(t, "sync_eval", "base"), analyzePairSide(t, "sync_eval", "new")
+	r, err := Compare(base, next, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "host-sync ") {
+			if !strings.Contains(line, " untraced)") {
+				t.Errorf("host-sync's row gives no untraced prediction: %q", line)
+			}
+			return
+		}
+	}
+	t.Errorf("no host-sync row in the predicted-vs-delivered table:\n%s", b.String())
+}
