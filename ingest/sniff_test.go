@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -93,5 +94,35 @@ func TestInvalidEscapeIsAnError(t *testing.T) {
 	tr, err := Read(strings.NewReader(ev(`a\u00e9\n\"\\\/\t b`)), "ok", Options{})
 	if err != nil || len(tr.GPU) != 1 || tr.GPU[0].Name != "aé\n\"\\/\t b" {
 		t.Fatalf("valid escapes: %v", err)
+	}
+}
+
+// TestInvalidEscapeInSkippedValue: the fast path skips what the model
+// does not keep (an args key or value) without decoding it; an invalid
+// escape there is still an error, at its byte, whichever way the events
+// are read (the speculative split's fused walk accepted it: FuzzReadStream
+// found a Kineto trace that read without a word split and failed serially).
+func TestInvalidEscapeInSkippedValue(t *testing.T) {
+	ev := func(i int, args string) string {
+		return fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":7,"ts":%d,"dur":1,"args":{%s}}`, i, i+1, args)
+	}
+	for _, bad := range []string{`"\ecord function id": 0`, `"External id": "a\qb"`, `"grid": [1, "\x"]`} {
+		var events []string
+		for i := range 200 {
+			args := `"External id": 1`
+			if i == 150 {
+				args = bad
+			}
+			events = append(events, ev(i, args))
+		}
+		in := "[\n" + strings.Join(events, ",\n") + "\n]"
+		want := int64(strings.Index(in, `\`))
+		for _, o := range []Options{{}, {Workers: 1, serial: true}, {Workers: 3, chunk: 256}} {
+			_, err := Read(strings.NewReader(in), "esc", o)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "invalid escape") || se.Offset != want {
+				t.Errorf("%s, %+v: %v, want a SyntaxError at byte %d", bad, o, err, want)
+			}
+		}
 	}
 }
