@@ -351,10 +351,11 @@ func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 }
 
 // Facts returns the fact analyzers the metrics read, each after those it
-// requires: they run first, on every Run. Other facts run when a selected
+// requires, and ProfilerClock, which every Run's profiler-cost estimate
+// reads: they run first, on every Run. Other facts run when a selected
 // analyzer requires them.
 func Facts() []*Analyzer {
-	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership}
+	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership, ProfilerClock}
 }
 
 // unionSpans returns the union of spans as sorted, disjoint spans (it

@@ -31,9 +31,6 @@ type index struct {
 	owned *OwnershipFacts
 	// clock times the metrics' parts (Config.Stages; metrics only).
 	clock *stageClock
-	// kernelRow maps a kernel name to its row in Result.Kernels (metrics
-	// only).
-	kernelRow map[string]int
 }
 
 // newIndex returns the view of the facts in results.

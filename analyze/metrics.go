@@ -60,12 +60,6 @@ func (ix *index) kernels(r *Result) {
 	r.Kernels = make([]Kernel, len(rows))
 	// Each row reads only its own launches.
 	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
-	ix.kernelRow = make(map[string]int, len(rows))
-	for i := range r.Kernels {
-		if _, ok := ix.kernelRow[r.Kernels[i].Name]; !ok {
-			ix.kernelRow[r.Kernels[i].Name] = i
-		}
-	}
 }
 
 // kernelRowOf is the Kernel of one KernelTable row: its per-step counts

@@ -3,7 +3,7 @@ package analyze
 // ProfilerClock is the profiler's own host cost per recorded event
 // (profilerClock) over the trace: the sorted starts of the ops, frames
 // and allocator events it prices. Sorting them takes a few hundredths of
-// a second on a trace of a million events, and three analyzers and the
+// a second on a trace of a million events, and four analyzers and the
 // profiler-cost estimate price intervals with it: built once, shared.
 // Its value is a *profilerClock, nil for a trace whose profiler's costs
 // were never measured (not torch.profiler).

@@ -109,7 +109,6 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	}
 	all := newIndex(t, results)
 	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
-	all.kernelRow = map[string]int{}
 	all.clock = clock
 	r := all.metrics()
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
@@ -142,10 +141,7 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	})
 	defer clock.start("savings and invariants")()
 	addProfilerCaveat(t, r)
-	prof, ok := results[ProfilerClock].(*profilerClock)
-	if !ok {
-		prof = newProfilerClock(t)
-	}
+	prof, _ := results[ProfilerClock].(*profilerClock)
 	estimateProfilerCost(t, r, prof)
 	combineSavings(r)
 	enforceInvariants(r, len(t.GPU))

@@ -117,9 +117,7 @@ func main() {
 	code := runMain(e, os.Args[1:])
 	stopProfile()
 	stopWatch()
-	if e.stages != nil {
-		fmt.Fprintf(e.stages, "tracelens exit at %.1f ms after main began\n", float64(time.Since(e.start).Microseconds())/1000)
-	}
+	e.stageAt("exit")
 	os.Exit(code)
 }
 

@@ -107,9 +107,7 @@ func (e *env) memBudget() *membudget.Budget {
 // error leaves it out; the watchdog's message names it); after it, the
 // stage is the output.
 func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
-	if e.stages != nil {
-		cfg.Stages = e.stages
-	}
+	cfg.Stages = e.stages
 	b := e.memBudget()
 	if b == nil {
 		defer e.stageAt("analysis returned")
