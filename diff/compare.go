@@ -178,6 +178,10 @@ type FindingChange struct {
 	DeliveredUs    float64
 	DeliveredRatio float64
 	Measured       bool
+	// Reduced marks a persisting finding that the fix cut to half or less
+	// of what it was worth per step (of its cost, for a one-time cost):
+	// still reported, but no longer the same problem.
+	Reduced bool
 }
 
 // Findings sorts finding ids into resolved (only in base), new (only in
@@ -763,7 +767,13 @@ func compareFindings(base, new []analyze.Finding) Findings {
 		a := byKey[k]
 		switch {
 		case a.inB && a.inN:
-			out.Persisting = append(out.Persisting, a.change)
+			c := a.change
+			if c.OneOff {
+				c.Reduced = c.NewOneOffUs <= c.BaseOneOffUs/2
+			} else {
+				c.Reduced = c.BaseSavingUs > 0 && c.NewSavingUs <= c.BaseSavingUs/2
+			}
+			out.Persisting = append(out.Persisting, c)
 		case a.inB:
 			out.Resolved = append(out.Resolved, a.change)
 		default:

@@ -338,11 +338,22 @@ func findingLines(r *Result, code func(string) string) []string {
 		}
 		return fmt.Sprintf(" (was worth %s per step; its ledger lines gave back less than half of it, so only its estimate fell under the reporting threshold)", FormatTime(f.BaseSavingUs))
 	})
-	add("persisting", r.Findings.Persisting, func(f FindingChange) string {
+	// A persisting finding the fix cut to half or less reads "reduced".
+	var persisting, reduced []FindingChange
+	for _, f := range r.Findings.Persisting {
+		if f.Reduced {
+			reduced = append(reduced, f)
+		} else {
+			persisting = append(persisting, f)
+		}
+	}
+	worth := func(f FindingChange) string {
 		if f.OneOff {
 			return fmt.Sprintf(" (one-time cost %s → %s)", FormatTime(f.BaseOneOffUs), FormatTime(f.NewOneOffUs))
 		}
 		return fmt.Sprintf(" (worth %s → %s per step%s)", FormatTime(f.BaseSavingUs), FormatTime(f.NewSavingUs), deliveredText(f))
-	})
+	}
+	add("reduced", reduced, worth)
+	add("persisting", persisting, worth)
 	return lines
 }

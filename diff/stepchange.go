@@ -209,7 +209,11 @@ func (r *Result) stepChangeTables() []table {
 			if u := f.BaseUntracedSavingUs; u > 0 && FormatTime(u) != predicted {
 				predicted += fmt.Sprintf(" (~%s untraced)", FormatTime(u))
 			}
-			p.rows = append(p.rows, []string{f.ID + " " + f.Subject, g.status, predicted, savedTime(f.DeliveredUs), ratio})
+			status := g.status
+			if f.Reduced {
+				status = "reduced"
+			}
+			p.rows = append(p.rows, []string{f.ID + " " + f.Subject, status, predicted, savedTime(f.DeliveredUs), ratio})
 		}
 	}
 	if len(p.rows) > 0 {

@@ -353,6 +353,8 @@ type jsonFinding struct {
 	DeliveredUs    float64  `json:"delivered_us"`
 	DeliveredRatio float64  `json:"delivered_over_predicted"`
 	Measured       bool     `json:"measured"`
+	// Reduced: a persisting finding the fix cut to half or less.
+	Reduced bool `json:"reduced,omitempty"`
 }
 
 // pctPtr turns NaN (no percentage: a change from zero) into JSON null.

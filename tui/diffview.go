@@ -240,7 +240,11 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 	if len(r.Findings.New) > 0 {
 		added = st.bad.Render(added)
 	}
-	out = append(out, cut(" findings  "+resolved+" · "+added+fmt.Sprintf(" · %d persisting", len(r.Findings.Persisting)), w))
+	persisting := fmt.Sprintf(" · %d persisting", len(r.Findings.Persisting))
+	if n := countReduced(r.Findings.Persisting); n > 0 {
+		persisting += fmt.Sprintf(" (%d reduced to half or less)", n)
+	}
+	out = append(out, cut(" findings  "+resolved+" · "+added+persisting, w))
 	notes := r.Notes
 	if len(notes) > 2 {
 		notes = notes[:2]
@@ -313,4 +317,16 @@ func (s *diffScreen) selection(row bool) (string, bool) {
 		return "", false
 	}
 	return tableSelection(s.cur(), row, nil)
+}
+
+// countReduced is how many persisting findings the fix cut to half or
+// less (diff.FindingChange.Reduced).
+func countReduced(fs []diff.FindingChange) int {
+	n := 0
+	for _, f := range fs {
+		if f.Reduced {
+			n++
+		}
+	}
+	return n
 }
