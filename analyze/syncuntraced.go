@@ -19,6 +19,14 @@ import "github.com/tracelens/tracelens/trace"
 // A host-bound step (the GPU waits for each launch) keeps W: the host
 // arriving sooner launches the work sooner too.
 func (ix *index) syncCostUntraced(clock *profilerClock, s trace.Span, from trace.Time) float64 {
+	cost, _ := ix.syncUntraced(clock, s, from)
+	return cost
+}
+
+// syncUntraced is syncCostUntraced and the host time the untraced program
+// spends blocked in the call: at least the traced call, and the GPU work
+// left when the host arrives sooner (W).
+func (ix *index) syncUntraced(clock *profilerClock, s trace.Span, from trace.Time) (cost, blocked float64) {
 	n := trace.Duration(max(len(ix.devices), 1))
 	idle := us(ix.idleDuring(s))
 	wait := us(ix.busyIn(s.Start, s.End) / n)
@@ -33,5 +41,5 @@ func (ix *index) syncCostUntraced(clock *profilerClock, s trace.Span, from trace
 		host := us(trace.Duration(s.Start-from)) - clock.costUs(from, s.Start)
 		wait = max(wait, gpu-host)
 	}
-	return idle + max(min(r, wait), 0)
+	return idle + max(min(r, wait), 0), max(us(s.Dur()), wait)
 }
