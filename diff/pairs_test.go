@@ -116,6 +116,25 @@ var savingBandExempt = map[string]string{
 	// host-bound step pays; the rest of the 570 µs is the indexing's host
 	// work, which the fix drops and no sync model claims: 0.43×.
 	"sync_mask": "fix removes host work beyond the syncs",
+	// .cpu() of 1 KiB: the pageable copy call waits 863 µs for the
+	// forward, then the GPU idles 192 µs a step until the next step's
+	// first convolution. The traced prediction holds (190 µs, the fix
+	// gave the traced step 154 µs); untraced the refill shrinks to the
+	// 86 µs the fix gave, but the per-event clock prices only 29 µs of it
+	// as the profiler's (4 ops and the step's range; not the Python
+	// between them, prof.step() among it): 1.90×.
+	"sync_eval": "profiler's cost in the refill beyond the per-event model",
+	// .item() on the clipped gradients' norm before opt.step(): untraced
+	// the base step is host-bound (host call 2954 µs of its 2996), but the
+	// per-event model takes 0.9–1.9 ms a step out of its traced host
+	// period (untraced estimate 1.8–2.9 ms), which reads the step as
+	// GPU-bound: only the refill is priced, 0.55×.
+	"sync_clip": "untraced host period underestimated by the per-event model",
+	// .tolist() of the top-5 classes: after the copy the host builds 1024
+	// Python lists (364 µs a step with no op recorded) while the GPU
+	// idles; the fix keeps the indices on the GPU and drops that work,
+	// which no sync model claims (the sync itself: 58 µs): 0.10×.
+	"sync_topk": "fix removes .tolist()'s host work beyond the sync",
 	// SGD(momentum) for-loop → fused on optim_loopmlp's model: the
 	// recorded sides gave 370 µs (5673 → 5303), but three more fresh
 	// processes a side, timed alike (capture_optim.py --time), gave
