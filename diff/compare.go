@@ -182,6 +182,13 @@ type FindingChange struct {
 	// of what it was worth per step (of its cost, for a one-time cost):
 	// still reported, but no longer the same problem.
 	Reduced bool
+	// SubjectGone marks a resolved finding whose subject is an op that
+	// ran in BASE's steps and in none of NEW's (host-sync's aten::item
+	// after a .item() was removed): what it measured is gone, whatever
+	// the traced ledger lines show (a profiled host that runs ahead can
+	// grow them: sync_accum's fix cut the untraced step 12 % and grew the
+	// traced one 20 %).
+	SubjectGone bool
 }
 
 // Findings sorts finding ids into resolved (only in base), new (only in

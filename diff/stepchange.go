@@ -152,13 +152,42 @@ func judgeResolved(f *Findings, base, next *analyze.Result) {
 	resolved := f.Resolved[:0:0]
 	for _, c := range f.Resolved {
 		deliver(&c)
-		if c.Measured && c.DeliveredUs < ResolvedShare*c.BaseSavingUs {
+		c.SubjectGone = opGone(c.Subject, base, next)
+		if c.Measured && c.DeliveredUs < ResolvedShare*c.BaseSavingUs && !c.SubjectGone {
 			f.Unreported = append(f.Unreported, c)
 			continue
 		}
 		resolved = append(resolved, c)
 	}
 	f.Resolved = resolved
+}
+
+// opGone reports whether name is an op that ran in base's compared steps
+// (the first dropped, as the step metrics do) and in none of next's.
+func opGone(name string, base, next *analyze.Result) bool {
+	calls := func(r *analyze.Result) (n int, found bool) {
+		for i := range r.Ops {
+			o := &r.Ops[i]
+			if o.Name != name {
+				continue
+			}
+			per := o.PerStep
+			if len(per) > 1 {
+				per = per[1:]
+			}
+			for _, s := range per {
+				n += s.Count
+			}
+			return n, true
+		}
+		return 0, false
+	}
+	b, ok := calls(base)
+	if !ok || b == 0 || len(next.Steps) == 0 {
+		return false
+	}
+	n, _ := calls(next)
+	return n == 0
 }
 
 // boundText says which side sets a run's step time.
@@ -210,8 +239,11 @@ func (r *Result) stepChangeTables() []table {
 				predicted += fmt.Sprintf(" (~%s untraced)", FormatTime(u))
 			}
 			status := g.status
-			if f.Reduced {
+			switch {
+			case f.Reduced:
 				status = "reduced"
+			case f.SubjectGone:
+				status = "resolved (op gone)"
 			}
 			p.rows = append(p.rows, []string{f.ID + " " + f.Subject, status, predicted, savedTime(f.DeliveredUs), ratio})
 		}
@@ -248,6 +280,9 @@ func deliveredText(f FindingChange) string {
 	s := ""
 	if u := f.BaseUntracedSavingUs; u > 0 && FormatTime(u) != FormatTime(f.BaseSavingUs) {
 		s = fmt.Sprintf(", ~%s untraced", FormatTime(u))
+	}
+	if f.SubjectGone {
+		s += fmt.Sprintf("; %s no longer runs", f.Subject)
 	}
 	if !f.Measured || f.BaseSavingUs <= 0 {
 		return s

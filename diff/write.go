@@ -355,6 +355,9 @@ type jsonFinding struct {
 	Measured       bool     `json:"measured"`
 	// Reduced: a persisting finding the fix cut to half or less.
 	Reduced bool `json:"reduced,omitempty"`
+	// SubjectGone: a resolved finding whose op ran in BASE's steps and in
+	// none of NEW's.
+	SubjectGone bool `json:"subject_gone,omitempty"`
 }
 
 // pctPtr turns NaN (no percentage: a change from zero) into JSON null.
