@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -173,11 +174,15 @@ func TestLateFact(t *testing.T) {
 		runs++
 		return p.Result.StepStats.SteadyWallUs, nil
 	}}
+	// The two readers run side by side (the analysis is a graph).
+	var mu sync.Mutex
 	var got []float64
 	reader := func(name string) *Analyzer {
 		return &Analyzer{Name: name, Requires: []*Analyzer{stepUs}, Run: func(p *Pass) ([]Finding, error) {
 			v, err := FactOf[float64](p, stepUs)
+			mu.Lock()
 			got = append(got, v)
+			mu.Unlock()
 			return nil, err
 		}}
 	}
