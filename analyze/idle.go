@@ -30,7 +30,7 @@ var GPUIdle = &Analyzer{
 		"left to compile-overhead. Without step markers the gaps before the first and after the last GPU activity "+
 		"(profiler start and stop) do not count. For the longest gaps it names where the host was: the user Python functions, "+
 		"built-in calls without a source line (time.sleep), DataLoader and torch.optim frames, record_function ranges (even longer than the gap), "+
-		"ops or sync calls that overlap the gap most, and the cause that explains most of the idle time (data loading, optimizer step, "+
+		"ops or sync calls that overlap the gap most, or the longest stretch of it in which the loop's thread recorded nothing (host work the profiler did not see, named after the op before it: a .tolist(), Python between ops), and the cause that explains most of the idle time (data loading, optimizer step, "+
 		"built-in call, synchronisation, torch.compile wrapper, user range, host code); the fix is that cause's (DataLoader workers only "+
 		"for data loading). Saving model: the long-gap idle time per step times the share of the %d longest gaps that cause's host work covers "+
 		"(the fix removes that cause's waiting, not other host work in the gaps); untraced, each gap less the profiler's own host work in it.", LaunchGap, GPUIdleMinShare*100, GPUIdleShareGaps),
@@ -58,8 +58,9 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	}
 	slices.SortFunc(gaps, func(a, b idleGap) int { return cmp.Compare(b.span.Dur(), a.span.Dur()) })
 	var picked [][]hostCand
+	loop := ix.loopThread()
 	for _, g := range gaps[:min(len(gaps), GPUIdleMaxGaps)] {
-		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span, loop))
 	}
 	cause := dominantCause(picked)
 	places := listNames(picked, cause)
@@ -81,7 +82,7 @@ func runGPUIdle(p *Pass) ([]Finding, error) {
 	// The fix for one cause removes that cause's idle time, not the
 	// rest: credit the share of the examined gaps its host work covers.
 	for _, g := range gaps[len(picked):min(len(gaps), GPUIdleShareGaps)] {
-		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span))
+		picked = append(picked, ix.hostActivity(g.span, t.Steps[g.index].Span, loop))
 	}
 	tb, rows := idleGapTable(t, gaps, picked)
 	credited, examined := causeShare(picked, gaps[:len(picked)], cause)

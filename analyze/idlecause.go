@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -140,12 +141,100 @@ func libraryCause(file string) string {
 // ops and sync calls that overlap it most, at most two that do not
 // overlap each other, each with its cause. Functions and ops much longer
 // than the gap (the step function itself) do not name it.
-func (ix *index) hostActivity(gap, step trace.Span) []hostCand {
+func (ix *index) hostActivity(gap, step trace.Span, loop trace.Index) []hostCand {
 	gc := &gapCands{gap: gap}
 	ix.frameCands(gc)
 	ix.rangeCands(gc, step)
 	ix.opAndSyncCands(gc)
+	ix.unrecordedCand(gc, step, loop)
 	return pickCands(gc.cands)
+}
+
+// unrecordedCand considers the longest part of the gap in which the
+// launching thread ran nothing the profiler recorded (no op, API call,
+// Python frame or range but the step's own): host work between ops, the
+// Python that converts a .tolist() or builds a batch, which a trace
+// without stacks shows as a hole. Named after the op before it, it keeps
+// the gap from being credited to the op that merely ends it (the next
+// step's first aten::linear, after a .tolist() of 1024 rows).
+func (ix *index) unrecordedCand(gc *gapCands, step trace.Span, loop trace.Index) {
+	t, gap := ix.t, gc.gap
+	if loop == trace.None {
+		return
+	}
+	var covered []trace.Span
+	add := func(s trace.Span, thread trace.Index) {
+		if thread == loop && gc.overlaps(s) {
+			covered = append(covered, trace.Span{Start: max(s.Start, gap.Start), End: min(s.End, gap.End)})
+		}
+	}
+	for i := range t.Ops {
+		add(t.Ops[i].Span, t.Ops[i].Thread)
+	}
+	for i := range t.APICalls {
+		add(t.APICalls[i].Span, t.APICalls[i].Thread)
+	}
+	for i := range t.Frames {
+		add(t.Frames[i].Span, t.Frames[i].Thread)
+	}
+	for i := range t.Annotations {
+		if a := &t.Annotations[i]; !a.GPU && !marksStep(a.Name, step) && !a.Span.Contains(step) {
+			add(a.Span, a.Thread)
+		}
+	}
+	hole := largestHole(gap, interval.Union(covered))
+	if hole.Dur() == 0 {
+		return
+	}
+	name := "host work with no op recorded"
+	var before trace.Time
+	for i := range t.Ops {
+		if o := &t.Ops[i]; o.Thread == loop && o.Parent == trace.None && o.End <= hole.Start && o.End > before && o.End > step.Start {
+			before = o.End
+			name = "host work with no op recorded, after " + o.Name
+		}
+	}
+	gc.consider(name, CauseHostCode, hole, false)
+}
+
+// loopThread is the host thread that runs the step loop: the one that
+// records the ProfilerStep ranges, else the one with the most top-level
+// ops (the autograd engine's thread launches the backward's kernels, often
+// more than the loop does, but runs no step); None without ops.
+func (ix *index) loopThread() trace.Index {
+	t := ix.t
+	for i := range t.Annotations {
+		if a := &t.Annotations[i]; !a.GPU && strings.HasPrefix(a.Name, "ProfilerStep#") {
+			return a.Thread
+		}
+	}
+	count := map[trace.Index]int{}
+	best := trace.Index(trace.None)
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		if o.Parent != trace.None {
+			continue
+		}
+		count[o.Thread]++
+		if best == trace.None || count[o.Thread] > count[best] {
+			best = o.Thread
+		}
+	}
+	return best
+}
+
+// largestHole is the longest part of gap that the sorted, disjoint
+// covered intervals leave out.
+func largestHole(gap trace.Span, covered []trace.Span) trace.Span {
+	var best trace.Span
+	at := gap.Start
+	for _, c := range append(covered, trace.Span{Start: gap.End, End: gap.End}) {
+		if c.Start > at && c.Start-at > best.End-best.Start {
+			best = trace.Span{Start: at, End: min(c.Start, gap.End)}
+		}
+		at = max(at, c.End)
+	}
+	return best
 }
 
 // gapCands collects the host intervals that may explain one GPU idle gap.

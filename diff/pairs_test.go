@@ -480,11 +480,11 @@ func TestPredictedShowsUntraced(t *testing.T) {
 }
 
 // TestReducedFinding: a finding the fix cut to a fiftieth still fires
-// (loader_aug: gpu-idle's data-loading gaps, worth 21.3 ms → 459 µs a
-// step, delivered 101 % of the prediction), and reads "reduced", not
+// (loader_conv: gpu-idle's data-loading gaps, worth 253 ms → 4.60 ms a
+// step, delivered 99 % of the prediction), and reads "reduced", not
 // "persisting", in the text and in the JSON.
 func TestReducedFinding(t *testing.T) {
-	r := comparePair(t, "loader_aug")
+	r := comparePair(t, "loader_conv")
 	var text strings.Builder
 	if err := WriteText(&text, r); err != nil {
 		t.Fatal(err)
