@@ -133,7 +133,9 @@ var savingBandExempt = map[string]string{
 	// .tolist() of the top-5 classes: after the copy the host builds 1024
 	// Python lists (364 µs a step with no op recorded) while the GPU
 	// idles; the fix keeps the indices on the GPU and drops that work,
-	// which no sync model claims (the sync itself: 58 µs): 0.10×.
+	// which gpu-idle prices (host work with no op recorded after aten::to:
+	// 443 µs untraced, 0.76× of the gain) and host-sync, which prices the
+	// sync itself (58 µs), does not: 0.10×.
 	"sync_topk": "fix removes .tolist()'s host work beyond the sync",
 	// SGD(momentum) for-loop → fused on optim_loopmlp's model: the
 	// recorded sides gave 370 µs (5673 → 5303), but three more fresh
