@@ -1,9 +1,9 @@
 package analyze
 
 import (
-	"fmt"
-
 	"cmp"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -196,12 +196,7 @@ func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups)
 	// A few kernel names launch every call: their dtype is string work
 	// done once per name, not per call.
 	kernelDTypes := map[string]string{}
-	ops := make([]trace.Index, 0, len(calls))
-	for op := range calls {
-		ops = append(ops, op)
-	}
-	slices.Sort(ops)
-	for _, op := range ops {
+	for _, op := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[op]
 		o := &t.Ops[op]
 		pr, src := ix.opShape(o)
