@@ -223,7 +223,16 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 		if f.host[wi] == nil {
 			f.host[wi] = new([nSources][]interval.Bounds)
 		}
-		f.host[wi][src] = append(f.host[wi][src], part)
+		parts := &f.host[wi][src]
+		// Each family's intervals come in start order, nested ones
+		// (frames, ops and their children) inside the last: merged into
+		// it, they are never stored, grown or sorted. Merging two that
+		// overlap or touch keeps the union stepLedger takes.
+		if n := len(*parts); n > 0 && part.Start >= (*parts)[n-1].Start && part.Start <= (*parts)[n-1].End {
+			(*parts)[n-1].End = max((*parts)[n-1].End, part.End)
+			continue
+		}
+		*parts = append(*parts, part)
 	}
 }
 
