@@ -44,6 +44,7 @@ var Steps = &Analyzer{
 				launched[g.Device] = true
 			}
 		}
+		steps := newStepCursor(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
 			at := g.Start
@@ -53,10 +54,10 @@ var Steps = &Analyzer{
 				s.gpuStep[i] = -1
 				continue
 			}
-			s.gpuStep[i] = int32(t.StepOf(at))
+			s.gpuStep[i] = int32(steps.of(at))
 		}
 		for i := range t.APICalls {
-			s.apiStep[i] = int32(t.StepOf(t.APICalls[i].Start))
+			s.apiStep[i] = int32(steps.of(t.APICalls[i].Start))
 		}
 		return s, nil
 	},

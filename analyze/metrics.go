@@ -260,12 +260,13 @@ func (ix *index) stepCounts(r *Result) {
 		// the step's busy time (a union); it is a part of it.
 		r.Steps[i].GPUBoundUs = min(r.Steps[i].GPUBoundUs, r.Steps[i].GPUBusyUs)
 	}
+	steps := newStepCursor(t)
 	for i := range t.Ops {
 		op := &t.Ops[i]
 		if op.Parent != trace.None {
 			continue // nested time is already inside its top-level op
 		}
-		if st := t.StepOf(op.Start); st >= 0 {
+		if st := steps.of(op.Start); st >= 0 {
 			r.Steps[st].CPUOpUs += us(op.Dur())
 		}
 	}

@@ -28,12 +28,13 @@ func (ix *index) ops() []OpStat {
 			childCPU[p] += t.Ops[i].Dur()
 		}
 	}
+	steps := newStepCursor(t)
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		r := row(o.Name)
 		r.Calls++
 		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
-		st := t.StepOf(o.Start)
+		st := steps.of(o.Start)
 		if st >= 0 {
 			r.PerStep[st].Count++
 		}
