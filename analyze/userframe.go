@@ -33,6 +33,12 @@ func NewUserFrames(t *trace.Trace) *UserFrames {
 }
 
 // Of returns the user frame at or above f (see UserFrames), or trace.None.
+// Each frame it walks through is given its own answer: the user frame
+// found above it, or, with none, the innermost located frame at or above
+// it, which for a frame above f's own fallback is not f's. (Given f's,
+// such a frame answered with a frame of another branch for whichever
+// later walk met it first, so an answer hung on the order the analyzers,
+// running side by side, asked in; TestUserFramesAnswerEachFrame.)
 func (u *UserFrames) Of(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
@@ -41,37 +47,44 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		return v
 	}
 	t := u.t
-	res, fallback := trace.None, trace.None
-	var seen []trace.Index
+	// seen is the walk, innermost first; located[i] says seen[i] has a
+	// source location; above is the answer of the resolved ancestor the
+	// walk stopped at (None at the root).
+	var seenBuf [32]trace.Index
+	var locatedBuf [32]bool
+	seen, located := seenBuf[:0], locatedBuf[:0]
+	res, above := trace.None, trace.None
 	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
 		if v := trace.Index(u.memo[cur].Load()); v != -2 {
-			// An ancestor already resolved: its user frame is ours too;
-			// if it found none, our own fallback is the innermost one.
-			if v != trace.None && (fallback == trace.None || u.isUser(v)) {
-				res = v
-			}
+			above = v
 			break
 		}
-		seen = append(seen, cur)
 		file, _, _, ok := t.Frames[cur].Source()
-		if !ok {
-			continue
-		}
-		if fallback == trace.None {
-			fallback = cur
-		}
-		if !libraryFile(file) {
+		seen, located = append(seen, cur), append(located, ok)
+		if ok && !libraryFile(file) {
 			res = cur
 			break
 		}
 	}
-	if res == trace.None {
-		res = fallback
+	if res == trace.None && above != trace.None && u.isUser(above) {
+		res = above
 	}
-	for _, s := range seen {
-		u.memo[s].Store(int32(res))
+	if res != trace.None {
+		for _, s := range seen {
+			u.memo[s].Store(int32(res))
+		}
+		return res
 	}
-	return res
+	// No user frame: each frame's answer is the innermost located frame
+	// at or above it, found walking back down.
+	ans := above
+	for i := len(seen) - 1; i >= 0; i-- {
+		if located[i] {
+			ans = seen[i]
+		}
+		u.memo[seen[i]].Store(int32(ans))
+	}
+	return ans
 }
 
 func (u *UserFrames) isUser(f trace.Index) bool {
