@@ -101,8 +101,10 @@ func libraryFile(file string) bool {
 			return true
 		}
 	}
-	for _, pkg := range []string{"torch/", "triton/", "jax/", "jaxlib/", "numpy/", "functorch/"} {
-		if strings.HasPrefix(file, pkg) || strings.Contains(file, "/"+pkg) {
+	// Each package's directory at the start or below another; written
+	// with its slash, not joined to one per call (a frame's walk asks).
+	for _, dir := range []string{"/torch/", "/triton/", "/jax/", "/jaxlib/", "/numpy/", "/functorch/"} {
+		if strings.HasPrefix(file, dir[1:]) || strings.Contains(file, dir) {
 			return true
 		}
 	}

@@ -43,8 +43,8 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
 	}
-	if v := trace.Index(u.memo[f].Load()); v != -2 {
-		return v
+	if v := u.memo[f].Load(); v != -2 {
+		return answer(v)
 	}
 	t := u.t
 	// seen is the walk, innermost first; located[i] says seen[i] has a
@@ -53,10 +53,11 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	var seenBuf [32]trace.Index
 	var locatedBuf [32]bool
 	seen, located := seenBuf[:0], locatedBuf[:0]
-	res, above := trace.None, trace.None
+	res, above, aboveUser := trace.None, trace.None, false
 	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := trace.Index(u.memo[cur].Load()); v != -2 {
-			above = v
+		if v := u.memo[cur].Load(); v != -2 {
+			above = answer(v)
+			aboveUser = v >= 0 && (v&userMark != 0 || len(t.Frames) >= userMark && u.isUser(above))
 			break
 		}
 		file, _, _, ok := t.Frames[cur].Source()
@@ -66,12 +67,16 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 			break
 		}
 	}
-	if res == trace.None && above != trace.None && u.isUser(above) {
+	if res == trace.None && aboveUser {
 		res = above
 	}
 	if res != trace.None {
+		v := res
+		if len(t.Frames) < userMark {
+			v |= userMark
+		}
 		for _, s := range seen {
-			u.memo[s].Store(int32(res))
+			u.memo[s].Store(v)
 		}
 		return res
 	}
@@ -82,9 +87,22 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		if located[i] {
 			ans = seen[i]
 		}
-		u.memo[seen[i]].Store(int32(ans))
+		u.memo[seen[i]].Store(ans)
 	}
 	return ans
+}
+
+// userMark marks a memoised answer that is a user frame, so a walk that
+// meets it need not parse the frame's name again (unset on a trace of
+// that many frames, whose walks parse it).
+const userMark = 1 << 30
+
+// answer is the frame a memoised value names.
+func answer(v int32) trace.Index {
+	if v < 0 {
+		return v
+	}
+	return v &^ userMark
 }
 
 func (u *UserFrames) isUser(f trace.Index) bool {
