@@ -56,7 +56,13 @@ func (ix *index) metrics() *Result {
 
 func (ix *index) kernels(r *Result) {
 	t := ix.t
-	rows, _ := KernelTable(t)
+	// The autotune marks are the Phases fact's, not found again.
+	var rows []KernelStat
+	if ix.PhaseFacts != nil {
+		rows, _ = kernelTable(t, ix.PhaseFacts.autotune)
+	} else {
+		rows, _ = KernelTable(t)
+	}
 	r.Kernels = make([]Kernel, len(rows))
 	// Each row reads only its own launches.
 	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
