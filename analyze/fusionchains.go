@@ -101,15 +101,18 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 // fused-epilogue GEMM address; they cannot fuse with the neighbouring
 // layer's elementwise kernels into one kernel. User ranges are not marked:
 // a record_function("forward") holds GEMMs and fusable chains alike.
-func (ix *index) gemmOps() map[trace.Index]bool {
+//
+// The marks are one per op (a slice, not a map): the chains ask for
+// every op above every memory-bound kernel.
+func (ix *index) gemmOps() []bool {
 	t := ix.t
-	marked := map[trace.Index]bool{}
+	marked := make([]bool, len(t.Ops))
 	for g := range t.GPU {
 		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
 			continue
 		}
 		for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-			if frameworkOp(t.Ops[op].Name) {
+			if !marked[op] && frameworkOp(t.Ops[op].Name) {
 				marked[op] = true
 			}
 		}
