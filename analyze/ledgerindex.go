@@ -185,6 +185,23 @@ type hostFiler struct {
 	lo, hi      int
 	from, to    trace.Time
 	part, parts int
+	// next is the last interval's end's place among the windows' starts
+	// (see before).
+	next int
+}
+
+// before returns the index (in li.order, between lo and hi) of f's first
+// window starting at or after end. Intervals come in start order and
+// mostly end near the last one: the last answer, when it still holds,
+// spares the search.
+func (f *hostFiler) before(end trace.Time) int {
+	starts, i := f.li.starts, f.next
+	if i < f.lo || i > f.hi || i > f.lo && starts[i-1] >= end || i < f.hi && starts[i] < end {
+		k, _ := slices.BinarySearch(starts[f.lo:f.hi], end)
+		i = f.lo + k
+	}
+	f.next = i
+	return i
 }
 
 // span is the part of n intervals this filer walks.
@@ -209,8 +226,7 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 	li := f.li
 	// f's windows starting before s ends, walked back while one of them
 	// can still reach past s's start.
-	hi, _ := slices.BinarySearch(li.starts[f.lo:f.hi], s.End)
-	for i := f.lo + hi - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
+	for i := f.before(s.End) - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
 		wi := li.order[i]
 		w := li.win[wi]
 		if s.Start >= w.End || s.End <= w.Start {
