@@ -29,9 +29,14 @@ func (ix *index) ops() []OpStat {
 		}
 	}
 	steps := newStepCursor(t)
+	// Each op's row, found once here: the GPU pass below walks every
+	// kernel's ops up to the root and reads their rows by index, not by
+	// hashing their names again (300 k lookups on the copies class).
+	rowOf := make([]*OpStat, len(t.Ops))
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		r := row(o.Name)
+		rowOf[i] = r
 		r.Calls++
 		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
 		st := steps.of(o.Start)
@@ -45,23 +50,21 @@ func (ix *index) ops() []OpStat {
 			}
 		}
 	}
-	var path []string
+	var path []*OpStat // the rows (names) met on the way up
 	for g := range t.GPU {
 		op := ix.opOf(g)
 		if op == trace.None {
 			continue
 		}
 		d := us(t.GPU[g].Dur())
-		self := row(t.Ops[op].Name)
-		self.SelfGPUUs += d
+		rowOf[op].SelfGPUUs += d
 		path = path[:0]
 		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			name := t.Ops[cur].Name
-			if slices.Contains(path, name) {
+			r := rowOf[cur]
+			if slices.Contains(path, r) {
 				continue
 			}
-			path = append(path, name)
-			r := row(name)
+			path = append(path, r)
 			r.GPUUs += d
 			if t.GPU[g].Kind == trace.Kernel {
 				r.Kernels++
