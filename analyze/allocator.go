@@ -74,10 +74,18 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A call's name is lowered and tested once per name: a few names
+	// make every call, and lowering one with capitals (each launch's)
+	// copies it.
+	kinds := map[string]string{}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		kind, ok := deviceAllocCall(c.Name)
-		if !ok {
+		kind, seen := kinds[c.Name]
+		if !seen {
+			kind, _ = deviceAllocCall(c.Name)
+			kinds[c.Name] = kind
+		}
+		if kind == "" {
 			continue
 		}
 		st := int(ix.apiStep[i])

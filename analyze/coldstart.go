@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -169,7 +170,10 @@ func (p *Pass) apiExcessTable() (*Table, float64) {
 	}
 	var rows []row
 	var apiExcess float64
-	for kind, d := range perStep[0] {
+	// In the kinds' order, not the map's: the excess is a float sum,
+	// whose last digit moved with the order from run to run.
+	for _, kind := range slices.Sorted(maps.Keys(perStep[0])) {
+		d := perStep[0][kind]
 		rest := make([]float64, 0, len(perStep)-1)
 		for _, m := range perStep[1:] {
 			rest = append(rest, us(m[kind]))

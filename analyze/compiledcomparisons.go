@@ -198,13 +198,7 @@ func eagerPeer(c callGroup, groups []callGroup) (callGroup, bool) {
 // CompiledFunction) inside it.
 func (ix *index) compiledIn(th trace.Index, s trace.Span) bool {
 	t := ix.t
-	i, _ := slices.BinarySearchFunc(t.Ops, threadTime{th, s.Start}, func(o trace.Op, k threadTime) int {
-		if c := cmp.Compare(o.Thread, k.th); c != 0 {
-			return c
-		}
-		return cmp.Compare(o.Start, k.at)
-	})
-	for ; i < len(t.Ops) && t.Ops[i].Thread == th && t.Ops[i].Start <= s.End; i++ {
+	for i := opAt(t, threadTime{th, s.Start}); i < len(t.Ops) && t.Ops[i].Thread == th && t.Ops[i].Start <= s.End; i++ {
 		n := t.Ops[i].Name
 		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") {
 			return true

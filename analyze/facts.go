@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tracelens/tracelens/interval"
@@ -43,6 +44,7 @@ var Steps = &Analyzer{
 				launched[g.Device] = true
 			}
 		}
+		steps := newStepCursor(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
 			at := g.Start
@@ -52,10 +54,10 @@ var Steps = &Analyzer{
 				s.gpuStep[i] = -1
 				continue
 			}
-			s.gpuStep[i] = int32(t.StepOf(at))
+			s.gpuStep[i] = int32(steps.of(at))
 		}
 		for i := range t.APICalls {
-			s.apiStep[i] = int32(t.StepOf(t.APICalls[i].Start))
+			s.apiStep[i] = int32(steps.of(t.APICalls[i].Start))
 		}
 		return s, nil
 	},
@@ -101,7 +103,7 @@ var KernelCategories = &Analyzer{
 				id = int32(len(c.names))
 				byName[g.Name] = id
 				c.names = append(c.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
-					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name)})
+					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name), foreach: strings.Contains(g.Name, "multi_tensor_apply")})
 			}
 			c.nameOf.set(i, id)
 			cat := categoryOf(t, i, c.names[id].cat, &ev)
@@ -167,10 +169,11 @@ func (c *CategoryFacts) Of(g int) string { return c.category(g) }
 // category returns GPU activity g's category.
 func (c *CategoryFacts) category(g int) string { return c.catNames[c.cat[g]] }
 
-// nameInfo is what a kernel's name alone tells.
+// nameInfo is what a kernel's name alone tells: foreach marks a
+// multi_tensor_apply kernel (one launch over many tensors).
 type nameInfo struct {
-	cat                              string
-	library, gemmLike, compilerFused bool
+	cat                                       string
+	library, gemmLike, compilerFused, foreach bool
 }
 
 // info returns what GPU activity g's name tells.

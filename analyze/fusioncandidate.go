@@ -74,6 +74,7 @@ func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost
 	var sv fusionSaving
 	var trafficTotal float64
 	var kernels []int
+	var gaps []trace.Span // reused from gap to gap
 	for _, occ := range gr.occ {
 		kernels = append(kernels, occ...)
 		var sum, longest trace.Duration
@@ -97,7 +98,8 @@ func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost
 			// by the time the device sat idle waiting for it: another
 			// stream's work in the gap keeps the GPU busy anyway.
 			var gap trace.Duration
-			for _, sp := range ix.idleGaps(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start) {
+			gaps = ix.appendIdleGaps(gaps[:0], t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
+			for _, sp := range gaps {
 				gap += sp.Dur()
 			}
 			idle += us(gap)

@@ -54,9 +54,20 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	// or when it is a foreach multi_tensor_apply kernel, which already
 	// handles many tensors in one launch. The op tests run each op once:
 	// every kernel walked its ops up to the root, and ancestors are shared.
+	// What an op's name says is asked once per name: ops repeat (every
+	// layer, every step).
+	byName := map[string]bool{}
 	excluded := newOpChain(t, func(op trace.Index) bool {
+		if gemmOps[op] {
+			return true
+		}
 		n := t.Ops[op].Name
-		return compiledOpName(n) || gemmOps[op] || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
+		v, ok := byName[n]
+		if !ok {
+			v = compiledOpName(n) || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
+			byName[n] = v
+		}
+		return v
 	})
 	for g := range t.GPU {
 		a := &t.GPU[g]
@@ -69,7 +80,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 			}
 		}
 		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused ||
-			ix.autotune != nil && ix.autotune[g] || graphLaunched(t, g) || strings.Contains(a.Name, "multi_tensor_apply") ||
+			ix.autotune != nil && ix.autotune[g] || graphLaunched(t, g) || ix.info(g).foreach ||
 			ix.phase[g] == optimizer || excluded.of(ix.opOf(g)) {
 			// The optimizer's kernels are optimizer-step's business: its
 			// fix is fused=True, not fusing by hand.
@@ -90,15 +101,18 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 // fused-epilogue GEMM address; they cannot fuse with the neighbouring
 // layer's elementwise kernels into one kernel. User ranges are not marked:
 // a record_function("forward") holds GEMMs and fusable chains alike.
-func (ix *index) gemmOps() map[trace.Index]bool {
+//
+// The marks are one per op (a slice, not a map): the chains ask for
+// every op above every memory-bound kernel.
+func (ix *index) gemmOps() []bool {
 	t := ix.t
-	marked := map[trace.Index]bool{}
+	marked := make([]bool, len(t.Ops))
 	for g := range t.GPU {
 		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
 			continue
 		}
 		for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-			if frameworkOp(t.Ops[op].Name) {
+			if !marked[op] && frameworkOp(t.Ops[op].Name) {
 				marked[op] = true
 			}
 		}
@@ -128,6 +142,9 @@ func newOpChain(t *trace.Trace, test func(trace.Index) bool) *opChain {
 // of reports whether op or an op enclosing it passes the test (false for
 // none).
 func (c *opChain) of(op trace.Index) bool {
+	if m := c.memo[op]; m != 0 {
+		return m == 1
+	}
 	var path []trace.Index
 	v := false
 	for cur := op; cur != trace.None; cur = c.t.Ops[cur].Parent {

@@ -206,15 +206,7 @@ func (ix *index) topOpPrefix() []trace.Duration {
 // topOpsIn returns the time of top-level ops on thread th that start in
 // [from, to].
 func (ix *index) topOpsIn(pre []trace.Duration, th trace.Index, from, to trace.Time) trace.Duration {
-	ops := ix.t.Ops
-	cmpOp := func(o trace.Op, k threadTime) int {
-		if c := cmp.Compare(o.Thread, k.th); c != 0 {
-			return c
-		}
-		return cmp.Compare(o.Start, k.at)
-	}
-	lo, _ := slices.BinarySearchFunc(ops, threadTime{th, from}, cmpOp)
-	hi, _ := slices.BinarySearchFunc(ops, threadTime{th, to + 1}, cmpOp)
+	lo, hi := opAt(ix.t, threadTime{th, from}), opAt(ix.t, threadTime{th, to + 1})
 	if hi <= lo {
 		return 0
 	}

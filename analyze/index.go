@@ -93,16 +93,27 @@ func (b *BusyFacts) appendIdleGaps(dst []trace.Span, dev int32, from, to trace.T
 // libraryFile reports whether a Python source file belongs to a library
 // rather than the user's code, so evidence names the user's line.
 func libraryFile(file string) bool {
+	// The tests are one "or": the cheap prefix tests first, so a frame of
+	// a package named from its root (PyTorch's stack reads torch/...)
+	// answers before any search of the path.
+	dirs := []string{"/torch/", "/triton/", "/jax/", "/jaxlib/", "/numpy/", "/functorch/"}
 	if strings.HasPrefix(file, "<") {
 		return true
+	}
+	for _, dir := range dirs {
+		if strings.HasPrefix(file, dir[1:]) {
+			return true
+		}
 	}
 	for _, s := range []string{"site-packages/", "dist-packages/", "/lib/python3", "contextlib.py", "threading.py"} {
 		if strings.Contains(file, s) {
 			return true
 		}
 	}
-	for _, pkg := range []string{"torch/", "triton/", "jax/", "jaxlib/", "numpy/", "functorch/"} {
-		if strings.HasPrefix(file, pkg) || strings.Contains(file, "/"+pkg) {
+	// Each package's directory below another; written with its slash,
+	// not joined to one per call (a frame's walk asks).
+	for _, dir := range dirs {
+		if strings.Contains(file, dir) {
 			return true
 		}
 	}

@@ -34,10 +34,16 @@ type KernelStat struct {
 // rows of their own (Autotune), after every workload row: they are not
 // the steady state.
 func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
+	return kernelTable(t, AutotuneLaunches(t))
+}
+
+// kernelTable is KernelTable with the autotune launches already marked
+// (tune, nil for none): the analysis has them in its facts.
+func kernelTable(t *trace.Trace, tune []bool) ([]KernelStat, trace.Duration) {
 	// Two passes, so each row's launches are one exact slice of a single
 	// array: appending grew them by copies that, on 3 M launches of one
 	// kernel, allocated four times the final size.
-	rows, rowOf, counts, all := kernelRows(t)
+	rows, rowOf, counts, all := kernelRows(t, tune)
 	most := placeLaunches(rows, rowOf, counts)
 	durs := make([]trace.Duration, 0, most)
 	// rowOf is done with: the merged launches go there.
@@ -81,13 +87,12 @@ func KernelTable(t *trace.Trace) ([]KernelStat, trace.Duration) {
 // kernelRows is KernelTable's first pass: a row per kernel name (and
 // autotune mark), each GPU activity's row (-1: not a kernel), the rows'
 // launch counts and the kernels' total time.
-func kernelRows(t *trace.Trace) (rows []KernelStat, rowOf []int32, counts []int, all trace.Duration) {
+func kernelRows(t *trace.Trace, tune []bool) (rows []KernelStat, rowOf []int32, counts []int, all trace.Duration) {
 	type key struct {
 		name     string
 		autotune bool
 	}
 	byName := map[key]int32{}
-	tune := AutotuneLaunches(t)
 	rowOf = make([]int32, len(t.GPU))
 	// Consecutive launches are mostly of one kernel: the last row found
 	// saves a map lookup (hashing the name) per launch.

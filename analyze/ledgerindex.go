@@ -20,13 +20,19 @@ type ledgerIndex struct {
 	// order lists the windows by start; reach[i] is the latest end of
 	// the windows order[0..i], so the windows an interval touches are
 	// found by binary search and a short walk back.
-	order []int
-	reach []trace.Time
+	// starts[i] is window order[i]'s start, searched without the
+	// indirection (a search per host interval, a million on a
+	// hook-heavy trace).
+	order  []int
+	starts []trace.Time
+	reach  []trace.Time
 	// host holds, per window and host source, the parts of the source's
 	// intervals inside the window (not yet merged); nil for a window
 	// without any, so a trace without host events holds 8 bytes a step,
-	// not 13 slices (31 MB at 100 k steps, issue 27).
-	host []*[nSources][]trace.Span
+	// not 13 slices (31 MB at 100 k steps, issue 27). The parts have no
+	// name, so they are Bounds: half a Span's bytes to grow and sort,
+	// and nothing for the collector to scan.
+	host []*[nSources][]interval.Bounds
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began; peerWait
 	// is Config.PeerWait. Each is sorted and disjoint.
@@ -45,14 +51,16 @@ func keepsEnclosing(src ledgerSource) bool {
 
 func (ix *index) newLedgerIndex(windows []trace.Span) *ledgerIndex {
 	t := ix.t
-	li := &ledgerIndex{win: windows, host: make([]*[nSources][]trace.Span, len(windows))}
+	li := &ledgerIndex{win: windows, host: make([]*[nSources][]interval.Bounds, len(windows))}
 	li.order = make([]int, len(windows))
 	for i := range li.order {
 		li.order[i] = i
 	}
 	slices.SortStableFunc(li.order, func(a, b int) int { return cmp.Compare(windows[a].Start, windows[b].Start) })
+	li.starts = make([]trace.Time, len(windows))
 	li.reach = make([]trace.Time, len(windows))
 	for i, w := range li.order {
+		li.starts[i] = windows[w].Start
 		li.reach[i] = windows[w].End
 		if i > 0 {
 			li.reach[i] = max(li.reach[i], li.reach[i-1])
@@ -141,12 +149,12 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 		})
 		return
 	}
-	tables := make([][]*[nSources][]trace.Span, workers)
+	tables := make([][]*[nSources][]interval.Bounds, workers)
 	var wg sync.WaitGroup
 	for k := range tables {
 		tables[k] = li.host
 		if k > 0 {
-			tables[k] = make([]*[nSources][]trace.Span, n)
+			tables[k] = make([]*[nSources][]interval.Bounds, n)
 		}
 		wg.Go(func() {
 			all(&hostFiler{li: li, host: tables[k], lo: 0, hi: n, from: li.win[li.order[0]].Start, to: li.reach[n-1], part: k, parts: workers})
@@ -159,7 +167,7 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 				continue
 			}
 			if li.host[wi] == nil {
-				li.host[wi] = new([nSources][]trace.Span)
+				li.host[wi] = new([nSources][]interval.Bounds)
 			}
 			for src, spans := range h {
 				li.host[wi][src] = append(li.host[wi][src], spans...)
@@ -173,10 +181,27 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 // at most to, taking part of every parts of each family's intervals.
 type hostFiler struct {
 	li          *ledgerIndex
-	host        []*[nSources][]trace.Span
+	host        []*[nSources][]interval.Bounds
 	lo, hi      int
 	from, to    trace.Time
 	part, parts int
+	// next is the last interval's end's place among the windows' starts
+	// (see before).
+	next int
+}
+
+// before returns the index (in li.order, between lo and hi) of f's first
+// window starting at or after end. Intervals come in start order and
+// mostly end near the last one: the last answer, when it still holds,
+// spares the search.
+func (f *hostFiler) before(end trace.Time) int {
+	starts, i := f.li.starts, f.next
+	if i < f.lo || i > f.hi || i > f.lo && starts[i-1] >= end || i < f.hi && starts[i] < end {
+		k, _ := slices.BinarySearch(starts[f.lo:f.hi], end)
+		i = f.lo + k
+	}
+	f.next = i
+	return i
 }
 
 // span is the part of n intervals this filer walks.
@@ -201,26 +226,29 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 	li := f.li
 	// f's windows starting before s ends, walked back while one of them
 	// can still reach past s's start.
-	hi, _ := slices.BinarySearchFunc(li.order[f.lo:f.hi], s.End, func(w int, at trace.Time) int {
-		if li.win[w].Start < at {
-			return -1
-		}
-		return 1
-	})
-	for i := f.lo + hi - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
+	for i := f.before(s.End) - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
 		wi := li.order[i]
 		w := li.win[wi]
 		if s.Start >= w.End || s.End <= w.Start {
 			continue
 		}
-		part := trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
+		part := interval.Bounds{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
 			continue
 		}
 		if f.host[wi] == nil {
-			f.host[wi] = new([nSources][]trace.Span)
+			f.host[wi] = new([nSources][]interval.Bounds)
 		}
-		f.host[wi][src] = append(f.host[wi][src], part)
+		parts := &f.host[wi][src]
+		// Each family's intervals come in start order, nested ones
+		// (frames, ops and their children) inside the last: merged into
+		// it, they are never stored, grown or sorted. Merging two that
+		// overlap or touch keeps the union stepLedger takes.
+		if n := len(*parts); n > 0 && part.Start >= (*parts)[n-1].Start && part.Start <= (*parts)[n-1].End {
+			(*parts)[n-1].End = max((*parts)[n-1].End, part.End)
+			continue
+		}
+		*parts = append(*parts, part)
 	}
 }
 
@@ -351,14 +379,18 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 	sets[srcPeerWait] = appendIntersect(sets[srcPeerWait], sets[srcComm], sc.win)
 	sets[srcOther] = appendInWindow(sets[srcOther], li.other, w)
 	sets[srcBefore] = appendInWindow(sets[srcBefore], li.before, w)
-	host := li.host[i]
-	if host == nil {
-		host = &sc.noHost
-	}
+	host := &sc.host
 	for s := srcSync; s < nSources; s++ {
+		host[s] = host[s][:0]
+		if li.host[i] == nil {
+			continue
+		}
 		// The host's intervals are merged where they lie (li's, kept
-		// for this step alone), not copied into sets' storage.
-		host[s] = unionSpans(host[s])
+		// for this step alone); only their union, far shorter, is
+		// copied out.
+		for _, b := range interval.UnionBounds(li.host[i][s]) {
+			host[s] = append(host[s], b.Span())
+		}
 	}
 	return splitLedger(sets, host, w, sc)
 }
@@ -372,9 +404,9 @@ type ledgerScratch struct {
 	// ledger index's own); segs each line's intervals, in
 	// ledgerLineOrder; left and next what splitLedger has not yet
 	// assigned; win a window's peer-wait intervals; enc the encoding;
-	// noHost the host intervals of a window without any.
+	// host a window's host intervals, merged.
 	sets       [nSources][]trace.Span
-	noHost     [nSources][]trace.Span
+	host       [nSources][]trace.Span
 	segs       [nLedgerLines][]trace.Span
 	left, next []trace.Span
 	win        []trace.Span

@@ -56,7 +56,13 @@ func (ix *index) metrics() *Result {
 
 func (ix *index) kernels(r *Result) {
 	t := ix.t
-	rows, _ := KernelTable(t)
+	// The autotune marks are the Phases fact's, not found again.
+	var rows []KernelStat
+	if ix.PhaseFacts != nil {
+		rows, _ = kernelTable(t, ix.PhaseFacts.autotune)
+	} else {
+		rows, _ = KernelTable(t)
+	}
 	r.Kernels = make([]Kernel, len(rows))
 	// Each row reads only its own launches.
 	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
@@ -260,12 +266,13 @@ func (ix *index) stepCounts(r *Result) {
 		// the step's busy time (a union); it is a part of it.
 		r.Steps[i].GPUBoundUs = min(r.Steps[i].GPUBoundUs, r.Steps[i].GPUBusyUs)
 	}
+	steps := newStepCursor(t)
 	for i := range t.Ops {
 		op := &t.Ops[i]
 		if op.Parent != trace.None {
 			continue // nested time is already inside its top-level op
 		}
-		if st := t.StepOf(op.Start); st >= 0 {
+		if st := steps.of(op.Start); st >= 0 {
 			r.Steps[st].CPUOpUs += us(op.Dur())
 		}
 	}

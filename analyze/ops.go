@@ -1,12 +1,12 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
-
-	"cmp"
-	"slices"
 )
 
 // ops builds the key_averages()-like table: GPU time reaches an op through
@@ -28,12 +28,18 @@ func (ix *index) ops() []OpStat {
 			childCPU[p] += t.Ops[i].Dur()
 		}
 	}
+	steps := newStepCursor(t)
+	// Each op's row, found once here: the GPU pass below walks every
+	// kernel's ops up to the root and reads their rows by index, not by
+	// hashing their names again (300 k lookups on the copies class).
+	rowOf := make([]*OpStat, len(t.Ops))
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		r := row(o.Name)
+		rowOf[i] = r
 		r.Calls++
 		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
-		st := t.StepOf(o.Start)
+		st := steps.of(o.Start)
 		if st >= 0 {
 			r.PerStep[st].Count++
 		}
@@ -44,23 +50,21 @@ func (ix *index) ops() []OpStat {
 			}
 		}
 	}
-	var path []string
+	var path []*OpStat // the rows (names) met on the way up
 	for g := range t.GPU {
 		op := ix.opOf(g)
 		if op == trace.None {
 			continue
 		}
 		d := us(t.GPU[g].Dur())
-		self := row(t.Ops[op].Name)
-		self.SelfGPUUs += d
+		rowOf[op].SelfGPUUs += d
 		path = path[:0]
 		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			name := t.Ops[cur].Name
-			if slices.Contains(path, name) {
+			r := rowOf[cur]
+			if slices.Contains(path, r) {
 				continue
 			}
-			path = append(path, name)
-			r := row(name)
+			path = append(path, r)
 			r.GPUUs += d
 			if t.GPU[g].Kind == trace.Kernel {
 				r.Kernels++
@@ -100,6 +104,17 @@ func (ix *index) sameNameAncestor(i trace.Index) bool {
 type threadTime struct {
 	th trace.Index
 	at trace.Time
+}
+
+// opAt returns the index of t's first op at or after k in the ops'
+// (thread, start) order. It reads the ops in place: a search through
+// slices.BinarySearchFunc copied a whole Op (96 bytes) at every probe,
+// twice per hook call on a hook-heavy trace.
+func opAt(t *trace.Trace, k threadTime) int {
+	return sort.Search(len(t.Ops), func(i int) bool {
+		o := &t.Ops[i]
+		return o.Thread > k.th || o.Thread == k.th && o.Start >= k.at
+	})
 }
 
 // moduleFrame reports whether a Python frame is an nn.Module call as

@@ -3,6 +3,7 @@ package analyze
 import (
 	"slices"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 
 	"cmp"
@@ -214,13 +215,19 @@ func (o *OwnershipFacts) Of(th trace.Index, s trace.Span) Owned {
 	lo, hi := o.callRange(th, s)
 	w := Owned{Wall: s.Dur(), Launches: hi - lo, GPUTime: o.gpu[hi] - o.gpu[lo], LaunchAPI: o.api[hi] - o.api[lo],
 		Activities: int(o.activities[hi] - o.activities[lo]), Kernels: int(o.kernelsBy[hi] - o.kernelsBy[lo])}
-	var spans []trace.Span
-	var devices []int32
-	for _, g := range o.Activities(th, s) {
-		a := &t.GPU[g]
-		spans = append(spans, trace.Span{Start: a.Start, End: a.End})
-		if !slices.Contains(devices, a.Device) {
-			devices = append(devices, a.Device)
+	// The owned activities' intervals and devices, read from the calls
+	// already found and kept on the stack for a range's usual few: the
+	// compiled comparisons ask for every call of every repeated range.
+	var spanBuf [64]interval.Bounds
+	var devBuf [4]int32
+	spans, devices := spanBuf[:0], devBuf[:0]
+	for _, c := range o.calls[lo:hi] {
+		for _, g := range o.launched[o.byCall[c]:o.byCall[c+1]] {
+			a := &t.GPU[g]
+			spans = append(spans, interval.Bounds{Start: a.Start, End: a.End})
+			if !slices.Contains(devices, a.Device) {
+				devices = append(devices, a.Device)
+			}
 		}
 	}
 	if len(spans) > 0 {
@@ -228,7 +235,7 @@ func (o *OwnershipFacts) Of(th trace.Index, s trace.Span) Owned {
 		for _, sp := range spans {
 			w.Extent.Start, w.Extent.End = min(w.Extent.Start, sp.Start), max(w.Extent.End, sp.End)
 		}
-		for _, sp := range unionSpans(spans) {
+		for _, sp := range interval.UnionBounds(spans) {
 			w.GPUBusy += sp.Dur()
 		}
 	}

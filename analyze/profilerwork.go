@@ -46,26 +46,52 @@ func newLeafWork(t *trace.Trace) leafWork {
 		}
 	}
 	// Sized first: appended one by one, a trace of 300 k ops spent most
-	// of this function regrowing them.
-	leaves, calls := make([]trace.Span, 0, nLeaves), make([]trace.Span, 0, nCalls)
+	// of this function regrowing them. Bounds, not Spans: half the bytes
+	// to sort and nothing for the collector to scan.
+	leaves, calls := make([]interval.Bounds, 0, nLeaves), make([]interval.Bounds, 0, nCalls)
 	for i := range t.Ops {
 		if !parent[i] {
-			leaves = append(leaves, trace.Span{Start: t.Ops[i].Start, End: t.Ops[i].End})
+			leaves = append(leaves, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
 		}
 	}
 	for i := range t.APICalls {
 		if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
-			calls = append(calls, trace.Span{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
+			calls = append(calls, interval.Bounds{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
 		}
 	}
-	leaves, calls = interval.NonEmpty(interval.Union(leaves)), interval.Union(calls)
-	work := appendSubtract(make([]trace.Span, 0, len(leaves)+len(calls)), leaves, calls)
-	w := leafWork{spans: make([]interval.Bounds, len(work)), cum: make([]trace.Duration, len(work)+1)}
-	for i, s := range work {
-		w.spans[i] = interval.Bounds{Start: s.Start, End: s.End}
-		w.cum[i+1] = w.cum[i] + s.Dur()
+	leaves = slices.DeleteFunc(interval.UnionBounds(leaves), func(b interval.Bounds) bool { return b.End <= b.Start })
+	calls = interval.UnionBounds(calls)
+	// The leaves less the calls: each leaf's parts outside every call,
+	// sized for the most there can be, then kept at their exact size
+	// (the work lives as long as the analysis).
+	w := leafWork{spans: make([]interval.Bounds, 0, len(leaves)+len(calls)), cum: make([]trace.Duration, 1, len(leaves)+len(calls)+1)}
+	j := 0
+	for _, s := range leaves {
+		for j < len(calls) && calls[j].End <= s.Start {
+			j++
+		}
+		from := s.Start
+		for _, c := range calls[j:] {
+			if c.Start >= s.End {
+				break
+			}
+			w.span(from, c.Start)
+			from = max(from, c.End)
+		}
+		w.span(from, s.End)
 	}
+	w.spans, w.cum = slices.Clone(w.spans), slices.Clone(w.cum)
 	return w
+}
+
+// span adds [from, to) to the work when it is not empty (cum holds the
+// leading 0).
+func (w *leafWork) span(from, to trace.Time) {
+	if to <= from {
+		return
+	}
+	w.spans = append(w.spans, interval.Bounds{Start: from, End: to})
+	w.cum = append(w.cum, w.cum[len(w.cum)-1]+trace.Duration(to-from))
 }
 
 // in returns the work inside [a, b).

@@ -1,9 +1,9 @@
 package analyze
 
 import (
-	"fmt"
-
 	"cmp"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -65,7 +65,7 @@ var gemmOps = []string{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", 
 // shape measured in the same steps, stating that assumption.
 func (ix *index) roofline() []RooflineRow {
 	calls := ix.rooflineCalls()
-	rg := &rooflineGroups{groups: map[string]*rooflineGroup{}}
+	rg := &rooflineGroups{groups: map[rooflineKey]*rooflineGroup{}}
 	shapesInStep := ix.opRows(calls, rg)
 	ix.oplessRows(calls, shapesInStep, rg)
 	peak := PeakFor(ix.t.DeviceName())
@@ -132,13 +132,24 @@ type rooflineGroup struct {
 
 // rooflineGroups holds the rows by key, in first-seen order.
 type rooflineGroups struct {
-	groups map[string]*rooflineGroup
-	order  []string
+	groups map[rooflineKey]*rooflineGroup
+	order  []rooflineKey
 }
+
+// rooflineKey names a row: an op's (op, shape, dtype, kernel) or, opless,
+// a kernel's (range label, shape, kernel). A struct, not the names
+// joined: a key per call, tens of thousands, was a string built each.
+type rooflineKey struct {
+	op, shape, dtype, kernel string
+	opless                   bool
+}
+
+// shapeKey names a GEMM shape measured in a step: its shape and dtype.
+type shapeKey struct{ shape, dtype string }
 
 // add counts one call of gpu time to the row under key, made by newRow
 // when the key is new, and returns the row.
-func (rg *rooflineGroups) add(key string, gpu trace.Duration, newRow func() RooflineRow) *rooflineGroup {
+func (rg *rooflineGroups) add(key rooflineKey, gpu trace.Duration, newRow func() RooflineRow) *rooflineGroup {
 	gr := rg.groups[key]
 	if gr == nil {
 		gr = &rooflineGroup{row: newRow()}
@@ -175,15 +186,18 @@ func (ix *index) opShape(o *trace.Op) (GEMMShape, string) {
 }
 
 // opRows adds a row per (op, shape, dtype, kernel) of the GEMM op calls
-// and returns the GEMM shapes measured per step, to place op-less GEMM
-// kernels.
-func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups) map[int32]map[string]RooflineRow {
+// and returns the GEMM shapes measured per step (each the row that last
+// measured it), to place op-less GEMM kernels. The calls are taken in
+// the trace's op order, so a row's first call (its Python line) and a
+// step's last are the same on every run, not the map's order.
+func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups) map[int32]map[shapeKey]*rooflineGroup {
 	t := ix.t
-	shapesInStep := map[int32]map[string]RooflineRow{}
+	shapesInStep := map[int32]map[shapeKey]*rooflineGroup{}
 	// A few kernel names launch every call: their dtype is string work
 	// done once per name, not per call.
 	kernelDTypes := map[string]string{}
-	for op, c := range calls {
+	for _, op := range slices.Sorted(maps.Keys(calls)) {
+		c := calls[op]
 		o := &t.Ops[op]
 		pr, src := ix.opShape(o)
 		elem := elemSize(pr.DType)
@@ -207,15 +221,15 @@ func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups)
 			}
 			dt = kd
 		}
-		gr := rg.add(o.Name+"|"+pr.Shape+"|"+dt+"|"+kname, c.gpu, func() RooflineRow {
+		gr := rg.add(rooflineKey{op: o.Name, shape: pr.Shape, dtype: dt, kernel: kname}, c.gpu, func() RooflineRow {
 			return RooflineRow{Op: o.Name, Shape: pr.Shape, DType: dt, Kernel: kname, FLOPs: pr.FLOPs, Bytes: bytes, FLOPsSource: src,
 				Python: ix.userLine(c.kernel)}
 		})
 		st := ix.gpuStep[c.kernel]
 		if shapesInStep[st] == nil {
-			shapesInStep[st] = map[string]RooflineRow{}
+			shapesInStep[st] = map[shapeKey]*rooflineGroup{}
 		}
-		shapesInStep[st][pr.Shape+"|"+dt] = gr.row
+		shapesInStep[st][shapeKey{pr.Shape, dt}] = gr
 	}
 	return shapesInStep
 }
@@ -224,7 +238,7 @@ func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups)
 // hand-written CUDA): their FLOPs are unknown to the profiler. When every
 // step they run in measured exactly one GEMM shape, they are assumed to
 // compute that one.
-func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep map[int32]map[string]RooflineRow, rg *rooflineGroups) {
+func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep map[int32]map[shapeKey]*rooflineGroup, rg *rooflineGroups) {
 	t := ix.t
 	for g := range t.GPU {
 		a := &t.GPU[g]
@@ -239,14 +253,16 @@ func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep ma
 			continue
 		}
 		var ref RooflineRow
-		for _, r := range shapes {
-			ref = r
+		for _, gr := range shapes {
+			// The fields read below are the row's own, set when it was
+			// made (its count and time are not).
+			ref = gr.row
 		}
 		label := ix.rangeName(g)
 		if label == "" {
 			label = a.Name
 		}
-		rg.add("kernel|"+label+"|"+a.Name+"|"+ref.Shape, a.Dur(), func() RooflineRow {
+		rg.add(rooflineKey{op: label, shape: ref.Shape, kernel: a.Name, opless: true}, a.Dur(), func() RooflineRow {
 			return RooflineRow{Op: label, Shape: ref.Shape, DType: ref.DType, Kernel: a.Name, FLOPs: ref.FLOPs, Bytes: ref.Bytes,
 				FLOPsSource: "assumed: the " + ref.Op + " " + ref.Shape + " measured in the same steps", Python: ix.userLine(g)}
 		})

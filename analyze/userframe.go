@@ -33,45 +33,76 @@ func NewUserFrames(t *trace.Trace) *UserFrames {
 }
 
 // Of returns the user frame at or above f (see UserFrames), or trace.None.
+// Each frame it walks through is given its own answer: the user frame
+// found above it, or, with none, the innermost located frame at or above
+// it, which for a frame above f's own fallback is not f's. (Given f's,
+// such a frame answered with a frame of another branch for whichever
+// later walk met it first, so an answer hung on the order the analyzers,
+// running side by side, asked in; TestUserFramesAnswerEachFrame.)
 func (u *UserFrames) Of(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
 	}
-	if v := trace.Index(u.memo[f].Load()); v != -2 {
-		return v
+	if v := u.memo[f].Load(); v != -2 {
+		return answer(v)
 	}
 	t := u.t
-	res, fallback := trace.None, trace.None
-	var seen []trace.Index
+	// seen is the walk, innermost first; located[i] says seen[i] has a
+	// source location; above is the answer of the resolved ancestor the
+	// walk stopped at (None at the root).
+	var seenBuf [32]trace.Index
+	var locatedBuf [32]bool
+	seen, located := seenBuf[:0], locatedBuf[:0]
+	res, above, aboveUser := trace.None, trace.None, false
 	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := trace.Index(u.memo[cur].Load()); v != -2 {
-			// An ancestor already resolved: its user frame is ours too;
-			// if it found none, our own fallback is the innermost one.
-			if v != trace.None && (fallback == trace.None || u.isUser(v)) {
-				res = v
-			}
+		if v := u.memo[cur].Load(); v != -2 {
+			above = answer(v)
+			aboveUser = v >= 0 && (v&userMark != 0 || len(t.Frames) >= userMark && u.isUser(above))
 			break
 		}
-		seen = append(seen, cur)
 		file, _, _, ok := t.Frames[cur].Source()
-		if !ok {
-			continue
-		}
-		if fallback == trace.None {
-			fallback = cur
-		}
-		if !libraryFile(file) {
+		seen, located = append(seen, cur), append(located, ok)
+		if ok && !libraryFile(file) {
 			res = cur
 			break
 		}
 	}
-	if res == trace.None {
-		res = fallback
+	if res == trace.None && aboveUser {
+		res = above
 	}
-	for _, s := range seen {
-		u.memo[s].Store(int32(res))
+	if res != trace.None {
+		v := res
+		if len(t.Frames) < userMark {
+			v |= userMark
+		}
+		for _, s := range seen {
+			u.memo[s].Store(v)
+		}
+		return res
 	}
-	return res
+	// No user frame: each frame's answer is the innermost located frame
+	// at or above it, found walking back down.
+	ans := above
+	for i := len(seen) - 1; i >= 0; i-- {
+		if located[i] {
+			ans = seen[i]
+		}
+		u.memo[seen[i]].Store(ans)
+	}
+	return ans
+}
+
+// userMark marks a memoised answer that is a user frame, so a walk that
+// meets it need not parse the frame's name again (unset on a trace of
+// that many frames, whose walks parse it).
+const userMark = 1 << 30
+
+// answer is the frame a memoised value names.
+func answer(v int32) trace.Index {
+	if v < 0 {
+		return v
+	}
+	return v &^ userMark
 }
 
 func (u *UserFrames) isUser(f trace.Index) bool {

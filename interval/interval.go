@@ -30,6 +30,23 @@ func Union(spans []trace.Span) []trace.Span {
 	return merged
 }
 
+// UnionBounds is Union over Bounds: it sorts bounds in place and reuses
+// their storage, so the caller must not use bounds afterwards. Without a
+// name to carry, the sort moves half the bytes of a Span's and the
+// storage holds no pointers for the collector to scan.
+func UnionBounds(bounds []Bounds) []Bounds {
+	slices.SortFunc(bounds, func(a, b Bounds) int { return cmp.Compare(a.Start, b.Start) })
+	merged := bounds[:0]
+	for _, s := range bounds {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}
+
 // NonEmpty removes, in place, the spans that end at or before their start,
 // and returns the rest in their order.
 func NonEmpty(spans []trace.Span) []trace.Span {

@@ -47,3 +47,12 @@ func TestBoundsOf(t *testing.T) {
 		t.Errorf("BoundsOf(%v) = %v", spans, b)
 	}
 }
+
+// TestUnionBounds: the bounds' union is the spans' union, bound by bound.
+func TestUnionBounds(t *testing.T) {
+	spans := []trace.Span{sp(5, 7), sp(0, 2), sp(1, 3), sp(3, 4), sp(9, 9), sp(6, 6)}
+	got := UnionBounds(BoundsOf(spans))
+	if want := BoundsOf(Union(spans)); !slices.Equal(got, want) {
+		t.Fatalf("UnionBounds = %v, want %v", got, want)
+	}
+}

@@ -22,8 +22,21 @@ func Write(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	out := appendIndented(make([]byte, 0, compact.Len()*3/2), compact.Bytes())
-	_, err := w.Write(append(out, '\n'))
+	// The indented text runs to about 2.2 times the compact (a report's
+	// nesting is deep); sized for it, it is not regrown and copied as it
+	// is written. Into a buffer (what the faces hand in) it is indented
+	// in place, not built beside it and copied over.
+	size := compact.Len() * 5 / 2
+	var out []byte
+	buf, inPlace := w.(*bytes.Buffer)
+	if inPlace {
+		buf.Grow(size)
+		out = buf.AvailableBuffer()
+	} else {
+		out = make([]byte, 0, size)
+	}
+	out = append(appendIndented(out, compact.Bytes()), '\n')
+	_, err := w.Write(out)
 	return err
 }
 
@@ -35,10 +48,10 @@ func Write(w io.Writer, v any) error {
 func appendIndented(dst, src []byte) []byte {
 	depth := 0
 	open := false // an opening bracket waits for its first value
-	for i := 0; i < len(src); i++ {
+	for i := 0; i < len(src); {
 		c := src[i]
-		switch c {
-		case ' ', '\t', '\n', '\r':
+		if space(c) {
+			i++
 			continue
 		}
 		if open && c != '}' && c != ']' {
@@ -50,7 +63,8 @@ func appendIndented(dst, src []byte) []byte {
 		case '"':
 			end := stringEnd(src, i)
 			dst = append(dst, src[i:end]...)
-			i = end - 1
+			i = end
+			continue
 		case '{', '[':
 			open = true
 			dst = append(dst, c)
@@ -67,38 +81,59 @@ func appendIndented(dst, src []byte) []byte {
 			}
 			dst = append(dst, c)
 		default:
-			dst = append(dst, c)
+			// A number or a literal: copied whole, not byte by byte.
+			end := i + 1
+			for end < len(src) && plain(src[end]) {
+				end++
+			}
+			dst = append(dst, src[i:end]...)
+			i = end
+			continue
 		}
+		i++
 	}
 	return dst
 }
 
-// stringEnd returns the index just past the string starting with the
-// quote at src[i]: the first quote after it not escaped by an odd run of
-// backslashes (len(src) if none).
-func stringEnd(src []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(src[j:], '"')
-		if k < 0 {
-			return len(src)
-		}
-		q := j + k
-		slashes := 0
-		for b := q - 1; b > i && src[b] == '\\'; b-- {
-			slashes++
-		}
-		if slashes%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
+// space reports whether c is JSON whitespace.
+func space(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
+
+// plain reports whether c continues a number or a literal (true, false,
+// null): a digit, a sign, a point, an exponent or a lower-case letter.
+// The range checks run at every byte of every number.
+func plain(c byte) bool {
+	return c-'-' <= '9'-'-' || c-'a' <= 'z'-'a' || c == '+' || c == 'E'
+}
+
+// stringEnd returns the index just past the string starting with the
+// quote at src[i]: the first quote after it that no backslash escapes
+// (len(src) if none). A byte loop: most strings are a key's few bytes,
+// shorter than a search's setup.
+func stringEnd(src []byte, i int) int {
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++ // the escaped byte; \uXXXX's digits hold no quote
+		case '"':
+			return j + 1
+		}
+	}
+	return len(src)
+}
+
+// indent is a newline and the spaces of the deepest indent newline
+// appends in one copy; deeper ones take more.
+const indent = "\n                                                                "
 
 // newline appends a newline and depth levels of two-space indent.
 func newline(dst []byte, depth int) []byte {
-	dst = append(dst, '\n')
-	for range depth {
+	if n := 1 + 2*depth; n <= len(indent) {
+		return append(dst, indent[:n]...)
+	}
+	dst = append(dst, indent...)
+	for range depth - (len(indent)-1)/2 {
 		dst = append(dst, ' ', ' ')
 	}
 	return dst

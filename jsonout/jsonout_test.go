@@ -35,13 +35,27 @@ func TestWriteMatchesEncoder(t *testing.T) {
 			D map[string][]int
 		}{A: []struct{ B, C string }{{"x", `"q"`}, {`\`, ""}}, D: map[string][]int{"e": nil, "f": {}, "g": {1}}},
 	}
+	// Nested past the indent newline copies at once.
+	deep := any(1)
+	for range 24 {
+		deep = map[string]any{"k": []any{deep, 2}}
+	}
+	values = append(values, deep)
 	for i, v := range values {
-		var got bytes.Buffer
+		// Into a buffer (indented in place) and into any other writer.
+		var got, other bytes.Buffer
 		if err := Write(&got, v); err != nil {
 			t.Fatal(err)
 		}
-		if want := encoderOutput(t, v); !bytes.Equal(got.Bytes(), want) {
+		if err := Write(struct{ io.Writer }{&other}, v); err != nil {
+			t.Fatal(err)
+		}
+		want := encoderOutput(t, v)
+		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("value %d:\ngot  %q\nwant %q", i, got.Bytes(), want)
+		}
+		if !bytes.Equal(other.Bytes(), want) {
+			t.Errorf("value %d through a writer:\ngot  %q\nwant %q", i, other.Bytes(), want)
 		}
 	}
 }
