@@ -42,7 +42,10 @@ func measureCount(t *testing.T, f Finding, name string) float64 {
 // (launch-bound: 10.5 µs of GPU time saved, none of it on the critical
 // path, and 108 µs of launch gaps per step in eggroll_hooks), sincos_eager's
 // chain (GPU-bound for 78 % of its time: 801 µs of GPU time, 625 µs of it
-// critical, and 36 µs of gaps), and opts_sincos_plain's 48-kernel loop.
+// critical, and 36 µs of gaps), opts_sincos_plain's 48-kernel loop, and
+// layout_conv's conv2d → relu → contiguous → mean, whose one aten::mean
+// call launches a memset and a reduction: 5 kernels from 4 op calls, with
+// no intermediate or launch saved inside the call.
 func TestFusionSavingSplitMatchesPython(t *testing.T) {
 	b, err := os.ReadFile("../fixtures/recorded/expect/fusion_split.json")
 	if err != nil {

@@ -13,8 +13,9 @@ import (
 
 // Thresholds of fusion-candidate.
 const (
-	// FusionMinChain is the fewest consecutive memory-bound kernels that
-	// form a chain worth fusing.
+	// FusionMinChain is the fewest op calls whose consecutive
+	// memory-bound kernels form a chain worth fusing (one call's own
+	// kernels are one).
 	FusionMinChain = 2
 	// FusionMinRepeats is how often a chain must recur (across steps or
 	// layers) to be a pattern rather than a one-off.
@@ -33,12 +34,13 @@ const (
 // FusionCandidate finds recurring chains of small memory-bound kernels.
 var FusionCandidate = &Analyzer{
 	Name: "fusion-candidate",
-	Doc: fmt.Sprintf("Finds chains of at least %d consecutive memory-bound kernels (elementwise, rng, copy/gather, reduction, memset) on one "+
+	Doc: fmt.Sprintf("Finds chains of consecutive memory-bound kernels (elementwise, rng, copy/gather, reduction, memset) from at least %d op calls on one "+
 		"stream, all launched by framework ops, that recur at least %d times with the same kernels (across steps or layers): each kernel "+
 		"writes a tensor the next reads back, and each costs a launch. A chain stays inside one call of one user function (where the fix goes). Library GEMMs, compiler-fused kernels (Triton, XLA fusions), kernels launched inside torch.compile regions or CUDA graph replays (the compiler already chose what to fuse) and memcpys break a chain. "+
 		"Saving model per occurrence, in two parts the finding reports apart: GPU time saved, the intermediate tensors' write and read traffic "+
 		"(from the ops' input shapes and dtypes) at the device's peak DRAM bandwidth, at most the chain's kernel time minus its longest kernel; and launch gaps removed, "+
-		"for each of the (kernels − 1) launches saved the median launch API time, at most the time the device (all streams) sat idle before that kernel. "+
+		"for each of the (op calls − 1) launches saved the median launch API time, at most the time the device (all streams) sat idle before that kernel. "+
+		"The kernels one op call launches (topk's radix select, a two-pass reduction) are its implementation: no intermediate or launch between them is saved, and the longest call's kernels are the work a fusion keeps at least. "+
 		"The step shortens by the gaps removed plus the GPU time saved times the share of the chain's kernel time during which the GPU was the bottleneck (critical-path). "+
 		"So a chain never saves more than its span (kernel time plus gaps) minus its longest kernel. "+
 		"Kernels that belong to an op which also runs a GEMM or attention kernel (autocast weight casts, cuBLAS workspace memsets, a bias gradient's reduction), "+
@@ -77,12 +79,21 @@ func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost
 	var gaps []trace.Span // reused from gap to gap
 	for _, occ := range gr.occ {
 		kernels = append(kernels, occ...)
-		var sum, longest trace.Duration
+		var sum, longest, unit trace.Duration
 		var traffic, idle, gapSave float64
 		for i, g := range occ {
 			d := t.GPU[g].Dur()
 			sum += d
-			longest = max(longest, d)
+			// An op call's own kernels stay as they are: its longest
+			// call's kernels are the work a fusion keeps at least, and
+			// no intermediate or launch between them goes.
+			if i > 0 && ix.sameCall(occ[i-1], g) {
+				unit += d
+				longest = max(longest, unit)
+				continue
+			}
+			unit = d
+			longest = max(longest, unit)
 			if i == 0 {
 				continue
 			}
@@ -200,8 +211,8 @@ func compiledVerdict(gr *chainGroup, verdicts map[int]bool) (measured, gpuSlower
 func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCost, bw float64, verdicts map[int]bool) Finding {
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
-	n := len(rep)
-	var ops, names []string
+	n, calls := len(rep), ix.opCalls(rep)
+	var ops, callOps, names []string
 	tb := NewTable(Col("#", KindCount), Col("kernel", KindName), Col("category", KindName), Col("op", KindName), Col("mean", KindDuration), Col("python", KindSource))
 	for i, g := range rep {
 		var mean float64
@@ -211,10 +222,13 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		mean /= float64(len(gr.occ))
 		op := ix.opLabel(g)
 		ops = append(ops, op)
+		if i == 0 || !ix.sameCall(rep[i-1], g) {
+			callOps = append(callOps, op)
+		}
 		names = append(names, t.GPU[g].Name)
 		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.category(g)), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
 	}
-	chain := compactChain(ops)
+	chain := compactChain(callOps)
 	where := ix.userFuncs(rep)
 	whereText := "the code that launches them"
 	if len(where) > 0 {
@@ -240,8 +254,8 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		verdict = compileHostSlower
 	}
 	return Finding{
-		Title: fmt.Sprintf("fuse %s: %d kernels in a row, %d times (%s per step)",
-			titleChain(chain, ops), n, len(gr.occ), FormatCount(math.Round(perStep*10)/10)),
+		Title: fmt.Sprintf("fuse %s: %s in a row, %d times (%s per step)",
+			titleChain(chain, callOps), kernelsOfCalls(n, calls), len(gr.occ), FormatCount(math.Round(perStep*10)/10)),
 		Subject:    chain,
 		Severity:   sev,
 		SavingUs:   saving,
@@ -262,21 +276,47 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 			{"peak DRAM bandwidth", Rate(bw*1e9, "B/s")},
 		},
 		Evidence: []Evidence{
-			{Text: fmt.Sprintf("the chain %s: the same %d kernels run back to back on device %d stream %d, each launched by its own op, %d times in the trace",
-				chain, n, a.Device, a.Stream, len(gr.occ)),
+			{Text: fmt.Sprintf("the chain %s: the same %d kernels run back to back on device %d stream %d, %s, %d times in the trace",
+				chain, n, a.Device, a.Stream, launchedBy(n, calls), len(gr.occ)),
 				Table:   tb,
 				Kernels: names,
 				place: &Place{Span: trace.Span{Start: a.Start, End: t.GPU[rep[len(rep)-1]].End}, Device: a.Device, Stream: a.Stream,
 					What: fmt.Sprintf("%d kernels back to back", n)}},
-			{Text: fmt.Sprintf("saving model, per step: %s of GPU time saved (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest kernel), "+
+			{Text: fmt.Sprintf("saving model, per step: %s of GPU time saved (%s of intermediate tensors written and read back per occurrence at %.0f GB/s peak DRAM bandwidth, at most the chain's %s of kernel time minus its longest %s), "+
 				"of which %s shortens the step (the GPU is the bottleneck for %.0f%% of these kernels' time; for the rest the host queues the next kernel after they end and the GPU would only idle longer), "+
 				"plus %s of launch gaps removed (launches saved per occurrence: %d, each at most %s median launch API time and at most the GPU idle time before its kernel: %s per step in all); "+
 				"together within the chain's span of %s per step",
-				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), fmtUs(sv.critUs), sv.critShare*100, fmtUs(sv.gapsUs), n-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
+				fmtUs(sv.gpuUs), FormatBytes(traffic), bw, fmtUs(sv.kernelUs), longestWhat(n, calls), fmtUs(sv.critUs), sv.critShare*100, fmtUs(sv.gapsUs), calls-1, fmtUs(launchCost), fmtUs(sv.idleUs), fmtUs(sv.spanUs))},
 		},
-		Fix:        fusionFix(t, chain, whereText, n, allBackward(ops), verdict),
+		Fix:        fusionFix(t, chain, whereText, calls, allBackward(ops), verdict),
 		Confidence: Medium,
 	}
+}
+
+// kernelsOfCalls says how many kernels a chain has, and from how many op
+// calls where an op launched several.
+func kernelsOfCalls(kernels, calls int) string {
+	if calls == kernels {
+		return fmt.Sprintf("%d kernels", kernels)
+	}
+	return fmt.Sprintf("%d kernels from %d op calls", kernels, calls)
+}
+
+// longestWhat names the work a fusion keeps at least: the longest kernel,
+// or the longest op call's kernels where a call launched several.
+func longestWhat(kernels, calls int) string {
+	if calls == kernels {
+		return "kernel"
+	}
+	return "op call's kernels"
+}
+
+// launchedBy says what launched a chain's kernels.
+func launchedBy(kernels, calls int) string {
+	if calls == kernels {
+		return "each launched by its own op"
+	}
+	return fmt.Sprintf("launched by %d op calls (an op's own kernels, its implementation, stay as they are)", calls)
 }
 
 // What the trace says about torch.compile for a chain's code: nothing

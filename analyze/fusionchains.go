@@ -17,8 +17,9 @@ type chainGroup struct {
 
 // fusionChains groups the runs of fusable kernels (memory-bound, launched
 // by a framework op, not compiled or the optimizer's) on one stream, in
-// one step, one call of one user function and on one tensor, by their
-// sequence of kernel names (keys in first-seen order).
+// one step, one call of one user function and on one tensor, from at
+// least FusionMinChain op calls, by their sequence of kernel names (keys
+// in first-seen order).
 func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	t, ix := p.Trace, p.ix
 	groups := map[string]*chainGroup{}
@@ -26,7 +27,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	var run []int
 	var key []byte
 	flush := func() {
-		if len(run) >= FusionMinChain {
+		if ix.opCalls(run) >= FusionMinChain {
 			// Key the chain by its kernel name ids, not the (long) names.
 			key = key[:0]
 			for _, g := range run {
@@ -91,6 +92,27 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	}
 	flush()
 	return groups, keys
+}
+
+// sameCall reports whether GPU activities a and b were launched by one
+// call of one op: topk's radix select, a two-pass mean, index_put_'s sort
+// launch several kernels inside one aten call; they are the op's
+// implementation, which no fusion of the user's code changes.
+func (ix *index) sameCall(a, b int) bool {
+	op := ix.opOf(a)
+	return op != trace.None && op == ix.opOf(b)
+}
+
+// opCalls counts the op calls behind a run of kernels: consecutive
+// kernels of one call count once.
+func (ix *index) opCalls(run []int) int {
+	n := 0
+	for i, g := range run {
+		if i == 0 || !ix.sameCall(run[i-1], g) {
+			n++
+		}
+	}
+	return n
 }
 
 // gemmOps marks every op (aten op or autograd node) that has a GEMM or
