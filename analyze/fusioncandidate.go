@@ -212,22 +212,7 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
 	n, calls := len(rep), ix.opCalls(rep)
-	var ops, callOps, names []string
-	tb := NewTable(Col("#", KindCount), Col("kernel", KindName), Col("category", KindName), Col("op", KindName), Col("mean", KindDuration), Col("python", KindSource))
-	for i, g := range rep {
-		var mean float64
-		for _, occ := range gr.occ {
-			mean += us(t.GPU[occ[i]].Dur())
-		}
-		mean /= float64(len(gr.occ))
-		op := ix.opLabel(g)
-		ops = append(ops, op)
-		if i == 0 || !ix.sameCall(rep[i-1], g) {
-			callOps = append(callOps, op)
-		}
-		names = append(names, t.GPU[g].Name)
-		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.category(g)), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
-	}
+	tb, ops, callOps, names := p.chainTable(gr)
 	chain := compactChain(callOps)
 	where := ix.userFuncs(rep)
 	whereText := "the code that launches them"
@@ -291,6 +276,30 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 		Fix:        fusionFix(t, chain, whereText, calls, allBackward(ops), verdict),
 		Confidence: Medium,
 	}
+}
+
+// chainTable lists a chain's kernels (mean time over its occurrences, op,
+// Python line) with the op of each kernel, of each op call and the kernel
+// names.
+func (p *Pass) chainTable(gr *chainGroup) (tb *Table, ops, callOps, names []string) {
+	t, ix := p.Trace, p.ix
+	rep := gr.occ[0]
+	tb = NewTable(Col("#", KindCount), Col("kernel", KindName), Col("category", KindName), Col("op", KindName), Col("mean", KindDuration), Col("python", KindSource))
+	for i, g := range rep {
+		var mean float64
+		for _, occ := range gr.occ {
+			mean += us(t.GPU[occ[i]].Dur())
+		}
+		mean /= float64(len(gr.occ))
+		op := ix.opLabel(g)
+		ops = append(ops, op)
+		if i == 0 || !ix.sameCall(rep[i-1], g) {
+			callOps = append(callOps, op)
+		}
+		names = append(names, t.GPU[g].Name)
+		tb.Add(Count(float64(i+1)), NameCell(ShortKernelName(t.GPU[g].Name)), NameCell(ix.category(g)), NameCell(op), DurUs(mean), SourceCell(ix.userLine(g)))
+	}
+	return tb, ops, callOps, names
 }
 
 // kernelsOfCalls says how many kernels a chain has, and from how many op

@@ -150,11 +150,7 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 			continue
 		}
 		if why, where := ix.syncExcluded(c); why != "" {
-			k := where + ": " + why
-			if h.excluded[k] == 0 {
-				h.exOrder = append(h.exOrder, k)
-			}
-			h.excluded[k]++
+			h.exclude(where + ": " + why)
 			continue
 		}
 		line := ""
@@ -182,19 +178,32 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 			h.untracedIn[st] += in
 			runUp[st] = max(runUp[st], c.End)
 		}
-		key := op + "\x00" + line
-		s := h.sites[key]
-		if s == nil {
-			s = &syncSite{op: op, line: line}
-			h.sites[key] = s
-			h.order = append(h.order, key)
-		}
-		s.calls++
-		s.time += blocked
-		h.total += blocked
-		h.count++
+		h.count1(op, line, blocked)
 	}
 	return h
+}
+
+// exclude counts a blocking call left out, by where and why.
+func (h *hostSyncs) exclude(k string) {
+	if h.excluded[k] == 0 {
+		h.exOrder = append(h.exOrder, k)
+	}
+	h.excluded[k]++
+}
+
+// count1 counts one blocking call at its site (op and Python line).
+func (h *hostSyncs) count1(op, line string, blocked trace.Duration) {
+	key := op + "\x00" + line
+	s := h.sites[key]
+	if s == nil {
+		s = &syncSite{op: op, line: line}
+		h.sites[key] = s
+		h.order = append(h.order, key)
+	}
+	s.calls++
+	s.time += blocked
+	h.total += blocked
+	h.count++
 }
 
 // smallPageableCopyStarts maps each op that made a pageable host↔device

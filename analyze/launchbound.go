@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"slices"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // Thresholds of launch-bound.
@@ -30,8 +32,59 @@ var LaunchBound = &Analyzer{
 		"time in those short gaps, which replaying the step's launches as one CUDA graph (or fusing them into fewer kernels) removes, "+
 		"at most the ledger's launch-overhead, framework-host and unexplained-idle lines.",
 		LaunchBoundMaxBusy*100, LaunchBoundMinGapShare*100, LaunchGap, LaunchBoundMinLaunches),
-	Requires: []*Analyzer{IdleGaps},
+	Requires: []*Analyzer{IdleGaps, Steps, Phases},
 	Run:      runLaunchBound,
+}
+
+// LaunchBoundOptimizerShare is the share of a step's kernels in the
+// optimizer step from which launch-bound's fix starts with a fused
+// optimizer: a per-parameter loop's kernels are most of the launches.
+const LaunchBoundOptimizerShare = 0.5
+
+// launchPhases says where a step's kernels come from, once it has more
+// than a forward pass, and launch-bound's fix: a fused optimizer first when
+// the optimizer step launches most of them (a per-parameter loop's
+// kernels: fused=True removes them without capturing the step).
+func launchPhases(byPhase [3]float64) ([]Evidence, string) {
+	fix := "issue fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.CUDAGraph / torch.compile(mode=\"reduce-overhead\")), " +
+		"or torch.compile the model so Inductor fuses the small kernels; batch more work per call if each kernel is tiny"
+	if phasesWithKernels(byPhase) < 2 {
+		return nil, fix
+	}
+	text := fmt.Sprintf("kernels per step by phase: forward %.0f, backward %.0f, optimizer %.0f", byPhase[forward], byPhase[backward], byPhase[optimizer])
+	if total := byPhase[forward] + byPhase[backward] + byPhase[optimizer]; byPhase[optimizer] >= LaunchBoundOptimizerShare*total {
+		text += fmt.Sprintf(" (%.0f%% in the optimizer step)", byPhase[optimizer]/total*100)
+		fix = fmt.Sprintf("most launches (%.0f of %.0f kernels per step) are the optimizer step's: construct the optimizer with fused=True "+
+			"first (one kernel per parameter group), then ", byPhase[optimizer], total) + fix
+	}
+	return []Evidence{{Text: text}}, fix
+}
+
+// phasesWithKernels counts the phases with kernels.
+func phasesWithKernels(n [3]float64) int {
+	k := 0
+	for _, v := range n {
+		if v > 0 {
+			k++
+		}
+	}
+	return k
+}
+
+// kernelsByPhase counts the kernels launched in the steady steps per
+// phase (forward, backward, optimizer), per step.
+func (ix *index) kernelsByPhase(steps int) [3]float64 {
+	var n [3]float64
+	first := FirstSteady(steps)
+	for g := range ix.t.GPU {
+		if ix.t.GPU[g].Kind == trace.Kernel && int(ix.gpuStep[g]) >= first {
+			n[ix.phase[g]]++
+		}
+	}
+	for i := range n {
+		n[i] /= float64(max(steps-first, 1))
+	}
+	return n
 }
 
 func runLaunchBound(p *Pass) ([]Finding, error) {
@@ -67,6 +120,15 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 		sev, conf = High, High
 	}
 	perLaunch := wall / launches
+	phaseEv, fix := launchPhases(p.ix.kernelsByPhase(len(r.Steps)))
+	ev := []Evidence{
+		{Text: fmt.Sprintf("median step after the first: wall %s, GPU busy %s (%.0f%%), idle %s of which %s in gaps shorter than %s between kernels",
+			fmtUs(wall), fmtUs(busy), share*100, fmtUs(idle), fmtUs(gapIdle), LaunchGap)},
+		{Text: fmt.Sprintf("%.0f launches and %.0f kernels per step; launch API calls take %s per step (mean %s each); median queue delay %s (kernels start as soon as launched: the GPU waits for the host); %d of %d kernels (%.0f%%) run under %s",
+			launches, kernels, fmtUs(api), fmtUs(ls.MeanAPIUs), fmtUs(ls.MedianQueueUs), ls.ShortKernels, r.Summary.KernelLaunches, ls.ShortKernelShare*100, ShortKernel)},
+	}
+	ev = append(ev, phaseEv...)
+	ev = append(ev, Evidence{Text: "saving model: the idle time in short inter-kernel gaps per step, which a CUDA graph replay of the step (one launch) removes"})
 	return []Finding{{
 		Title: fmt.Sprintf("launch bound: GPU busy %.0f%% of the step, %.0f launches per step, one every %s",
 			share*100, launches, fmtUs(perLaunch)),
@@ -83,15 +145,8 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 			{"launch-gap idle per step", DurUs(gapIdle)},
 			{"mean kernel time", DurUs(ls.MeanKernelUs)},
 		},
-		Evidence: []Evidence{
-			{Text: fmt.Sprintf("median step after the first: wall %s, GPU busy %s (%.0f%%), idle %s of which %s in gaps shorter than %s between kernels",
-				fmtUs(wall), fmtUs(busy), share*100, fmtUs(idle), fmtUs(gapIdle), LaunchGap)},
-			{Text: fmt.Sprintf("%.0f launches and %.0f kernels per step; launch API calls take %s per step (mean %s each); median queue delay %s (kernels start as soon as launched: the GPU waits for the host); %d of %d kernels (%.0f%%) run under %s",
-				launches, kernels, fmtUs(api), fmtUs(ls.MeanAPIUs), fmtUs(ls.MedianQueueUs), ls.ShortKernels, r.Summary.KernelLaunches, ls.ShortKernelShare*100, ShortKernel)},
-			{Text: "saving model: the idle time in short inter-kernel gaps per step, which a CUDA graph replay of the step (one launch) removes"},
-		},
-		Fix: "issue fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.CUDAGraph / torch.compile(mode=\"reduce-overhead\")), " +
-			"or torch.compile the model so Inductor fuses the small kernels; batch more work per call if each kernel is tiny",
+		Evidence:   ev,
+		Fix:        fix,
 		Confidence: conf,
 	}}, nil
 }
