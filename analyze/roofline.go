@@ -234,7 +234,7 @@ func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups)
 	return shapesInStep
 }
 
-// oplessRows adds the GEMM-like kernels no GEMM op launched (Triton,
+// oplessRows adds the GEMM-like kernels no framework op launched (Triton,
 // hand-written CUDA): their FLOPs are unknown to the profiler. When every
 // step they run in measured exactly one GEMM shape, they are assumed to
 // compute that one.
@@ -245,7 +245,10 @@ func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep ma
 		if a.Kind != trace.Kernel || ix.info(g).library || !ix.info(g).gemmLike {
 			continue
 		}
-		if _, ok := calls[ix.opOf(g)]; ok {
+		if _, ok := calls[ix.opOf(g)]; ok || ix.underFrameworkOp(ix.opOf(g)) {
+			// A framework op that is no GEMM op (aten::cudnn_convolution's
+			// implicit_convolve_sgemm, a backward node's) computes its own
+			// work, not the step's GEMM shape.
 			continue
 		}
 		shapes := shapesInStep[ix.gpuStep[g]]
@@ -267,6 +270,17 @@ func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep ma
 				FLOPsSource: "assumed: the " + ref.Op + " " + ref.Shape + " measured in the same steps", Python: ix.userLine(g)}
 		})
 	}
+}
+
+// underFrameworkOp reports whether op or an op around it is an ATen op or
+// an autograd node (frameworkOp).
+func (ix *index) underFrameworkOp(op trace.Index) bool {
+	for ; op != trace.None; op = ix.t.Ops[op].Parent {
+		if frameworkOp(ix.t.Ops[op].Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // finish returns the group's row with its rates and, when the device's

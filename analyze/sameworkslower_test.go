@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -35,4 +36,22 @@ func TestSameWorkSlowerBuilt(t *testing.T) {
 	checkNear(t, "saving", f.SavingUs, 200)
 	// 150µs: 1.5× slower, under SameWorkFindingGap.
 	noFinding(t, sameWorkTrace(150), SameWorkSlower)
+}
+
+// TestSameWorkSlowerNotAConvolution: a GEMM-named kernel a convolution op
+// launched (cuDNN's implicit_convolve_sgemm under aten::cudnn_convolution
+// in sync_eval's first conv, 128×3×96×96 input) computes the convolution,
+// not the step's one GEMM shape (its Linear's [128×128]·[128×10]): it is
+// no opless kernel, and no finding compares it with aten::addmm (it read
+// "85.9× slower", saving 272 µs a step).
+func TestSameWorkSlowerNotAConvolution(t *testing.T) {
+	r := run(t, "recorded/pairs/sync_eval_base.json.gz")
+	if f := findingOf(r, SameWorkSlower.Name); f != nil {
+		t.Errorf("same-work-slower: %s", f.Title)
+	}
+	for _, row := range r.Roofline {
+		if strings.Contains(row.Kernel, "implicit_convolve_sgemm") {
+			t.Errorf("roofline row %s %s for a convolution's kernel (%s)", row.Op, row.Shape, row.FLOPsSource)
+		}
+	}
 }
