@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -315,19 +316,32 @@ func (ix *index) fileFrames(f *hostFiler) {
 // once: names repeat (every call of one op or function).
 type sourceByName struct {
 	classify func(string) ledgerSource
-	seen     map[string]ledgerSource
+	seen     map[*byte]namedSource
+}
+
+// namedSource is a name's length and source, kept by the address of its
+// bytes: the reader interns each name, so the calls of one op or function
+// share one copy (one per reading worker), and a lookup by address takes
+// the map's 8-byte path instead of hashing and comparing the name (a
+// frame's is a path, a line and a function). The same address and length
+// are the same bytes, so the same name; equal names at two addresses are
+// classified alike, twice.
+type namedSource struct {
+	n   int
+	src ledgerSource
 }
 
 // of is name's source.
 func (c *sourceByName) of(name string) ledgerSource {
-	src, ok := c.seen[name]
-	if !ok {
-		if c.seen == nil {
-			c.seen = map[string]ledgerSource{}
-		}
-		src = c.classify(name)
-		c.seen[name] = src
+	p := unsafe.StringData(name)
+	if e, ok := c.seen[p]; ok && e.n == len(name) {
+		return e.src
 	}
+	if c.seen == nil {
+		c.seen = map[*byte]namedSource{}
+	}
+	src := c.classify(name)
+	c.seen[p] = namedSource{len(name), src}
 	return src
 }
 
