@@ -249,8 +249,28 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 			(*parts)[n-1].End = max((*parts)[n-1].End, part.End)
 			continue
 		}
+		if *parts == nil {
+			*parts = make([]interval.Bounds, 0, f.capHint(i, src))
+		}
 		*parts = append(*parts, part)
 	}
+}
+
+// capHint is the room to make for the parts of source src under f's
+// window order[i]: a little more than the window before it holds (the
+// steps of a loop are alike), so a step's hundred parts are not grown
+// from one by doubling (a sixth of the filing's time on a 2,205-step
+// trace); 0 (append's own growth) for the first window.
+func (f *hostFiler) capHint(i int, src ledgerSource) int {
+	if i <= f.lo {
+		return 0
+	}
+	prev := f.host[f.li.order[i-1]]
+	if prev == nil {
+		return 0
+	}
+	n := len(prev[src])
+	return n + n/8
 }
 
 // fileCalls adds the sync and launch calls, compilation and the ops that
