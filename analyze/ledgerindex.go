@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
@@ -138,15 +137,23 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 		return
 	}
 	copies := copyOpSpans(ix.t)
+	workers := runtime.GOMAXPROCS(0)
+	chunked := workers == 1 || n >= minChunk*workers
+	// A filer per run of windows reads every interval near its windows;
+	// two filers reading all of them cost what summing them up in blocks
+	// first does, so blocks are for three and more.
+	blocks := &hostBlocks{}
+	if chunked && workers > 2 {
+		blocks = ix.hostBlocks()
+	}
 	all := func(f *hostFiler) {
 		ix.fileCalls(f, copies)
 		ix.fileOps(f)
 		ix.fileFrames(f)
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers == 1 || n >= minChunk*workers {
+	if chunked {
 		inChunks(n, func(lo, hi int) {
-			all(&hostFiler{li: li, host: li.host, lo: lo, hi: hi, from: li.win[li.order[lo]].Start, to: li.reach[hi-1], parts: 1})
+			all(&hostFiler{li: li, blocks: blocks, host: li.host, lo: lo, hi: hi, from: li.win[li.order[lo]].Start, to: li.reach[hi-1], parts: 1})
 		})
 		return
 	}
@@ -158,7 +165,7 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 			tables[k] = make([]*[nSources][]interval.Bounds, n)
 		}
 		wg.Go(func() {
-			all(&hostFiler{li: li, host: tables[k], lo: 0, hi: n, from: li.win[li.order[0]].Start, to: li.reach[n-1], part: k, parts: workers})
+			all(&hostFiler{li: li, blocks: blocks, host: tables[k], lo: 0, hi: n, from: li.win[li.order[0]].Start, to: li.reach[n-1], part: k, parts: workers})
 		})
 	}
 	wg.Wait()
@@ -181,7 +188,10 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 // li.order[lo:hi], whose starts are at or after from and whose ends are
 // at most to, taking part of every parts of each family's intervals.
 type hostFiler struct {
-	li          *ledgerIndex
+	li *ledgerIndex
+	// blocks sum up the families of intervals, so that a filer reads
+	// only those near its windows.
+	blocks      *hostBlocks
 	host        []*[nSources][]interval.Bounds
 	lo, hi      int
 	from, to    trace.Time
@@ -278,18 +288,20 @@ func (f *hostFiler) capHint(i int, src ledgerSource) int {
 func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 	t := ix.t
 	lo, hi := f.span(len(t.APICalls))
-	for i := lo; i < hi; i++ {
-		c := &t.APICalls[i]
-		if !f.touches(c.Span) {
-			continue
+	f.blocks.calls.runs(lo, hi, f.from, f.to, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c := &t.APICalls[i]
+			if !f.touches(c.Span) {
+				continue
+			}
+			switch {
+			case isSyncCall(c.Name):
+				f.add(srcSync, c.Span)
+			case isLaunchCall(c):
+				f.add(srcLaunch, c.Span)
+			}
 		}
-		switch {
-		case isSyncCall(c.Name):
-			f.add(srcSync, c.Span)
-		case isLaunchCall(c):
-			f.add(srcLaunch, c.Span)
-		}
-	}
+	})
 	lo, hi = f.span(len(ix.CompileFacts.spans))
 	for _, s := range ix.CompileFacts.spans[lo:hi] {
 		f.add(srcCompile, s)
@@ -306,11 +318,13 @@ func (ix *index) fileOps(f *hostFiler) {
 	t := ix.t
 	opSrc := sourceByName{classify: func(n string) ledgerSource { return hostRangeSource(n, false) }}
 	lo, hi := f.span(len(t.Ops))
-	for i := lo; i < hi; i++ {
-		if o := &t.Ops[i]; f.touches(o.Span) {
-			f.add(opSrc.of(o.Name), o.Span)
+	f.blocks.ops.runs(lo, hi, f.from, f.to, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if o := &t.Ops[i]; f.touches(o.Span) {
+				f.add(opSrc.of(o.Name), o.Span)
+			}
 		}
-	}
+	})
 	lo, hi = f.span(len(t.Annotations))
 	for i := lo; i < hi; i++ {
 		if a := &t.Annotations[i]; !a.GPU && f.touches(a.Span) && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
@@ -325,58 +339,13 @@ func (ix *index) fileFrames(f *hostFiler) {
 	t := ix.t
 	frameSrc := sourceByName{classify: frameSource}
 	lo, hi := f.span(len(t.Frames))
-	for i := lo; i < hi; i++ {
-		if fr := &t.Frames[i]; f.touches(fr.Span) {
-			f.add(frameSrc.of(fr.Name), fr.Span)
+	f.blocks.frames.runs(lo, hi, f.from, f.to, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if fr := &t.Frames[i]; f.touches(fr.Span) {
+				f.add(frameSrc.of(fr.Name), fr.Span)
+			}
 		}
-	}
-}
-
-// sourceByName classifies names into ledger sources, each distinct name
-// once: names repeat (every call of one op or function).
-type sourceByName struct {
-	classify func(string) ledgerSource
-	seen     map[*byte]namedSource
-}
-
-// namedSource is a name's length and source, kept by the address of its
-// bytes: the reader interns each name, so the calls of one op or function
-// share one copy (one per reading worker), and a lookup by address takes
-// the map's 8-byte path instead of hashing and comparing the name (a
-// frame's is a path, a line and a function). The same address and length
-// are the same bytes, so the same name; equal names at two addresses are
-// classified alike, twice.
-type namedSource struct {
-	n   int
-	src ledgerSource
-}
-
-// of is name's source.
-func (c *sourceByName) of(name string) ledgerSource {
-	p := unsafe.StringData(name)
-	if e, ok := c.seen[p]; ok && e.n == len(name) {
-		return e.src
-	}
-	if c.seen == nil {
-		c.seen = map[*byte]namedSource{}
-	}
-	src := c.classify(name)
-	c.seen[p] = namedSource{len(name), src}
-	return src
-}
-
-// frameSource is the ledger source a Python frame counts towards: the
-// profiler's own code, data loading (DataLoader, the user's data-named
-// functions) or framework host work.
-func frameSource(name string) ledgerSource {
-	file, _, fn, ok := trace.ParseFrameName(name)
-	switch {
-	case ok && strings.Contains(file, "torch/profiler/") || strings.Contains(file, "torch/autograd/profiler"):
-		return srcProfiler
-	case ok && (libraryCause(file) == CauseDataLoading || !libraryFile(file) && dataName(fn)):
-		return srcData
-	}
-	return srcFramework
+	})
 }
 
 // stepLedger splits window i (step i's) into its lines, returning each
