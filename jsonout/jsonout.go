@@ -14,19 +14,64 @@ import (
 	"io"
 )
 
+// Splitter is a value whose large object members Write encodes side by
+// side (see WriteSplit): whole is the value itself, rest the value with
+// those members left out so that each encodes as null; keys and values
+// are the members. A value that holds a Splitter embedded has its
+// method too, but is not its whole: it is written whole.
+type Splitter interface {
+	SplitJSON() (whole, rest any, keys []string, values []any)
+}
+
 // Write encodes v to w as described in the package doc.
 func Write(w io.Writer, v any) error {
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false) // kernel names keep their < > &
-	if err := enc.Encode(v); err != nil {
+	if s, ok := v.(Splitter); ok {
+		// whole's type is the Splitter's own (a pointer): comparable.
+		whole, rest, keys, values := s.SplitJSON()
+		if whole == v && len(keys) == len(values) {
+			members := make([]Member, len(keys))
+			for i := range keys {
+				members[i] = Member{keys[i], values[i]}
+			}
+			return WriteSplit(w, v, rest, members)
+		}
+	}
+	return writeWhole(w, v)
+}
+
+// writeWhole is Write without splitting v.
+func writeWhole(w io.Writer, v any) error {
+	compact, err := encodeCompact(v)
+	if err != nil {
 		return err
 	}
+	return writeIndented(w, len(compact), func(out []byte) []byte {
+		out, _ = appendIndented(out, compact, 0)
+		return out
+	})
+}
+
+// encodeCompact is v as encoding/json's Encoder writes it with
+// SetEscapeHTML(false) (kernel names keep their < > &): compact, with a
+// trailing newline.
+func encodeCompact(v any) ([]byte, error) {
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return compact.Bytes(), nil
+}
+
+// writeIndented writes to w what fill appends, indented JSON of n bytes
+// of compact JSON, and a newline.
+func writeIndented(w io.Writer, n int, fill func(out []byte) []byte) error {
 	// The indented text runs to about 2.2 times the compact (a report's
 	// nesting is deep); sized for it, it is not regrown and copied as it
 	// is written. Into a buffer (what the faces hand in) it is indented
 	// in place, not built beside it and copied over.
-	size := compact.Len() * 5 / 2
+	size := n * 5 / 2
 	var out []byte
 	buf, inPlace := w.(*bytes.Buffer)
 	if inPlace {
@@ -35,7 +80,7 @@ func Write(w io.Writer, v any) error {
 	} else {
 		out = make([]byte, 0, size)
 	}
-	out = append(appendIndented(out, compact.Bytes()), '\n')
+	out = append(fill(out), '\n')
 	_, err := w.Write(out)
 	return err
 }
@@ -45,8 +90,9 @@ func Write(w io.Writer, v any) error {
 // json.Indent does with no prefix and two spaces: a newline and the
 // depth's indent after each opening bracket and comma and before each
 // closing bracket, "{}" and "[]" for empty ones, a space after each colon.
-func appendIndented(dst, src []byte) []byte {
-	depth := 0
+// src may be a piece of a larger text cut after a whole value, depth
+// that text's nesting at the cut; it returns the nesting at src's end.
+func appendIndented(dst, src []byte, depth int) ([]byte, int) {
 	open := false // an opening bracket waits for its first value
 	for i := 0; i < len(src); {
 		c := src[i]
@@ -92,7 +138,7 @@ func appendIndented(dst, src []byte) []byte {
 		}
 		i++
 	}
-	return dst
+	return dst, depth
 }
 
 // space reports whether c is JSON whitespace.

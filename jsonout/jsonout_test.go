@@ -85,10 +85,16 @@ func TestWriteMatchesEncoderOnGoldens(t *testing.T) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndented(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+		if got := indented(compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%s: re-indented differs from json.Indent", f)
 		}
 	}
+}
+
+// indented is src indented whole.
+func indented(src []byte) []byte {
+	out, _ := appendIndented(nil, src, 0)
+	return out
 }
 
 // FuzzIndent checks appendIndented against json.Indent on any valid JSON
@@ -108,7 +114,7 @@ func FuzzIndent(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndented(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+		if got := indented(compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("input %q:\ngot  %q\nwant %q", data, got, want.Bytes())
 		}
 	})
