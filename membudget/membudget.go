@@ -197,10 +197,6 @@ func heapEstimate() int64 {
 // the collector run without pause.
 const analysisHeadroom = 1.5
 
-// analysisFloor is the least soft limit TightenForAnalysis sets: a small
-// trace's analysis is not made to collect for a few megabytes.
-const analysisFloor = 256 << 20
-
 // relaxAt, relaxAfter and relaxTo are RelaxForAnalysis's rule: once the
 // live heap passes relaxAt of the soft limit and the collector has run
 // relaxAfter times under that limit, the limit becomes relaxTo times the
@@ -231,19 +227,12 @@ func (b *Budget) TightenForAnalysis() {
 	// 10 M kernels, so report's limit, and its RSS, varied with when
 	// that collection ran (1.38-1.52× top's). Collected now, the limit
 	// is set from the model alone, for 0.3 s of marking at 10 M.
-	// Where every object on the heap, live or not yet swept, is too
-	// little for the headroom to pass the floor, the limit is the floor
-	// whatever a collection would find, and none is forced: a 400 MB
-	// trace's 150 MB heap, 25-30 ms of marking that `top` does not pay.
-	soft := int64(analysisFloor)
-	if h := heapObjects(); h == 0 || float64(h)*analysisHeadroom > analysisFloor {
-		runtime.GC()
-		live := liveHeap()
-		if live == 0 {
-			return
-		}
-		soft = max(int64(float64(live)*analysisHeadroom), analysisFloor)
+	runtime.GC()
+	live := liveHeap()
+	if live == 0 {
+		return
 	}
+	soft := max(int64(float64(live)*analysisHeadroom), 256<<20)
 	debug.SetMemoryLimit(min(soft, b.effective()*9/10))
 	b.limitSetAt.Store(gcCycles())
 }
@@ -271,20 +260,19 @@ func (b *Budget) RelaxForAnalysis() {
 }
 
 // gcCycles returns the number of collections the runtime has completed.
-func gcCycles() uint64 { return uint64(metric("/gc/cycles/total:gc-cycles")) }
-
-// heapObjects returns the bytes of the heap's objects, live or not yet
-// swept (at least the live heap), or 0 where the runtime does not say;
-// it is read without a collection.
-func heapObjects() int64 { return metric("/memory/classes/heap/objects:bytes") }
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
 
 // liveHeap returns the heap the last collection found live, or 0 where
 // the runtime does not say.
-func liveHeap() int64 { return metric("/gc/heap/live:bytes") }
-
-// metric reads the runtime's counter name (0 where it does not say).
-func metric(name string) int64 {
-	s := []metrics.Sample{{Name: name}}
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
