@@ -63,3 +63,18 @@ func TestLaunchBoundOptimizerLaunches(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchBoundNotAllocatorGaps: a step whose host spends longer in
+// cudaMalloc/cudaFree than in launches (alloc_conv's empty_cache() loop:
+// 814 µs a step against 183 µs of launches; the allocator fix gave the
+// untraced step 1.13 ms) is allocator churn, not launch-bound, and
+// allocator-churn leads.
+func TestLaunchBoundNotAllocatorGaps(t *testing.T) {
+	r := run(t, "recorded/pairs/alloc_conv_base.json.gz")
+	if f := findingOf(r, LaunchBound.Name); f != nil {
+		t.Errorf("launch-bound on allocator gaps: %s", f.Title)
+	}
+	if len(r.Findings) == 0 || r.Findings[0].ID != AllocatorChurn.Name {
+		t.Errorf("first finding %v, want allocator-churn", ids(r))
+	}
+}
