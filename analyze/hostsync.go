@@ -23,8 +23,10 @@ var HostSync = &Analyzer{
 		"rank's collective) are listed but not counted. Reported when at least %d such sync per step. Saving model: the time the host is "+
 		"blocked in them per step while the GPU is idle too (a host waiting on a busy GPU costs nothing), plus the GPU's idle time after "+
 		"each until the host launched more work, at most the GPU work the sync waited for (with no sync the host runs ahead and keeps "+
-		"the GPU's queue full); in a step whose host work is the longer, at least the host time blocked in them (the host's wait delays all "+
-		"the host work after it).", HostSyncMinPerStep),
+		"the GPU's queue full); a sync's wait starts at its op's pageable copy under %s where it made one (the copy call already waited "+
+		"for the GPU: .cpu() of a few values); in a step whose host work is the longer, at least the host time blocked in them (the host's "+
+		"wait delays all the host work after it), never more than the step's period beyond its GPU work, less what the rank waits "+
+		"for its peers (the peer sets the step).", HostSyncMinPerStep, FormatBytes(PageableMinBytes)),
 	Requires: []*Analyzer{Steps, Launches, Attribution, IdleGaps, Phases, ProfilerClock},
 	Run:      runHostSync,
 }
