@@ -47,6 +47,21 @@ func deviceAllocCall(name string) (string, bool) {
 	return "", false
 }
 
+// allocCallKinds memoizes deviceAllocCall by API call name ("" for a call
+// that neither allocates nor frees): a few names make every call, and
+// lowering one with capitals (each launch's) copies it.
+type allocCallKinds map[string]string
+
+// of is deviceAllocCall's kind of an API call named name.
+func (k allocCallKinds) of(name string) string {
+	kind, seen := k[name]
+	if !seen {
+		kind, _ = deviceAllocCall(name)
+		k[name] = kind
+	}
+	return kind
+}
+
 // churnStep is one steady step's allocator activity: idleUs is what the
 // calls cost the step (the GPU idle during them, and after a free, which
 // synchronizes the device, its refill: syncCost), untracedUs the same for
@@ -74,17 +89,10 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A call's name is lowered and tested once per name: a few names
-	// make every call, and lowering one with capitals (each launch's)
-	// copies it.
-	kinds := map[string]string{}
+	kinds := allocCallKinds{}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		kind, seen := kinds[c.Name]
-		if !seen {
-			kind, _ = deviceAllocCall(c.Name)
-			kinds[c.Name] = kind
-		}
+		kind := kinds.of(c.Name)
 		if kind == "" {
 			continue
 		}

@@ -142,56 +142,35 @@ func libraryCause(file string) string {
 // overlap each other, each with its cause. Functions and ops much longer
 // than the gap (the step function itself) do not name it.
 func (ix *index) hostActivity(gap, step trace.Span, loop trace.Index) []hostCand {
-	gc := &gapCands{gap: gap}
+	gc := &gapCands{gap: gap, step: step, loop: loop}
 	ix.frameCands(gc)
 	ix.rangeCands(gc, step)
 	ix.opAndSyncCands(gc)
-	ix.unrecordedCand(gc, step, loop)
+	gc.unrecordedCand()
 	return pickCands(gc.cands)
 }
 
 // unrecordedCand considers the longest part of the gap in which the
-// launching thread ran nothing the profiler recorded (no op, API call,
-// Python frame or range but the step's own): host work between ops, the
-// Python that converts a .tolist() or builds a batch, which a trace
-// without stacks shows as a hole. Named after the op before it, it keeps
-// the gap from being credited to the op that merely ends it (the next
-// step's first aten::linear, after a .tolist() of 1024 rows).
-func (ix *index) unrecordedCand(gc *gapCands, step trace.Span, loop trace.Index) {
-	t, gap := ix.t, gc.gap
-	if loop == trace.None {
+// loop's thread ran nothing the profiler recorded (no op, API call, Python
+// frame or range but the step's own; the candidate walks above marked
+// what it did, cover): host work between ops, the Python that converts a
+// .tolist() or builds a batch, which a trace without stacks shows as a
+// hole. Named after the op before it, it keeps the gap from being
+// credited to the op that merely ends it (the next step's first
+// aten::linear, after a .tolist() of 1024 rows).
+func (gc *gapCands) unrecordedCand() {
+	if gc.loop == trace.None {
 		return
 	}
-	var covered []trace.Span
-	add := func(s trace.Span, thread trace.Index) {
-		if thread == loop && gc.overlaps(s) {
-			covered = append(covered, trace.Span{Start: max(s.Start, gap.Start), End: min(s.End, gap.End)})
-		}
-	}
-	for i := range t.Ops {
-		add(t.Ops[i].Span, t.Ops[i].Thread)
-	}
-	for i := range t.APICalls {
-		add(t.APICalls[i].Span, t.APICalls[i].Thread)
-	}
-	for i := range t.Frames {
-		add(t.Frames[i].Span, t.Frames[i].Thread)
-	}
-	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && !marksStep(a.Name, step) && !a.Span.Contains(step) {
-			add(a.Span, a.Thread)
-		}
-	}
-	hole := largestHole(gap, interval.Union(covered))
+	hole := largestHole(gc.gap, interval.Union(gc.covered))
 	if hole.Dur() == 0 {
 		return
 	}
 	name := "host work with no op recorded"
 	var before trace.Time
-	for i := range t.Ops {
-		if o := &t.Ops[i]; o.Thread == loop && o.Parent == trace.None && o.End <= hole.Start && o.End > before && o.End > step.Start {
-			before = o.End
-			name = "host work with no op recorded, after " + o.Name
+	for _, o := range gc.ends {
+		if o.end <= hole.Start && o.end > before {
+			before, name = o.end, "host work with no op recorded, after "+o.name
 		}
 	}
 	gc.consider(name, CauseHostCode, hole, false)
@@ -241,6 +220,49 @@ func largestHole(gap trace.Span, covered []trace.Span) trace.Span {
 type gapCands struct {
 	gap   trace.Span
 	cands []hostCand
+	// step and loop are the gap's step and the loop's thread; covered
+	// holds the loop thread's recorded host work in the gap, ends the
+	// loop thread's top-level ops in the step that end by the gap's end
+	// (before the gap, only the last), for unrecordedCand.
+	step    trace.Span
+	loop    trace.Index
+	covered []trace.Span
+	ends    []opEnd
+}
+
+// opEnd is a top-level op's end and name.
+type opEnd struct {
+	end  trace.Time
+	name string
+}
+
+// cover records s, on thread, as recorded host work in the gap when it
+// is the loop's thread.
+func (gc *gapCands) cover(s trace.Span, thread trace.Index) {
+	if thread == gc.loop && gc.loop != trace.None && gc.overlaps(s) {
+		covered := trace.Span{Start: max(s.Start, gc.gap.Start), End: min(s.End, gc.gap.End)}
+		gc.covered = append(gc.covered, covered)
+	}
+}
+
+// ended records a top-level op of the loop's thread that ended in the
+// step by the gap's end: the op a hole in the gap comes after.
+func (gc *gapCands) ended(o *trace.Op) {
+	if o.Thread != gc.loop || gc.loop == trace.None || o.End <= gc.step.Start || o.End > gc.gap.End {
+		return
+	}
+	if o.End < gc.gap.Start {
+		// Before the gap only the latest counts.
+		if len(gc.ends) > 0 && gc.ends[0].end < gc.gap.Start {
+			if o.End > gc.ends[0].end {
+				gc.ends[0] = opEnd{o.End, o.Name}
+			}
+			return
+		}
+		gc.ends = append([]opEnd{{o.End, o.Name}}, gc.ends...)
+		return
+	}
+	gc.ends = append(gc.ends, opEnd{o.End, o.Name})
 }
 
 // consider keeps s, named name, as a candidate of cause when it covers at
@@ -269,6 +291,7 @@ func (ix *index) frameCands(gc *gapCands) {
 		if !gc.overlaps(f.Span) {
 			continue
 		}
+		gc.cover(f.Span, f.Thread)
 		file, line, fn, ok := f.Source()
 		switch {
 		case !ok:
@@ -299,7 +322,13 @@ func (ix *index) rangeCands(gc *gapCands, step trace.Span) {
 	t := ix.t
 	for i := range t.Annotations {
 		a := &t.Annotations[i]
-		if !gc.overlaps(a.Span) || marksStep(a.Name, step) || a.Span.Contains(step) || compileEvent(a.Name) {
+		if !gc.overlaps(a.Span) || marksStep(a.Name, step) || a.Span.Contains(step) {
+			continue
+		}
+		if !a.GPU {
+			gc.cover(a.Span, a.Thread)
+		}
+		if compileEvent(a.Name) {
 			continue
 		}
 		cause := CauseRange
@@ -321,6 +350,11 @@ func (ix *index) opAndSyncCands(gc *gapCands) {
 	t := ix.t
 	for i := range t.Ops {
 		o := &t.Ops[i]
+		if o.Parent == trace.None {
+			gc.ended(o)
+			// A child op lies in its parent, on its thread.
+			gc.cover(o.Span, o.Thread)
+		}
 		if o.Parent == trace.None && gc.overlaps(o.Span) {
 			// Top-level ops only: the call the user made, not its internals.
 			cause := CauseHostCode
@@ -337,6 +371,7 @@ func (ix *index) opAndSyncCands(gc *gapCands) {
 	}
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
+		gc.cover(c.Span, c.Thread)
 		if gc.overlaps(c.Span) && isSyncCall(c.Name) {
 			gc.consider(c.Name, CauseSync, c.Span, false)
 		}

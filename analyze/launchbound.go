@@ -68,12 +68,11 @@ func (ix *index) allocHostUs(steps int) float64 {
 		return 0
 	}
 	per := make([]float64, steps)
+	kinds := allocCallKinds{}
 	for i := range ix.t.APICalls {
 		c := &ix.t.APICalls[i]
-		if st := int(ix.apiStep[i]); st >= first {
-			if _, ok := deviceAllocCall(c.Name); ok {
-				per[st] += us(c.Dur())
-			}
+		if st := int(ix.apiStep[i]); st >= first && kinds.of(c.Name) != "" {
+			per[st] += us(c.Dur())
 		}
 	}
 	return median(per[first:])
@@ -122,6 +121,11 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 	if wall <= 0 || launches < LaunchBoundMinLaunches || kernels < LaunchBoundMinLaunches {
 		return nil, nil
 	}
+	share := busy / (wall * ndev)
+	idle := wall*ndev - busy
+	if share >= LaunchBoundMaxBusy || idle <= 0 || gapIdle < LaunchBoundMinGapShare*idle {
+		return nil, nil
+	}
 	if l := r.StepStats.SteadyLedger; LedgerUs(l, LineHostSync)+p.ix.allocHostUs(len(r.Steps)) > LedgerUs(l, LineLaunch) {
 		// The host waits in syncs, synchronous copies and device
 		// allocations (cudaFree synchronizes the device) longer than it
@@ -129,11 +133,6 @@ func runLaunchBound(p *Pass) ([]Finding, error) {
 		// analyzers', allocator-churn's business), not launch overhead.
 		// alloc_conv: 814 µs a step in cudaMalloc/cudaFree against 183 µs
 		// of launches, and the allocator fix is what delivered.
-		return nil, nil
-	}
-	share := busy / (wall * ndev)
-	idle := wall*ndev - busy
-	if share >= LaunchBoundMaxBusy || idle <= 0 || gapIdle < LaunchBoundMinGapShare*idle {
 		return nil, nil
 	}
 	ls := r.Launches
