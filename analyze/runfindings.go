@@ -27,6 +27,11 @@ func (r *Result) AddRunFindings(rank int, run []Finding) {
 		v := r.Summary.CombinedSavingUs
 		r.rankCombined = &v
 	}
+	// A cross-rank part's overlap from an earlier call goes with the
+	// findings it indexes.
+	r.Overlaps = slices.DeleteFunc(r.Overlaps, func(o Overlap) bool {
+		return runFamily(o.SavingFrom) == fromCollectiveWait || runFamily(o.SavingFrom) == fromExposedComm
+	})
 	kept := r.Findings[:0]
 	for _, f := range r.Findings {
 		if f.crossRank {
@@ -50,9 +55,12 @@ func (r *Result) AddRunFindings(rank int, run []Finding) {
 			f.SavingUs = min(f.SavingUs, step)
 			f.Share = shareOf(f.SavingUs, step)
 		}
-		if f.LedgerLines == nil {
-			f.LedgerLines = []string{}
-		}
+		// The lines say where the described rank's step gains (diff's
+		// predicted vs delivered reads them); the saving stays the
+		// run's (the median over the waiting ranks, every rank's
+		// exposed communication), which that rank's ledger does not
+		// bound: Check leaves cross-rank findings to the run's bounds.
+		f.LedgerLines = runLedgerLines(&f, rank)
 		if f.Measures == nil {
 			f.Measures = []Measure{}
 		}
@@ -92,49 +100,120 @@ func (r *Result) AddRunFindings(rank int, run []Finding) {
 	r.combineRun(rank)
 }
 
-// fromCollectiveWait is distributed.FromCollectiveWait: the SavingFrom
-// of a late rank's finding (the others' waiting for it).
-const fromCollectiveWait = "collective wait"
+// What cross-rank findings' savings come out of (distributed's From*
+// constants). Two families: the waiting ranks' wait (a straggler, a
+// pipeline's bubble, an all-to-all's hot rank: one wait, seen three
+// ways) and communication no compute hides (a slow link's transfer is
+// exposed communication too).
+const (
+	fromCollectiveWait = "collective wait"
+	fromAllToAll       = "all-to-all imbalance"
+	fromExposedComm    = "exposed communication"
+	fromCommTransfer   = "communication transfer"
+)
+
+// runLedgerLines are the lines of the described rank's ledger a
+// cross-rank finding's saving comes out of: its peer wait when the rank
+// waits for the finding's ranks (a late rank, or the pipeline's bubble,
+// which every stage waits through), its exposed communication for slow
+// or exposed communication. A finding about the rank itself (it is the
+// late one) names none: its fix shortens the others' steps, not its own.
+func runLedgerLines(f *Finding, rank int) []string {
+	switch runFamily(f.SavingFrom) {
+	case fromCollectiveWait:
+		if f.ID == idPipelineBubble || !slices.Contains(f.Ranks, rank) {
+			return []string{LinePeerWait}
+		}
+	case fromExposedComm:
+		return []string{LineCommunication}
+	}
+	return []string{}
+}
+
+// idPipelineBubble is distributed.IDPipelineBubble.
+const idPipelineBubble = "pipeline-bubble"
+
+// runFamily groups cross-rank SavingFrom values whose savings overlap.
+func runFamily(from string) string {
+	switch from {
+	case fromAllToAll:
+		return fromCollectiveWait
+	case fromCommTransfer:
+		return fromExposedComm
+	}
+	return from
+}
 
 // combineRun sets the combined saving of a run's analysis: the rank's own
-// findings' combined saving plus the cross-rank findings', each part of
-// the latter combined as combineSavings does with the step as what is
-// available, the total at most the step. When the described rank is
-// itself late (a cross-rank finding concerns it), its own findings out of
-// GPU idle time remove part of the same lateness: that finding counts
-// only for what they leave, as savings out of one part do.
+// findings' combined saving plus the cross-rank findings'. Cross-rank
+// savings of one family overlap: together they remove part × (1 −
+// Π(1 − saving/part)) of their part, the larger of their largest saving
+// and the rank's ledger line for it (peer wait, communication). When the
+// described rank is itself late (a cross-rank finding concerns it), its
+// own findings out of GPU idle time remove part of the same lateness:
+// that finding counts only for what they leave. The total stops short of
+// the step by the GPU work no fix removes, as a rank's own does.
 func (r *Result) combineRun(rank int) {
-	step := r.StepStats.SteadyWallUs
+	ss := &r.StepStats
+	step := ss.SteadyWallUs
 	idleLeft := 1.0
 	for _, f := range r.Findings {
 		if !f.crossRank && step > 0 && (f.SavingFrom == FromGPUIdle || f.SavingFrom == FromHostWaits || f.SavingFrom == FromLaunchGaps) {
 			idleLeft *= 1 - min(f.SavingUs/step, 1)
 		}
 	}
-	left := map[string]float64{}
+	type part struct {
+		findings  []int
+		savings   []float64
+		sum, most float64
+	}
+	parts := map[string]*part{}
 	var order []string
-	for _, f := range r.Findings {
+	for i, f := range r.Findings {
 		if !f.crossRank || f.SavingFrom == FromOneOff {
 			continue
 		}
 		saving := f.SavingUs
-		if f.SavingFrom == fromCollectiveWait && slices.Contains(f.Ranks, rank) {
+		if runFamily(f.SavingFrom) == fromCollectiveWait && slices.Contains(f.Ranks, rank) {
 			saving *= idleLeft
 		}
-		if _, ok := left[f.SavingFrom]; !ok {
-			left[f.SavingFrom] = 1
-			order = append(order, f.SavingFrom)
+		key := runFamily(f.SavingFrom)
+		pt := parts[key]
+		if pt == nil {
+			pt = &part{}
+			parts[key] = pt
+			order = append(order, key)
 		}
-		if step > 0 {
-			left[f.SavingFrom] *= 1 - min(saving/step, 1)
-		}
+		pt.findings = append(pt.findings, i)
+		pt.savings = append(pt.savings, saving)
+		pt.sum += f.SavingUs
+		pt.most = max(pt.most, saving)
 	}
 	total := *r.rankCombined
 	for _, from := range order {
-		total += step * (1 - left[from])
+		pt := parts[from]
+		avail := pt.most
+		switch from {
+		case fromCollectiveWait:
+			avail = max(avail, LedgerUs(ss.SteadyLedger, LinePeerWait))
+		case fromExposedComm:
+			avail = max(avail, LedgerUs(ss.SteadyLedger, LineCommunication))
+		}
+		left := 1.0
+		for _, s := range pt.savings {
+			if avail > 0 {
+				left *= 1 - min(s/avail, 1)
+			}
+		}
+		combined := min(pt.sum, avail*(1-left))
+		total += combined
+		if len(pt.findings) > 1 && overlapping(combined, pt.sum) {
+			r.Overlaps = append(r.Overlaps, Overlap{SavingFrom: from, Findings: pt.findings, SumUs: pt.sum, AvailableUs: avail, CombinedUs: combined})
+		}
 	}
+	slices.SortStableFunc(r.Overlaps, func(a, b Overlap) int { return cmp.Compare(a.Findings[0], b.Findings[0]) })
 	if step > 0 {
-		total = min(total, step)
+		total = min(total, step-min(ss.SteadyIrreducibleUs, step))
 	}
 	r.Summary.CombinedSavingUs = total
 	r.Summary.CombinedSavingShare = shareOf(total, step)

@@ -116,6 +116,7 @@ func differences(a, b *windowSummary, steps int) []Difference {
 func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explanation, error) {
 	ex := &Explanation{Straggler: run.Ranks[s].Rank, Reference: run.Ranks[ref].Rank}
 	var ws, wr []window
+	var late lateTally
 	bucket := map[int]int{}
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
@@ -126,7 +127,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 		if last, ok := c.lateArrival(); !ok || last != is {
 			continue
 		}
-		ex.Late += run.lateBy(c, is)
+		late.add(run, c, is)
 		st := stepOf(run.Ranks[s].Steps, run.Ranks[s].Collectives[c.Calls[is]].Start)
 		b, ok := bucket[st]
 		if !ok {
@@ -141,7 +142,7 @@ func (run *Run) Explain(s, ref int, read Reader, extra *regexp.Regexp) (*Explana
 	ex.Steps = max(len(bucket), 1)
 	// Lateness per step divides by the trace's steps, as the straggler
 	// candidate does, so the finding and its explanation agree.
-	ex.Late /= trace.Duration(run.stepCount())
+	ex.Late = late.total() / trace.Duration(run.stepCount())
 	a, err := summarizeRank(read, run.Ranks[s].Source, ws, ex.Steps, extra)
 	if err != nil {
 		return nil, err

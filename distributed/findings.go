@@ -68,9 +68,13 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	}
 	f.Confidence = analyze.High
 	f.Title = truncate(fmt.Sprintf("Rank %d makes the other ranks wait %s per step at the %s", r, sc.Late, kind), 100)
-	f.Evidence = append(f.Evidence, analyze.Evidence{Text: fmt.Sprintf(
-		"rank %d arrives last, %s per step after the median of the other ranks (median step %s): %.0f%% of all late arrivals' time in the run",
-		r, sc.Late, sc.Step, 100*sc.LateShare)}, analyze.Evidence{Text: fmt.Sprintf(
+	arrives := fmt.Sprintf("rank %d arrives last, %s per step after the median of the other ranks (median step %s): %.0f%% of all late arrivals' time in the run",
+		r, sc.Late, sc.Step, 100*sc.LateShare)
+	if sc.Cascade {
+		arrives += fmt.Sprintf("; the rest cascades from it: rank %d waits %s in all its collectives while late %s, and a rank that waited for it arrives late at its next collective in another group",
+			r, run.Stats[sc.Index].Wait, sc.Late*trace.Duration(sc.Steps))
+	}
+	f.Evidence = append(f.Evidence, analyze.Evidence{Text: arrives}, analyze.Evidence{Text: fmt.Sprintf(
 		"saving model: the other ranks gain at most their wait for rank %d that their own compute does not hide (the rest of their step is their own work, which still runs after the fix): %s per step (median over the waiting ranks), against %s of lateness",
 		r, bound, sc.Late)})
 	if ex == nil {

@@ -33,6 +33,11 @@ type Collective struct {
 	// the reference clock when Run.ClockCorrected.
 	Arrive []trace.Time
 	Leave  []trace.Time
+	// Partners, for a point-to-point exchange only, are the participants
+	// each one sent to or received from (indexes into Participants): a
+	// send waits for its receiver, not for the whole exchange. Nil for
+	// collectives, where everyone waits for the last to arrive.
+	Partners [][]int
 }
 
 // Transfer is the shortest kernel duration across the participants: the
@@ -71,8 +76,16 @@ func (c *Collective) lateArrival() (int, bool) {
 	return l, spread > lateSlack && c.Kind != SendRecv
 }
 
-// Wait is how long participant i waited: the latest arrival minus its own.
+// Wait is how long participant i waited: the latest arrival among those
+// it exchanges data with (everyone, for a collective) minus its own.
 func (c *Collective) Wait(i int) trace.Duration {
+	if c.Partners != nil {
+		latest := c.Arrive[i]
+		for _, j := range c.Partners[i] {
+			latest = max(latest, c.Arrive[j])
+		}
+		return trace.Duration(latest - c.Arrive[i])
+	}
 	l, _ := c.Last()
 	return max(trace.Duration(c.Arrive[l]-c.Arrive[i]), 0)
 }
@@ -93,6 +106,9 @@ func (run *Run) match() {
 	var order []string
 	for ri, r := range run.Ranks {
 		for ci := range r.Collectives {
+			if isP2P(&r.Collectives[ci]) {
+				continue // matched by peer (matchP2P)
+			}
 			g := r.Collectives[ci].Group()
 			s := groups[g]
 			if s == nil {
@@ -131,6 +147,7 @@ func (run *Run) match() {
 		}
 		run.byOrder(g, s.ranks, s.kind)
 	}
+	run.matchP2P()
 	slices.SortStableFunc(run.Collectives, func(a, b Collective) int { return cmpTime(minTime(a.Arrive), minTime(b.Arrive)) })
 }
 

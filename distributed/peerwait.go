@@ -85,19 +85,33 @@ func (run *Run) gainBound(s int) trace.Duration {
 	return stats.Median(others) / trace.Duration(run.stepCount())
 }
 
+// peerWait is rank index ri's peer wait: its waits (PeerWaits, each
+// instant once: a tensor-parallel all-reduce and a data-parallel
+// all-gather can wait at the same time) less the compute kernels of the
+// rank that ran meanwhile (RankCollective.Under).
+func (run *Run) peerWait(ri int) trace.Duration {
+	return run.lessOwn(ri, run.PeerWaits(ri), func(c *RankCollective) []trace.Span { return c.Under })
+}
+
+// lessOwn is the length of waits (sorted, disjoint) less what part(c) of
+// rank index ri's communication kernels says ran inside them.
+func (run *Run) lessOwn(ri int, waits []trace.Span, part func(*RankCollective) []trace.Span) trace.Duration {
+	var inside []trace.Span
+	for i := range run.Ranks[ri].Collectives {
+		inside = append(inside, part(&run.Ranks[ri].Collectives[i])...)
+	}
+	u := interval.Union(inside)
+	var d trace.Duration
+	for _, w := range waits {
+		d += w.Dur() - interval.Overlap(u, w)
+	}
+	return d
+}
+
 // gpuSpin is the time rank index ri's GPU only spun: its peer waits
 // (PeerWaits) less any other activity of its GPU meanwhile (compute
 // kernels, copies: RankCollective.Active). The rank's GPU busy time less
 // this is the GPU time its own work took.
 func (run *Run) gpuSpin(ri int) trace.Duration {
-	var active []trace.Span
-	for _, c := range run.Ranks[ri].Collectives {
-		active = append(active, c.Active...)
-	}
-	u := interval.Union(active)
-	var d trace.Duration
-	for _, w := range run.PeerWaits(ri) {
-		d += w.Dur() - interval.Overlap(u, w)
-	}
-	return d
+	return run.lessOwn(ri, run.PeerWaits(ri), func(c *RankCollective) []trace.Span { return c.Active })
 }

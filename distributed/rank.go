@@ -94,6 +94,9 @@ type RankCollective struct {
 	// profiler started, or a custom kernel).
 	Args    commArgs
 	HasArgs bool
+	// P2P are the sends and recvs a send/recv kernel carries (attachP2P),
+	// in the order they were issued; nil for collectives.
+	P2P []P2POp
 }
 
 // noGroup is the group key of kernels whose trace names no group.
@@ -194,6 +197,7 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 	union := interval.Union(interval.NonEmpty(compute))
 	r.Compute = interval.Length(union)
 	slices.SortFunc(r.Collectives, func(a, b RankCollective) int { return cmpTime(a.Start, b.Start) })
+	attachP2P(t, sc, r)
 	for i := range r.Collectives {
 		c := &r.Collectives[i]
 		c.Under = interval.Within(union, c.Span)

@@ -3,6 +3,7 @@ package distributed
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +74,22 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 		{run: "moe_skewed", must: []string{IDAllToAllImbalance}, not: []string{IDPipelineBubble}, ranks: "1"},
 		{run: "moe_balanced", not: []string{IDAllToAllImbalance, IDStraggler, IDPipelineBubble}},
 		{run: "transient", must: []string{IDStraggler}, text: "shifts between steps (rank 1 in steps 1–2; rank 0 in steps 4–6)", not: []string{IDAllToAllImbalance, IDPipelineBubble}},
+		// Issue 30's 4-GPU recordings (capture_issue30.py). Pipelines:
+		// the bubble, not exposed communication (the stages' waiting is
+		// the bubble) and no straggler.
+		{run: "pp2_gpipe", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "8 micro-batches"},
+		{run: "pp4_gpipe", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "4 stages and 8 micro-batches"},
+		{run: "pp4_1f1b", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "4 stages and 8 micro-batches"},
+		{run: "moe4_skewed", must: []string{IDAllToAllImbalance}, not: []string{IDPipelineBubble}, ranks: "1"},
+		{run: "moe4_balanced", not: []string{IDAllToAllImbalance, IDStraggler, IDPipelineBubble}},
+		// The 2-D mesh whose rank 0 is slow on the host: the others'
+		// lateness cascades from it through both groups.
+		{run: "mesh_tpdp", must: []string{IDStraggler}, ranks: "0", text: "cascades from it"},
+		{run: "mesh_tpdp_big", must: []string{IDExposedComm}, not: []string{IDStraggler}},
+		// A slow rank against a slow link (NCCL_P2P_DISABLE=1).
+		{run: "ddp4_straggler", must: []string{IDStraggler}, not: []string{IDCommBandwidth}, ranks: "2"},
+		{run: "ddp4_slowlink", must: []string{IDCommBandwidth}, not: []string{IDStraggler}},
+		{run: "ddp4_balanced", not: []string{IDStraggler, IDCommBandwidth, IDExposedComm}},
 	} {
 		dir, ok := dirs[c.run]
 		if !ok {
@@ -117,6 +134,11 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 				}
 				if c.ranks != "" && strconv.Itoa(f.Ranks[0]) != c.ranks {
 					t.Errorf("%s on ranks %v, want %s", id, f.Ranks, c.ranks)
+				}
+			}
+			for _, f := range res.Findings {
+				if len(f.Ranks) == 0 {
+					t.Errorf("%s names no rank", f.ID)
 				}
 			}
 			// A rank cannot make the others wait longer per step than a
@@ -208,4 +230,51 @@ func patternOf(t *testing.T, dir string) (*Run, StragglerCandidate, StepPattern)
 	}
 	sc, _ := run.Straggler()
 	return run, sc, run.stepPattern(sc.Index, sc.Step)
+}
+
+// TestRealRunsGroups: per parallelism dimension, the collectives, kinds,
+// communication kernel time and exposed time match the script's per
+// process group figures (groups named by their description: mesh_tp,
+// mesh_dp, default_pg) on every real run.
+func TestRealRunsGroups(t *testing.T) {
+	exp := loadJSON[map[string]struct {
+		Groups map[string]struct {
+			Collectives int      `json:"collectives"`
+			Kinds       []string `json:"kinds"`
+			CommUs      float64  `json:"comm_us"`
+			ExposedUs   float64  `json:"exposed_us"`
+			Bytes       int64    `json:"bytes"`
+		} `json:"groups"`
+	}](t, "testdata/expected.json")
+	for name, dir := range runDirs(t) {
+		want, ok := exp[name]
+		if !ok || len(want.Groups) == 0 {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			res := loadAnalyzed(t, dir)
+			got := map[string]DimRow{}
+			for _, d := range res.Dimensions {
+				got[d.Dimension] = d
+			}
+			for desc, w := range want.Groups {
+				d, ok := got[Dimension(desc, "")]
+				if !ok {
+					t.Errorf("no dimension for group %s", desc)
+					continue
+				}
+				kinds := slices.Clone(d.Kinds)
+				slices.Sort(kinds)
+				if d.Collectives != w.Collectives || !slices.Equal(kinds, w.Kinds) {
+					t.Errorf("%s: %d collectives %v, want %d %v", desc, d.Collectives, kinds, w.Collectives, w.Kinds)
+				}
+				tol := 0.01 * float64(w.Collectives)
+				near(t, desc+" comm kernel", d.CommKernelUs, w.CommUs, tol)
+				near(t, desc+" exposed", d.ExposedCommUs, w.ExposedUs, tol)
+				if !slices.Contains(w.Kinds, AllToAll) && d.Bytes != w.Bytes {
+					t.Errorf("%s: %d bytes, want %d", desc, d.Bytes, w.Bytes)
+				}
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"fmt"
+	"github.com/tracelens/tracelens/interval"
 	"math"
 	"slices"
 
@@ -41,9 +42,11 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 	for i := range comm {
 		out[i].StepComm = comm[i]
 	}
+	late := make([]lateTally, len(out))
+	waits := make([][]trace.Span, len(out))
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		last, late := c.lateArrival()
+		last, isLate := c.lateArrival()
 		for i, p := range c.Participants {
 			if p != ri {
 				continue
@@ -54,13 +57,21 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 				continue
 			}
 			f := &out[st]
-			f.PeerWait += run.exposedWait(c, i)
+			if w, ok := run.waitSpan(c, i); ok {
+				waits[st] = append(waits[st], w)
+			}
 			f.Transfer += c.Transfer()
 			f.ExposedTransfer += max(rc.Exposed-c.Wait(i), 0)
-			if i == last && late {
-				f.Late += run.lateBy(c, last)
+			if i == last && isLate {
+				late[st].add(run, c, last)
 			}
 		}
+	}
+	for i := range out {
+		out[i].Late = late[i].total()
+		// Waits that overlap in time count once, as in the rank's
+		// ledger.
+		out[i].PeerWait = run.lessOwn(ri, interval.Union(interval.NonEmpty(waits[i])), func(c *RankCollective) []trace.Span { return c.Under })
 	}
 	return out
 }

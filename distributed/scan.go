@@ -238,6 +238,9 @@ type commArgs struct {
 	GroupDesc  string
 	GroupRanks string
 	Seq        int64 // -1 when the trace does not say
+	// Peer is the global rank a send goes to or a recv comes from; -1
+	// for collectives and when the trace does not say.
+	Peer int
 }
 
 // parseCommArgs reads the arguments; strings are interned through in so
@@ -253,7 +256,9 @@ func parseCommArgs(args gjson.Result, in interner) commArgs {
 		GroupDesc:  in.of(args.Get("Process Group Description").Str),
 		GroupRanks: in.of(scalar(args.Get("Process Group Ranks"))),
 		Seq:        -1,
+		Peer:       -1,
 	}
+	a.Peer = peerOf(args, a.GroupRanks)
 	for _, k := range []string{"Seq", "seq", "Sequence number"} {
 		if v := args.Get(k); v.Exists() {
 			if n, err := strconv.ParseInt(scalar(v), 10, 64); err == nil {
@@ -263,6 +268,39 @@ func parseCommArgs(args gjson.Result, in interner) commArgs {
 		}
 	}
 	return a
+}
+
+// peerOf reads a send's "Dst Rank" or a recv's "Src Rank", a rank of the
+// op's process group, as a global rank: through the group's ranks when
+// the op lists them, else the group's "Global rank start" and "Global
+// rank stride". -1 when absent or out of range.
+func peerOf(args gjson.Result, groupRanks string) int {
+	v := args.Get("Dst Rank")
+	if !v.Exists() {
+		v = args.Get("Src Rank")
+	}
+	if !v.Exists() || v.Type != gjson.Number {
+		return -1
+	}
+	local := v.Int()
+	if local < 0 || local > 1<<24 {
+		return -1
+	}
+	if ranks := gjson.Parse(groupRanks); ranks.IsArray() {
+		if r := ranks.Array(); local < int64(len(r)) && r[local].Type == gjson.Number {
+			return int(r[local].Int())
+		}
+		return -1
+	}
+	start, stride := args.Get("Global rank start").Int(), args.Get("Global rank stride").Int()
+	if stride == 0 {
+		stride = 1
+	}
+	g := start + stride*local
+	if g < 0 || g > 1<<24 {
+		return -1
+	}
+	return int(g)
 }
 
 // interner keeps one private copy of each distinct string. A rank's

@@ -30,7 +30,8 @@ type RankStats struct {
 	// better overlap could hide.
 	ExposedTransfer trace.Duration
 	// PeerWait is the part of Wait no compute kernel of the rank hid: its
-	// GPU only spinning in a collective for a later rank.
+	// GPU only spinning in a collective for a later rank, each instant
+	// once (Run.PeerWaits).
 	PeerWait trace.Duration
 	// GPUBusy is the rank's GPU busy time (Rank.Busy) less GPUSpin, the
 	// union of its peer waits that no other GPU activity of the rank hid:
@@ -118,7 +119,6 @@ func (run *Run) settle() {
 			s.Transfer += transfer
 			et := max(rc.Exposed-w, 0)
 			s.ExposedTransfer += et
-			s.PeerWait += run.exposedWait(c, i)
 			s.StartSkew += trace.Duration(c.Arrive[i] - first)
 			s.EndSkew += trace.Duration(c.Leave[i] - firstLeave)
 			s.Matched++
@@ -137,6 +137,7 @@ func (run *Run) settle() {
 	}
 	for i := range run.Stats {
 		s := &run.Stats[i]
+		s.PeerWait = run.peerWait(i)
 		s.GPUSpin = run.gpuSpin(i)
 		s.GPUBusy = max(run.Ranks[i].Busy-s.GPUSpin, 0)
 		s.GPUWindow = run.Ranks[i].GPUWindow.Dur()

@@ -3,6 +3,8 @@ package distributed
 import (
 	"slices"
 
+	"github.com/tracelens/tracelens/interval"
+
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -15,6 +17,10 @@ const (
 	stragglerShare = 0.10
 	stragglerMin   = 500_000 // ns
 	stragglerLast  = 0.5
+	// stragglerRootWait: a rank whose own wait in collectives is at most
+	// this share of its lateness waits for no one: the others' lateness
+	// cascades from it.
+	stragglerRootWait = 0.1
 )
 
 // StragglerCandidate is the rank the others wait for most, with the
@@ -32,6 +38,10 @@ type StragglerCandidate struct {
 	LateShare float64
 	Step      trace.Duration
 	Steps     int
+	// Cascade is true when the rank is the straggler although its share
+	// of all late time is under half: the others' lateness cascades from
+	// it (it is late, yet hardly waits itself).
+	Cascade bool
 	// Is reports whether the thresholds are met.
 	Is bool
 }
@@ -66,24 +76,59 @@ func (run *Run) lateBy(c *Collective, l int) trace.Duration {
 	return min(trace.Duration(c.Arrive[l])-stats.Median(others), waited)
 }
 
+// lateTally sums a rank's lateness over collectives it arrived at last,
+// bounded by the time the others actually spent waiting: the union of
+// their wait intervals. Collectives that overlap in time (FSDP's
+// all-gathers on one group beside tensor-parallel all-reduces on
+// another, or back-to-back calls the late rank reaches late for the same
+// reason) would otherwise count one wait several times, and a rank could
+// be "late" longer than the step.
+type lateTally struct {
+	sum   trace.Duration
+	spans []trace.Span
+}
+
+// add counts collective c, whose last participant is l.
+func (t *lateTally) add(run *Run, c *Collective, l int) {
+	t.sum += run.lateBy(c, l)
+	for i := range c.Arrive {
+		if i == l {
+			continue
+		}
+		rc := &run.Ranks[c.Participants[i]].Collectives[c.Calls[i]]
+		if w := min(c.Wait(i), rc.Dur()); w > 0 {
+			t.spans = append(t.spans, trace.Span{Start: c.Arrive[i], End: c.Arrive[i] + trace.Time(w)})
+		}
+	}
+}
+
+// total is the tally's lateness: its sum, at most the union of the
+// others' waits.
+func (t *lateTally) total() trace.Duration {
+	if t == nil {
+		return 0
+	}
+	return min(t.sum, interval.UnionLength(t.spans))
+}
+
 // Straggler returns the rank the others wait for most. ok is false when
 // no collective was matched.
 func (run *Run) Straggler() (StragglerCandidate, bool) {
 	if len(run.Collectives) == 0 || len(run.Ranks) < 2 {
 		return StragglerCandidate{}, false
 	}
-	late := make([]trace.Duration, len(run.Ranks))
-	var total trace.Duration
+	tally := make([]lateTally, len(run.Ranks))
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
-		l, ok := c.lateArrival()
-		if !ok {
-			continue
+		if l, ok := c.lateArrival(); ok {
+			tally[c.Participants[l]].add(run, c, l)
 		}
-		p := c.Participants[l]
-		d := run.lateBy(c, l)
-		late[p] += d
-		total += d
+	}
+	late := make([]trace.Duration, len(run.Ranks))
+	var total trace.Duration
+	for i := range tally {
+		late[i] = tally[i].total()
+		total += late[i]
 	}
 	best := 0
 	for i := range late {
@@ -110,6 +155,13 @@ func (run *Run) Straggler() (StragglerCandidate, bool) {
 	slices.SortStableFunc(others, func(a, b int) int { return int(late[a] - late[b]) })
 	sc.Reference = others[len(others)/2]
 	threshold := max(trace.Duration(stragglerShare*float64(sc.Step)), stragglerMin)
-	sc.Is = sc.Late >= threshold && sc.LateShare >= stragglerLast
+	// In a 2-D mesh lateness cascades: a rank that waited for the
+	// straggler in one group arrives late at its next collective in
+	// another, so the straggler's share of all late time can fall under
+	// half. The rank that is late yet hardly ever waits itself is still
+	// the cause.
+	root := run.Stats[best].Wait <= trace.Duration(stragglerRootWait*float64(late[best]))
+	sc.Cascade = root && sc.LateShare < stragglerLast
+	sc.Is = sc.Late >= threshold && (sc.LateShare >= stragglerLast || root)
 	return sc, true
 }

@@ -48,7 +48,7 @@ type StepLate struct {
 // (stragglerShare of the median step, at least stragglerMin).
 func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 	n := run.stepCount()
-	late := make([]map[int]trace.Duration, n)
+	tally := make([]map[int]*lateTally, n)
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
 		l, ok := c.lateArrival()
@@ -67,10 +67,22 @@ func (run *Run) stepPattern(s int, step trace.Duration) StepPattern {
 		if st < 0 || st >= n {
 			continue
 		}
-		if late[st] == nil {
-			late[st] = map[int]trace.Duration{}
+		if tally[st] == nil {
+			tally[st] = map[int]*lateTally{}
 		}
-		late[st][c.Participants[l]] += run.lateBy(c, l)
+		t := tally[st][c.Participants[l]]
+		if t == nil {
+			t = &lateTally{}
+			tally[st][c.Participants[l]] = t
+		}
+		t.add(run, c, l)
+	}
+	late := make([]map[int]trace.Duration, n)
+	for st, m := range tally {
+		late[st] = map[int]trace.Duration{}
+		for ri, t := range m {
+			late[st][ri] = t.total()
+		}
 	}
 	threshold := max(trace.Duration(stragglerShare*float64(step)), stragglerMin)
 	pat := StepPattern{Late: make([]StepLate, n)}
