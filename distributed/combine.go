@@ -25,7 +25,7 @@ func Combine(res *Result, rank *analyze.Result, n int) {
 func (res *Result) CrossRankFindings() []analyze.Finding {
 	cross := make([]analyze.Finding, 0, len(res.Findings))
 	for _, f := range res.Findings {
-		if f.crossRank() {
+		if f.CrossRank() {
 			g := f.Finding
 			g.Ranks = f.Ranks
 			cross = append(cross, g)
@@ -34,9 +34,9 @@ func (res *Result) CrossRankFindings() []analyze.Finding {
 	return cross
 }
 
-// crossRank reports whether f is one of the run's own findings (not a
+// CrossRank reports whether f is one of the run's own findings (not a
 // rank's, merged in by an earlier Combine).
-func (f *Finding) crossRank() bool {
+func (f *Finding) CrossRank() bool {
 	switch f.ID {
 	case IDStraggler, IDExposedComm, IDCommBandwidth, IDPipelineBubble, IDAllToAllImbalance:
 		return true

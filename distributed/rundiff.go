@@ -209,7 +209,7 @@ func crossRankOf(res *Result) []Finding {
 	}
 	var out []Finding
 	for _, f := range res.Findings {
-		if f.crossRank() {
+		if f.CrossRank() {
 			out = append(out, f)
 		}
 	}

@@ -65,7 +65,11 @@ func (d *doc) ranks(x Input) {
 	} else if n := crossRankCount(run); n == 0 {
 		d.para("No cross-rank finding: no rank makes the others wait, and communication is hidden or cheap.")
 	} else {
-		d.para("The run's %s are ranked with rank %d's own under *Findings*, by saving.", plural(n, "cross-rank finding"), x.Rank)
+		if n == 1 {
+			d.para("The run's cross-rank finding is ranked with rank %d's own under *Findings*, by saving.", x.Rank)
+		} else {
+			d.para("The run's %d cross-rank findings are ranked with rank %d's own under *Findings*, by saving.", n, x.Rank)
+		}
 	}
 	var notes []string
 	for _, u := range run.Unmatched {
@@ -189,9 +193,8 @@ func combined(run *distributed.Result) bool {
 // crossRankCount counts the run's cross-rank findings in its ranking.
 func crossRankCount(run *distributed.Result) int {
 	n := 0
-	for _, f := range run.Findings {
-		switch f.ID {
-		case distributed.IDStraggler, distributed.IDExposedComm, distributed.IDCommBandwidth:
+	for i := range run.Findings {
+		if run.Findings[i].CrossRank() {
 			n++
 		}
 	}
