@@ -78,6 +78,7 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 		// the bubble, not exposed communication (the stages' waiting is
 		// the bubble) and no straggler.
 		{run: "pp2_gpipe", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "8 micro-batches"},
+		{run: "pp2_1f1b", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "2 stages and 8 micro-batches"},
 		{run: "pp4_gpipe", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "4 stages and 8 micro-batches"},
 		{run: "pp4_1f1b", must: []string{IDPipelineBubble}, not: []string{IDStraggler, IDExposedComm, IDAllToAllImbalance}, text: "4 stages and 8 micro-batches"},
 		{run: "moe4_skewed", must: []string{IDAllToAllImbalance}, not: []string{IDPipelineBubble}, ranks: "1"},
