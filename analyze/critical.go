@@ -76,7 +76,7 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 	// Blocking calls, merged: the host waits for the GPU inside them.
 	var syncs []trace.Span
 	for i := range t.APICalls {
-		if a := &t.APICalls[i]; isSyncCall(a.Name) && a.End > a.Start {
+		if a := &t.APICalls[i]; IsSyncCall(a.Name) && a.End > a.Start {
 			syncs = append(syncs, a.Span)
 		}
 	}

@@ -238,7 +238,7 @@ var Launches = &Analyzer{
 		for i := range t.APICalls {
 			c := &t.APICalls[i]
 			l.launch[i] = isLaunchCall(c)
-			l.sync[i] = isSyncCall(c.Name)
+			l.sync[i] = IsSyncCall(c.Name)
 		}
 		return l, nil
 	},

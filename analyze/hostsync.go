@@ -136,7 +136,7 @@ func scanHostSyncs(p *Pass, clock *profilerClock) *hostSyncs {
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		st := ix.apiStep[i]
-		if !isSyncCall(c.Name) || st < 0 {
+		if !IsSyncCall(c.Name) || st < 0 {
 			continue
 		}
 		op := ""

@@ -372,7 +372,7 @@ func (ix *index) opAndSyncCands(gc *gapCands) {
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		gc.cover(c.Span, c.Thread)
-		if gc.overlaps(c.Span) && isSyncCall(c.Name) {
+		if gc.overlaps(c.Span) && IsSyncCall(c.Name) {
 			gc.consider(c.Name, CauseSync, c.Span, false)
 		}
 	}

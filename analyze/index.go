@@ -135,9 +135,9 @@ func (ix *AttributionFacts) userLine(g int) string {
 	return ix.t.Frames[f].Name
 }
 
-// isSyncCall reports whether an API call blocks the host until the GPU
-// catches up.
-func isSyncCall(name string) bool {
+// IsSyncCall reports whether an API call (by name) blocks the host until
+// the GPU catches up: the synchronize calls and synchronous copies.
+func IsSyncCall(name string) bool {
 	switch name {
 	case "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
 		"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",

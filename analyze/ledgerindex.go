@@ -295,7 +295,7 @@ func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 				continue
 			}
 			switch {
-			case isSyncCall(c.Name):
+			case IsSyncCall(c.Name):
 				f.add(srcSync, c.Span)
 			case isLaunchCall(c):
 				f.add(srcLaunch, c.Span)

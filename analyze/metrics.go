@@ -286,7 +286,7 @@ func (ix *index) stepCounts(r *Result) {
 			r.Steps[st].Launches++
 			r.Steps[st].LaunchAPIUs += us(c.Dur())
 		}
-		if isSyncCall(c.Name) {
+		if IsSyncCall(c.Name) {
 			r.Steps[st].SyncUs += us(c.Dur())
 		}
 	}
@@ -369,7 +369,7 @@ func (ix *index) launches(r *Result) {
 	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if isSyncCall(c.Name) {
+		if IsSyncCall(c.Name) {
 			ls.SyncCalls++
 			ls.SyncUs += us(c.Dur())
 		}

@@ -53,7 +53,7 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 	f.ID, f.Subject, f.SavingFrom = IDStraggler, fmt.Sprintf("rank %d", r), FromCollectiveWait
 	// The others gain at most the wait their own compute does not hide:
 	// their own work still runs after the fix.
-	bound := run.gainBound(sc.Index)
+	bound, host := run.gainBounds(sc.Index)
 	saving := capAt(min(sc.Late, bound), sc.Step)
 	f.Measures = []analyze.Measure{{Name: "late per step", Value: analyze.Dur(sc.Late)},
 		{Name: "others can gain per step", Value: analyze.Dur(bound)}, {Name: "median step", Value: analyze.Dur(sc.Step)},
@@ -74,9 +74,13 @@ func (run *Run) findStraggler(sc StragglerCandidate, ex *Explanation) Finding {
 		arrives += fmt.Sprintf("; the rest cascades from it: rank %d waits %s in all its collectives while late %s, and a rank that waited for it arrives late at its next collective in another group",
 			r, run.Stats[sc.Index].Wait, sc.Late*trace.Duration(sc.Steps))
 	}
-	f.Evidence = append(f.Evidence, analyze.Evidence{Text: arrives}, analyze.Evidence{Text: fmt.Sprintf(
-		"saving model: the other ranks gain at most their wait for rank %d that their own compute does not hide (the rest of their step is their own work, which still runs after the fix): %s per step (median over the waiting ranks), against %s of lateness",
-		r, bound, sc.Late)})
+	model := fmt.Sprintf("saving model: the other ranks gain at most their wait for rank %d that their own compute does not hide (the rest of their step is their own work, which still runs after the fix): %s per step (median over the waiting ranks), against %s of lateness",
+		r, bound, sc.Late)
+	if host.Index >= 0 {
+		model = fmt.Sprintf("saving model: the other ranks gain at most their wait for rank %d that their own compute does not hide, and the ranks move in lockstep: rank %d's host works %s of each %s step outside its syncs, so the step cannot shrink by more than %s (against %s of lateness)",
+			r, run.Ranks[host.Index].Rank, host.Host, host.Host+host.Slack, host.Slack, sc.Late)
+	}
+	f.Evidence = append(f.Evidence, analyze.Evidence{Text: arrives}, analyze.Evidence{Text: model})
 	if ex == nil {
 		f.Confidence = analyze.Medium
 		f.Fix = fmt.Sprintf("Profile rank %d's work before the %s: it reaches it late every step.", r, kind)

@@ -1,6 +1,8 @@
 package distributed
 
 import (
+	"slices"
+
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
@@ -60,9 +62,26 @@ func (run *Run) exposedWait(c *Collective, i int) trace.Duration {
 // gainBound is what the ranks other than s could gain per step if rank
 // index s were never late: over the collectives s arrived at last, each
 // other rank's exposed wait (its wait less the compute it ran meanwhile:
-// its own work, which still runs after the fix), per step; the median
-// over those ranks. The straggler's saving is at most this.
+// its own work, which still runs after the fix), per step, the median
+// over those ranks; and at most any other rank's host slack (hostSlack):
+// the ranks move in lockstep, so the step after the fix is at least each
+// one's own host work, and a host-bound rank gives little back.
 func (run *Run) gainBound(s int) trace.Duration {
+	b, _ := run.gainBounds(s)
+	return b
+}
+
+// hostLimit is the rank whose host bounds a straggler's saving
+// (gainBounds): its index, its slack per step and its own host work per
+// step.
+type hostLimit struct {
+	Index       int
+	Slack, Host trace.Duration
+}
+
+// gainBounds is gainBound with the rank whose host limits it (Index −1
+// when no host does).
+func (run *Run) gainBounds(s int) (trace.Duration, hostLimit) {
 	gain := make([]trace.Duration, len(run.Ranks))
 	for ci := range run.Collectives {
 		c := &run.Collectives[ci]
@@ -77,12 +96,43 @@ func (run *Run) gainBound(s int) trace.Duration {
 		}
 	}
 	var others []trace.Duration
+	limit := hostLimit{Index: -1}
 	for i := range run.Ranks {
-		if i != s {
-			others = append(others, gain[i])
+		if i == s {
+			continue
+		}
+		others = append(others, gain[i])
+		if slack, ok := run.hostSlack(i); ok && (limit.Index < 0 || slack < limit.Slack) {
+			limit = hostLimit{Index: i, Slack: slack, Host: stats.Median(slices.Clone(run.Ranks[i].HostOwn))}
 		}
 	}
-	return stats.Median(others) / trace.Duration(run.stepCount())
+	bound := stats.Median(others) / trace.Duration(run.stepCount())
+	if limit.Index < 0 || limit.Slack >= bound {
+		return bound, hostLimit{Index: -1}
+	}
+	return limit.Slack, limit
+}
+
+// hostSlack is how much rank index ri's step could shrink before its
+// host's own work bounds it: the run's step period (the longest median
+// step range of its ranks, which move in lockstep) less the median of
+// ri's HostOwn. A rank whose host waits in a sync every step has the
+// wait as slack; one whose host runs ahead has the difference of the
+// ranges. ok is false when the trace has no API calls to tell.
+func (run *Run) hostSlack(ri int) (trace.Duration, bool) {
+	own := run.Ranks[ri].HostOwn
+	if len(own) == 0 {
+		return 0, false
+	}
+	var period trace.Duration
+	for _, r := range run.Ranks {
+		var walls []trace.Duration
+		for _, st := range r.Steps {
+			walls = append(walls, st.Dur())
+		}
+		period = max(period, stats.Median(walls))
+	}
+	return max(period-stats.Median(slices.Clone(own)), 0), true
 }
 
 // peerWait is rank index ri's peer wait: its waits (PeerWaits, each

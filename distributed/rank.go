@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -45,6 +46,11 @@ type Rank struct {
 	// one's end.
 	Busy      trace.Duration
 	GPUWindow trace.Span
+	// HostOwn is, per step (as Steps), the step's time less the time the
+	// host spent in calls that wait for the GPU (analyze.IsSyncCall): the
+	// host's own work, below which the rank's step cannot shrink when the
+	// rank it waits for is fixed. Nil when the trace has no API calls.
+	HostOwn []trace.Duration
 	// Span is the interval covered by the rank's events.
 	Span trace.Span
 	// Events is the number of events in the file; Format its dialect.
@@ -162,6 +168,7 @@ func compact(t *trace.Trace, sc *commScanner, path string, size int64, extra *re
 			r.Steps = append(r.Steps, s.Span)
 		}
 	}
+	r.HostOwn = hostOwn(t, r.Steps)
 	var compute []trace.Span
 	byName := map[string]int{}
 	for i := range t.GPU {
@@ -263,4 +270,25 @@ func cmpTime(a, b trace.Time) int {
 		return 1
 	}
 	return 0
+}
+
+// hostOwn is, per step, the step range's time less what t's API calls
+// that wait for the GPU took inside it (each instant once): the host's
+// own work in the step. Nil when t has no API calls.
+func hostOwn(t *trace.Trace, steps []trace.Span) []trace.Duration {
+	if len(t.APICalls) == 0 || len(steps) == 0 {
+		return nil
+	}
+	var blocked []trace.Span
+	for i := range t.APICalls {
+		if c := &t.APICalls[i]; analyze.IsSyncCall(c.Name) && c.End > c.Start {
+			blocked = append(blocked, c.Span)
+		}
+	}
+	u := interval.Union(blocked)
+	out := make([]trace.Duration, len(steps))
+	for i, st := range steps {
+		out[i] = st.Dur() - interval.Overlap(u, st)
+	}
+	return out
 }

@@ -89,7 +89,12 @@ Method, per run directory (one *.json[.gz] trace per rank):
 - gain bound of the straggler s (gain_bound_per_step_us): over the group
   collectives s arrived at last (by > 50 us), each other rank's peer wait
   in them, summed per rank and divided by the number of steps as late per
-  step; the median over all the other ranks of the run.
+  step; the median over all the other ranks of the run; and at most every
+  other rank's host slack: the run's period (the largest median
+  ProfilerStep duration of a rank) less the median over its steps of the
+  step's duration less the union of its sync calls (SYNC_CALLS, cat
+  cuda_runtime/cuda_driver) inside it (ranks without API events: no
+  bound).
 - clock offset of rank r: rank 0: 0. Then, pass after pass until none is
   added, each rank without an offset (ascending) that shares collectives
   (group collectives and p2p components, members in rank order) with
@@ -170,6 +175,11 @@ def kind(name, args):
             return n
     return 'other'
 
+
+# API calls that block the host until the GPU catches up
+SYNC_CALLS = {'cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventSynchronize', 'cuCtxSynchronize',
+              'cuStreamSynchronize', 'cuEventSynchronize', 'cudaMemcpy', 'cudaMemcpy2D', 'cuMemcpyDtoH',
+              'cuMemcpyDtoH_v2', 'cuMemcpyHtoD', 'cuMemcpyHtoD_v2', 'cuMemcpy'}
 
 DTYPE_BYTES = {'float': 4, 'float32': 4, 'int': 4, 'double': 8, 'float64': 8, 'long': 8, 'int64': 8,
                'half': 2, 'float16': 2, 'bfloat16': 2, 'byte': 1, 'char': 1, 'bool': 1}
@@ -282,7 +292,11 @@ def run(d):
             if c['own'] and c['ext'] is not None:  # kernel args of its own (older traces): one of its ops
                 assert any(o['args'].get('External id') == c['ext'] for o in c['ops']), 'kernel args disagree with ops'
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
-        ranks[r] = dict(calls=calls, steps=steps, world=world, compute=u, ops=ops, orphans=orphans,
+        api = [e for e in ev if e.get('cat') in ('cuda_runtime', 'cuda_driver') and e.get('ph') == 'X']
+        blocked = union([(e['ts'], e['ts'] + e['dur']) for e in api if e['name'] in SYNC_CALLS and e['dur'] > 0])
+        # the host's own work per step: the step range less its sync calls
+        host_own = [d - covered(blocked, ts, ts + d) for ts, d in steps] if api else None
+        ranks[r] = dict(calls=calls, steps=steps, world=world, compute=u, ops=ops, orphans=orphans, host_own=host_own,
                         busy=sum(b - a for a, b in busy), other=other, window=window[1] - window[0])
     rs = sorted(ranks)
     for r in rs:
@@ -532,7 +546,12 @@ def run(d):
                     all_late > 0 and (per[s]['late_per_step_us'] / all_late >= 0.5 or root))
     out['straggler'] = s if is_straggler else None
     if is_straggler:
-        out['gain_bound_per_step_us'] = statistics.median(gain[s][r] for r in rs if r != s) / nsteps
+        bound = statistics.median(gain[s][r] for r in rs if r != s) / nsteps
+        # the ranks move in lockstep: the step after the fix is at least
+        # each other rank's own host work
+        period = max(statistics.median(d for _, d in ranks[r]['steps']) for r in rs)
+        slacks = [max(period - statistics.median(ranks[r]['host_own']), 0.0) for r in rs if r != s and ranks[r]['host_own']]
+        out['gain_bound_per_step_us'] = min([bound] + slacks)
     out['step_median_us'] = step
     threshold = max(0.1 * step, 500)
     out['step_late'] = []
