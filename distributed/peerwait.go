@@ -59,18 +59,6 @@ func (run *Run) exposedWait(c *Collective, i int) trace.Duration {
 	return s.Dur() - interval.Overlap(rc.Under, s)
 }
 
-// gainBound is what the ranks other than s could gain per step if rank
-// index s were never late: over the collectives s arrived at last, each
-// other rank's exposed wait (its wait less the compute it ran meanwhile:
-// its own work, which still runs after the fix), per step, the median
-// over those ranks; and at most any other rank's host slack (hostSlack):
-// the ranks move in lockstep, so the step after the fix is at least each
-// one's own host work, and a host-bound rank gives little back.
-func (run *Run) gainBound(s int) trace.Duration {
-	b, _ := run.gainBounds(s)
-	return b
-}
-
 // hostLimit is the rank whose host bounds a straggler's saving
 // (gainBounds): its index, its slack per step and its own host work per
 // step.
@@ -79,8 +67,15 @@ type hostLimit struct {
 	Slack, Host trace.Duration
 }
 
-// gainBounds is gainBound with the rank whose host limits it (Index −1
-// when no host does).
+// gainBounds is what the ranks other than s could gain per step if rank
+// index s were never late: over the collectives s arrived at last, each
+// other rank's exposed wait (its wait less the compute it ran meanwhile:
+// its own work, which still runs after the fix), per step, the median
+// over those ranks; and at most any other rank's host slack (hostSlack):
+// the ranks move in lockstep, so the step after the fix is at least each
+// one's own host work, and a host-bound rank gives little back.
+// It returns the rank whose host limits it (Index −1 when no host
+// does).
 func (run *Run) gainBounds(s int) (trace.Duration, hostLimit) {
 	gain := make([]trace.Duration, len(run.Ranks))
 	for ci := range run.Collectives {
