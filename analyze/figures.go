@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // The figures in this file are ratios and comparisons the faces quote in
@@ -229,11 +230,14 @@ func medianStep(steps []Step) Step {
 
 // topRange returns the record_function range with the most GPU time when
 // it leads the next by TopRangeLead, nil when fewer than two ranges ran GPU
-// work or none leads.
+// work or none leads. ProcessGroupNCCL's own ranges (nccl:all_reduce,
+// nccl:coalesced, ...) are not candidates: their kernels' time is mostly
+// waiting for the other ranks, not work that range costs (a pipeline
+// stage's nccl:coalesced "led" by 40× with its bubble).
 func topRange(anns []AnnotationStat) *RangeLead {
 	var ranges []AnnotationStat
 	for _, a := range anns {
-		if a.Kind == AnnotationRange && a.GPUUs > 0 {
+		if a.Kind == AnnotationRange && a.GPUUs > 0 && !strings.HasPrefix(a.Name, "nccl:") {
 			ranges = append(ranges, a)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/distributed"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -103,7 +104,7 @@ func categoryBullet(r *analyze.Result) (string, bool) {
 			// A rank of a run: much of that is NCCL spinning for a peer.
 			s += fmt.Sprintf(", %s of it with nothing else on the GPU, only waiting for a peer rank", us(wait))
 		}
-		if k, per, n := steadyTopKernel(r); per > 0 {
+		if k, per, n := steadyTopKernel(r, c.Category); per > 0 {
 			s += fmt.Sprintf("; the top kernel %s takes %s of it (%s per step in %s)", Code(shorten(kernelName(k), 60)), pct(per/steadyGPUUs(sc)), us(per), plural(int(n+0.5), "launch"))
 			s += launchedBy(k)
 		}
@@ -208,6 +209,12 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 	if r.StepStats.Bottleneck == analyze.BottleneckGPU {
 		return head + ": compute fills the step, so the GPU is the bottleneck and the kernels below are where time goes."
 	}
+	if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && wall > 0 && hasFinding(r, distributed.IDPipelineBubble) && !hasFinding(r, distributed.IDStraggler) {
+		// A pipeline stage: its wait is the schedule's bubble, not a
+		// late rank.
+		return head + fmt.Sprintf(": %s of the step (%s) its send/recv kernels only spin, waiting for a neighbouring pipeline stage. "+
+			"That is the pipeline's bubble, not this GPU's work: see the pipeline-bubble finding.", us(wait), pct(wait/wall))
+	}
 	if wait := analyze.LedgerUs(r.StepStats.SteadyLedger, analyze.LinePeerWait); wait > 0 && wall > 0 {
 		// A rank of a run: its spin in collectives is told apart.
 		return head + fmt.Sprintf(": %s of the step (%s) its communication kernels only spin, waiting for a later rank to reach the collective. "+
@@ -217,14 +224,15 @@ func busyWithCommunication(r *analyze.Result, per string, wall, busy float64) st
 		"so this is not a GPU bottleneck. Compare the ranks' step times (`tracelens report` on the run's directory): a rank that waits in collectives is not the one to fix."
 }
 
-// steadyTopKernel returns the kernel with the most GPU time per steady
-// step (autotune launches left out, as in SteadyCategories), its time and
+// steadyTopKernel returns the kernel of category with the most GPU time
+// per steady step (the bullet names the leading category, then its top
+// kernel) (autotune launches left out, as in SteadyCategories), its time and
 // launches per steady step.
-func steadyTopKernel(r *analyze.Result) (analyze.Kernel, float64, float64) {
+func steadyTopKernel(r *analyze.Result, category string) (analyze.Kernel, float64, float64) {
 	var best analyze.Kernel
 	var bestUs, bestN float64
 	for _, k := range r.Kernels {
-		if k.Autotune {
+		if k.Autotune || k.Category != category {
 			continue
 		}
 		if v, n := k.SteadyPerStep(); v > bestUs {
@@ -241,4 +249,14 @@ func steadyGPUUs(sc []analyze.SteadyCategory) float64 {
 		v += c.Us
 	}
 	return v
+}
+
+// hasFinding reports whether r has a finding with analyzer id id.
+func hasFinding(r *analyze.Result, id string) bool {
+	for i := range r.Findings {
+		if r.Findings[i].ID == id {
+			return true
+		}
+	}
+	return false
 }

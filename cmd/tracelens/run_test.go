@@ -209,3 +209,33 @@ func TestRunDiffProvesCrossRankFix(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReportPipelineSummary: the executive summary of a pipeline
+// stage calls its waiting the pipeline's bubble (not a late rank to fix),
+// names no NCCL range the costliest (its kernels mostly wait), and the
+// leading category's top kernel is of that category (the spinning
+// send/recv kernel was named the GEMMs' top kernel).
+func TestRunReportPipelineSummary(t *testing.T) {
+	dir := "../../fixtures/runs/pp4_1f1b"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("issue 30's runs are not on this machine")
+	}
+	out, errOut, code := runCLI(t, nil, "report", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sum := out[strings.Index(out, "## Executive summary"):strings.Index(out, "## Ranks")]
+	for _, want := range []string{"waiting for a neighbouring pipeline stage", "GEMM kernels take", "launched by `aten::"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	for _, bad := range []string{"fix the rank the others wait for", "`nccl:coalesced` is the costliest range", "the top kernel `ncclDevKernel"} {
+		if strings.Contains(sum, bad) {
+			t.Errorf("summary says %q:\n%s", bad, sum)
+		}
+	}
+	if !strings.Contains(out, "The run's cross-rank finding is ranked with rank 0's own") {
+		t.Errorf("the Ranks section does not count the pipeline-bubble finding")
+	}
+}
