@@ -85,7 +85,7 @@ func (run *Run) matchP2P() {
 		shift := run.p2pShift(s, r)
 		for n := range s {
 			if m := n + shift; m >= 0 && m < len(r) && s[n].bytes == r[m].bytes {
-				g.link(s[n].node, r[m].node, s[n].bytes)
+				g.link(s[n].node, r[m].node)
 			}
 		}
 	}
@@ -124,12 +124,12 @@ func (run *Run) p2pShift(s, r []p2pEnd) int {
 // the exchanges.
 type p2pGraph struct {
 	parent map[p2pNode]p2pNode
-	edges  map[[2]p2pNode]int64 // bytes per linked kernel pair
+	edges  map[[2]p2pNode]bool // linked kernel pairs
 	order  [][2]p2pNode
 }
 
 func newP2PGraph() *p2pGraph {
-	return &p2pGraph{parent: map[p2pNode]p2pNode{}, edges: map[[2]p2pNode]int64{}}
+	return &p2pGraph{parent: map[p2pNode]p2pNode{}, edges: map[[2]p2pNode]bool{}}
 }
 
 func (g *p2pGraph) root(n p2pNode) p2pNode {
@@ -143,7 +143,7 @@ func (g *p2pGraph) root(n p2pNode) p2pNode {
 	}
 }
 
-func (g *p2pGraph) link(a, b p2pNode, bytes int64) {
+func (g *p2pGraph) link(a, b p2pNode) {
 	if _, ok := g.parent[a]; !ok {
 		g.parent[a] = a
 	}
@@ -154,10 +154,10 @@ func (g *p2pGraph) link(a, b p2pNode, bytes int64) {
 		g.parent[ra] = rb
 	}
 	e := [2]p2pNode{a, b}
-	if _, ok := g.edges[e]; !ok {
+	if !g.edges[e] {
 		g.order = append(g.order, e)
+		g.edges[e] = true
 	}
-	g.edges[e] += bytes
 }
 
 // collectives turns each component into a send/recv Collective, ordered
@@ -180,11 +180,16 @@ func (g *p2pGraph) collectives(run *Run) []Collective {
 		slices.SortFunc(nodes, func(a, b p2pNode) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.call, b.call)) })
 		first := at(nodes[0])
 		c := run.newCollective(first.Group(), first)
+		// The exchange's message size, in NCCL's convention (the larger
+		// of what a call sends and receives): the largest any of its
+		// kernels moves one way.
 		c.Bytes = 0
 		c.Partners = make([][]int, len(nodes))
 		for i, n := range nodes {
 			index[n] = i
 			c.add(n.rank, n.call, at(n))
+			sent, received := at(n).P2PBytes()
+			c.Bytes = max(c.Bytes, sent, received)
 		}
 		out = append(out, *c)
 	}
@@ -201,7 +206,6 @@ func (g *p2pGraph) collectives(run *Run) []Collective {
 			c.Partners[a] = append(c.Partners[a], b)
 			c.Partners[b] = append(c.Partners[b], a)
 		}
-		c.Bytes += g.edges[e]
 	}
 	slices.SortStableFunc(out, func(a, b Collective) int { return cmpTime(minTime(a.Arrive), minTime(b.Arrive)) })
 	for i := range out {

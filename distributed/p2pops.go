@@ -80,3 +80,17 @@ func attachP2P(t *trace.Trace, sc *commScanner, r *Rank) {
 		}
 	}
 }
+
+// P2PBytes returns what a send/recv kernel sends and receives: the sums of
+// its sends' and its recvs' sizes (attachP2P). Both are 0 for a kernel
+// the trace names no sends or recvs of.
+func (c *RankCollective) P2PBytes() (sent, received int64) {
+	for _, o := range c.P2P {
+		if o.Send {
+			sent += o.Bytes
+		} else {
+			received += o.Bytes
+		}
+	}
+	return sent, received
+}

@@ -48,8 +48,9 @@ type CollectiveRow struct {
 	DType *string `parquet:"dtype,optional,dict"`
 	// InNelems and OutNelems are the message sizes in elements; InBytes
 	// and OutBytes in bytes; Bytes is NCCL's message size, the larger of
-	// the two. NULL when the trace does not say (or the dtype's size is
-	// unknown).
+	// the two. A send/recv kernel's in is what it sends and its out what
+	// it receives (over the sends and recvs it carries). NULL when the
+	// trace does not say (or the dtype's size is unknown).
 	InNelems  *int64 `parquet:"in_nelems,optional"`
 	OutNelems *int64 `parquet:"out_nelems,optional"`
 	InBytes   *int64 `parquet:"in_bytes,optional"`
@@ -115,6 +116,14 @@ func (m *model) collectives(emit func(CollectiveRow) error) error {
 			if eb := distributed.DTypeBytes(a.DType); eb > 0 {
 				row.InBytes, row.OutBytes = ptr(a.InNelems*eb), ptr(a.OutNelems*eb)
 				row.Bytes = ptr(max(a.InNelems, a.OutNelems) * eb)
+				if len(c.P2P) > 0 {
+					// A send/recv kernel carries its sends and recvs
+					// (a batched one several): in is what it sends,
+					// out what it receives.
+					sent, received := c.P2PBytes()
+					row.InNelems, row.OutNelems = ptr(sent/eb), ptr(received/eb)
+					row.InBytes, row.OutBytes, row.Bytes = ptr(sent), ptr(received), ptr(max(sent, received))
+				}
 			}
 			if a.Seq >= 0 {
 				row.Seq = ptr(a.Seq)

@@ -138,8 +138,9 @@ Method, per run directory (one *.json[.gz] trace per rank):
   comm_us (sum of the durations of every kernel with that description, all
   ranks, matched or not), exposed_us (the same for exposed), bytes: per
   group collective the largest of its members' bytes, per p2p component
-  the sum of its pairs' bytes (each send/recv pair once: the message
-  moved, not the send and the recv op both); summed.
+  the largest of its kernels' one-way bytes (what a kernel sends, or what
+  it receives, over the ops it carries: NCCL's convention, the larger of
+  in and out); summed.
 Times are in microseconds (floats, as in the JSON).
 """
 import bisect, gzip, json, os, re, sys, statistics
@@ -349,10 +350,15 @@ def run(d):
     for node in sorted(parent):
         comps.setdefault(find(node), []).append(node)
     components = sorted((sorted(ns) for ns in comps.values()), key=lambda ns: min(kern(n)['start'] for n in ns))
+    # a component's message size in NCCL's convention: the largest that
+    # any of its kernels sends or receives (over the ops it carries)
     comp_bytes = {}
-    for s, v, by in links:
-        k = find((s['rank'], s['idx']))
-        comp_bytes[k] = comp_bytes.get(k, 0) + by
+    for ns in components:
+        one_way = []
+        for n in ns:
+            ops = [o for o in kern(n)['ops'] if o['peer'] is not None]
+            one_way.append(max(sum(o['bytes'] for o in ops if o['dir'] == 'send'), sum(o['bytes'] for o in ops if o['dir'] != 'send')))
+        comp_bytes[find(ns[0])] = max(one_way)
     p2p_kernels = {r: [c for c in ranks[r]['calls'] if c['p2p']] for r in rs}
     for r in rs:
         for c in p2p_kernels[r]:

@@ -18,7 +18,15 @@ as fixtures/runs holds them), and each rank file in it:
   lower-cased without '_', '-', ' ');
 - its bytes are max(In msg nelems, Out msg nelems) times the size of the
   op's dtype (Float 4, BFloat16/Half 2, ...); kernels without arguments
-  have none.
+  have none;
+- a send/recv kernel (kind send_recv by the above) carries the sends and
+  recvs recorded before it: each record_param_comms op whose "Collective
+  name" is send or recv belongs to the first such kernel of the rank
+  launched at or after the op's ts (torch.distributed.pipelining batches
+  a send and a recv into one kernel, launched inside an nccl:coalesced
+  range with no arguments). A kernel with such ops has arguments; its
+  bytes are the larger of what its sends and what its recvs move (each
+  op's max nelems times its dtype's size).
 
 Durations are summed in integer nanoseconds from the profiler's decimal
 microseconds (Decimal, not float). Writes JSON
@@ -100,22 +108,43 @@ def rank_file(path):
                 return o.get("args", {})
         return None
 
-    out = {"world_size": info.get("world_size"), "kernels": 0, "duration_ns": 0, "with_args": 0, "bytes": 0, "kinds": {}}
+    def op_bytes(args):
+        elem = ELEM.get(str(args.get("dtype", "")).lower(), 0)
+        return max(int(args.get("In msg nelems", 0)), int(args.get("Out msg nelems", 0))) * elem
+
+    kernels = []
     for e in events:
         if e.get("cat") != "kernel" or e["name"][:4].lower() not in ("nccl", "rccl"):
             continue
-        out["kernels"] += 1
-        out["duration_ns"] += ns(e.get("dur", 0))
         la = launches.get(e.get("args", {}).get("correlation"))
         args = enclosing(la) if la is not None else None
-        name = None
-        if args is not None:
+        kind = kind_of(args.get("Collective name") if args else None, e["name"])
+        kernels.append(dict(event=e, launch=la, args=args, kind=kind, sent=0, received=0, p2p=0))
+    # sends and recvs: each to the first send/recv kernel launched at or after it
+    p2p = sorted((Decimal(e["ts"]), e["args"]) for e in events if e.get("name") == "record_param_comms"
+                 and str(e.get("args", {}).get("Collective name", "")) in ("send", "recv"))
+    cands = sorted((k for k in kernels if k["kind"] == "send_recv" and k["launch"] is not None),
+                   key=lambda k: Decimal(k["launch"]["ts"]))
+    i = 0
+    for ts, args in p2p:
+        while i < len(cands) and Decimal(cands[i]["launch"]["ts"]) < ts:
+            i += 1
+        if i == len(cands):
+            break
+        k = cands[i]
+        k["p2p"] += 1
+        k["sent" if args["Collective name"] == "send" else "received"] += op_bytes(args)
+    out = {"world_size": info.get("world_size"), "kernels": 0, "duration_ns": 0, "with_args": 0, "bytes": 0, "kinds": {}}
+    for k in kernels:
+        out["kernels"] += 1
+        out["duration_ns"] += ns(k["event"].get("dur", 0))
+        if k["p2p"]:
             out["with_args"] += 1
-            name = args.get("Collective name")
-            elem = ELEM.get(str(args.get("dtype", "")).lower(), 0)
-            out["bytes"] += max(int(args.get("In msg nelems", 0)), int(args.get("Out msg nelems", 0))) * elem
-        kind = kind_of(name, e["name"])
-        out["kinds"][kind] = out["kinds"].get(kind, 0) + 1
+            out["bytes"] += max(k["sent"], k["received"])
+        elif k["args"] is not None:
+            out["with_args"] += 1
+            out["bytes"] += op_bytes(k["args"])
+        out["kinds"][k["kind"]] = out["kinds"].get(k["kind"], 0) + 1
     return rank, out
 
 
