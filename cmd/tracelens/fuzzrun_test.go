@@ -24,7 +24,7 @@ const (
 )
 
 // fuzzRank writes one rank's Kineto trace: steps, an all-reduce per step
-// (with Seq), a GEMM, timings nudged by jitter's bytes so the fuzzer
+// (with Seq), a GEMM, pipeline sends and recvs, timings nudged by jitter's bytes so the fuzzer
 // moves the cross-rank matching (clock offsets, stragglers, waits).
 func fuzzRank(rank, world int, info bool, jitter []byte) []byte {
 	var b strings.Builder
@@ -44,14 +44,38 @@ func fuzzRank(rank, world int, info bool, jitter []byte) []byte {
 		fmt.Fprintf(&b, `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%.1f,"dur":1000},`, s, base)
 		fmt.Fprintf(&b, `{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%.1f,"dur":5,"args":{"correlation":%d}},`, base+5, 10*s+1)
 		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_f32","pid":0,"tid":7,"ts":%.1f,"dur":%.1f,"args":{"correlation":%d,"device":0,"stream":7}},`, base+10, 400+at(s), 10*s+1)
-		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":%.1f,"dur":%.1f,"args":{"correlation":%d,"device":0,"stream":7,"Collective name":"allreduce","In msg nelems":1048576,"Out msg nelems":1048576,"Group size":%d,"dtype":"Float","Process Group Name":"0","Process Group Ranks":"[0, 1]","Seq":%d}}`,
+		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":%.1f,"dur":%.1f,"args":{"correlation":%d,"device":0,"stream":7,"Collective name":"allreduce","In msg nelems":1048576,"Out msg nelems":1048576,"Group size":%d,"dtype":"Float","Process Group Name":"0","Process Group Ranks":"[0, 1]","Seq":%d}},`,
 			base+500+at(s+1), 200+at(s+2), 10*s+2, world, s)
+		fuzzPipeline(&b, rank, world, s, base+750, at)
 		if s < 3 {
 			b.WriteByte(',')
 		}
 	}
 	b.WriteString("]}")
 	return []byte(b.String())
+}
+
+// fuzzPipeline writes step s's pipeline traffic of rank: a send to the
+// next rank and a recv from the previous one (record_param_comms with
+// Dst/Src Rank, the fuzzer's jitter moving the peer, sometimes out of the
+// group or onto the rank itself), batched into one send/recv kernel
+// launched inside nccl:coalesced, as torch.distributed.pipelining's 1F1B
+// does.
+func fuzzPipeline(b *strings.Builder, rank, world, s int, at0 float64, at func(int) float64) {
+	peer := func(p int) int { return p + int(at(s+3))/150 }
+	ext := 1000 + 10*s
+	if rank+1 < world {
+		fmt.Fprintf(b, `{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":%.1f,"dur":2,"args":{"External id":%d,"Collective name":"send","Dst Rank":%d,"In msg nelems":4096,"Out msg nelems":4096,"dtype":"Float","Process Group Name":"0","Process Group Ranks":"[0, 1, 2, 3]","Global rank start":0,"Global rank stride":1}},`,
+			at0, ext, peer(rank+1))
+	}
+	if rank > 0 {
+		fmt.Fprintf(b, `{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":%.1f,"dur":2,"args":{"External id":%d,"Collective name":"recv","Src Rank":%d,"In msg nelems":4096,"Out msg nelems":4096,"dtype":"Float","Process Group Name":"0","Process Group Ranks":"[0, 1, 2, 3]"}},`,
+			at0+3, ext+1, peer(rank-1))
+	}
+	fmt.Fprintf(b, `{"ph":"X","cat":"user_annotation","name":"nccl:coalesced","pid":1,"tid":1,"ts":%.1f,"dur":20},`, at0+6)
+	fmt.Fprintf(b, `{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernelEx","pid":1,"tid":1,"ts":%.1f,"dur":5,"args":{"correlation":%d}},`, at0+8, 10*s+3)
+	fmt.Fprintf(b, `{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":9,"ts":%.1f,"dur":%.1f,"args":{"correlation":%d,"device":0,"stream":9}}`,
+		at0+20+at(s+4), 100+at(s+5), 10*s+3)
 }
 
 // writeRunDir lays a run out in dir (made here; its parent holds what a
