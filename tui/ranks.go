@@ -181,6 +181,9 @@ func (s *ranksScreen) header(w int, st *styles) []string {
 		for _, l := range wrap(fmt.Sprintf("Straggler: rank %d (%s), %s late per step: %s", sg.Rank, sg.Kind, us(sg.LateUs), sanitize(sg.Sentence)), w-1) {
 			out = append(out, st.bad.Render(" "+l))
 		}
+	} else if len(r.Pipeline) > 0 {
+		// The stages' waiting is the schedule's, not a late rank's.
+		out = append(out, st.header.Render(cut(" No straggler: the pipeline's stages wait for each other in send/recv (its bubble: see the run findings).", w)))
 	} else {
 		out = append(out, st.good.Render(cut(" No straggler: no rank makes the others wait much.", w)))
 	}

@@ -132,3 +132,17 @@ func TestRanksScreen(t *testing.T) {
 		t.Errorf("the ranks screen does not mark rank 0 as shown:\n%s", m.View())
 	}
 }
+
+// TestRanksScreenPipeline: a 4-stage pipeline has no straggler, but its
+// stages wait for each other: the Ranks screen says it is the bubble,
+// not that no rank makes the others wait (its OTHERS WAIT column shows
+// hundreds of milliseconds).
+func TestRanksScreenPipeline(t *testing.T) {
+	if _, err := os.Stat("../fixtures/runs/pp4_1f1b"); err != nil {
+		t.Skip("issue 30's runs are not on this machine")
+	}
+	v := loadedRun(t, runOptions("pp4_1f1b"), 160, 40).View()
+	if !strings.Contains(v, "the pipeline's stages wait for each other") || strings.Contains(v, "no rank makes the others wait") {
+		t.Errorf("ranks screen of a pipeline:\n%s", v)
+	}
+}
