@@ -3,6 +3,7 @@ package distributed
 import (
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -272,16 +273,25 @@ func cmpTime(a, b trace.Time) int {
 	return 0
 }
 
+// queuedLaunch: a launch call longer than this waited for the GPU's
+// launch queue (launches take a few to tens of µs).
+const queuedLaunch = trace.Duration(200_000)
+
 // hostOwn is, per step, the step range's time less what t's API calls
-// that wait for the GPU took inside it (each instant once): the host's
-// own work in the step. Nil when t has no API calls.
+// that wait for the GPU took inside it (each instant once: syncs,
+// synchronous copies, launches blocked on a full queue): the host's own
+// work in the step. Nil when t has no API calls.
 func hostOwn(t *trace.Trace, steps []trace.Span) []trace.Duration {
 	if len(t.APICalls) == 0 || len(steps) == 0 {
 		return nil
 	}
 	var blocked []trace.Span
 	for i := range t.APICalls {
-		if c := &t.APICalls[i]; analyze.IsSyncCall(c.Name) && c.End > c.Start {
+		c := &t.APICalls[i]
+		// A launch that takes this long waits for room in the GPU's
+		// queue: a host that runs ahead without syncing waits there.
+		queued := c.Dur() > queuedLaunch && strings.Contains(c.Name, "Launch")
+		if c.End > c.Start && (analyze.IsSyncCall(c.Name) || queued) {
 			blocked = append(blocked, c.Span)
 		}
 	}

@@ -93,7 +93,8 @@ Method, per run directory (one *.json[.gz] trace per rank):
   other rank's host slack: the run's period (the largest median
   ProfilerStep duration of a rank) less the median over its steps of the
   step's duration less the union of its sync calls (SYNC_CALLS, cat
-  cuda_runtime/cuda_driver) inside it (ranks without API events: no
+  cuda_runtime/cuda_driver) and of its launch calls (a name containing
+  "Launch") longer than 200 us inside it (ranks without API events: no
   bound).
 - clock offset of rank r: rank 0: 0. Then, pass after pass until none is
   added, each rank without an offset (ascending) that shares collectives
@@ -294,7 +295,10 @@ def run(d):
                 assert any(o['args'].get('External id') == c['ext'] for o in c['ops']), 'kernel args disagree with ops'
         steps = sorted((e['ts'], e['dur']) for e in ev if e.get('cat') == 'user_annotation' and e['name'].startswith('ProfilerStep#'))
         api = [e for e in ev if e.get('cat') in ('cuda_runtime', 'cuda_driver') and e.get('ph') == 'X']
-        blocked = union([(e['ts'], e['ts'] + e['dur']) for e in api if e['name'] in SYNC_CALLS and e['dur'] > 0])
+        # syncs, synchronous copies, and launches over 200 us (waiting for
+        # room in the GPU's launch queue)
+        blocked = union([(e['ts'], e['ts'] + e['dur']) for e in api if e['dur'] > 0 and
+                         (e['name'] in SYNC_CALLS or ('Launch' in e['name'] and e['dur'] > 200))])
         # the host's own work per step: the step range less its sync calls
         host_own = [d - covered(blocked, ts, ts + d) for ts, d in steps] if api else None
         ranks[r] = dict(calls=calls, steps=steps, world=world, compute=u, ops=ops, orphans=orphans, host_own=host_own,
