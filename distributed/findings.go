@@ -203,6 +203,9 @@ func exposedFix(d DimensionStats) string {
 	if slices.Contains(d.Kinds, AllReduce) && d.Dimension != "tp" && d.Dimension != "sp" {
 		fixes = append(fixes, "DDP: let gradient all-reduce start earlier in backward with smaller buckets (`bucket_cap_mb`), avoid the bucket copy with `gradient_as_bucket_view=True`, and with gradient accumulation skip the all-reduce of non-final micro-steps with `no_sync()`")
 	}
+	if slices.Contains(d.Kinds, SendRecv) {
+		fixes = append(fixes, "pipeline sends and recvs: overlap them with the stage's compute (a schedule that does, such as torch.distributed.pipelining's ScheduleInterleaved1F1B or ScheduleZBVZeroBubble, or the send of one micro-batch beside the next one's forward)")
+	}
 	if d.Collectives > 0 && d.Bytes/int64(d.Collectives) < 1<<20 {
 		fixes = append(fixes, "the collectives are small (latency-bound): issue fewer, larger ones (bucketing, coalescing)")
 	}
