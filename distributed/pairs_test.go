@@ -40,6 +40,16 @@ func TestRunFixPairs(t *testing.T) {
 		{base: "ddp4_slowlink", fix: "ddp4_balanced", finding: IDCommBandwidth},
 		{base: "ddp4_slowlink", fix: "ddp4_balanced", finding: IDExposedComm},
 		{base: "moe4_skewed", fix: "moe4_balanced", finding: IDAllToAllImbalance},
+		// A host-bound 2-rank DDP job whose rank 0 spins 10 ms midway
+		// through its forward: the waiting rank's own host work bounds
+		// what the fix gives back (without that bound it predicted 23.6 ms, 2.9×).
+		{base: "ddp2_hostslow10", fix: "ddp2_hostbound", finding: IDStraggler},
+		// The same with a 5 ms spin: rank 0's other host work shrank by
+		// 4.2 ms while it spun (its step range 23.3 → 24.1 ms), so the
+		// spin cost the step 1.1 ms, not the 3.6 ms rank 1's slack
+		// allows (without the host bound it predicted 14.3 ms, 13×).
+		{base: "ddp2_hostslow", fix: "ddp2_hostbound", finding: IDStraggler,
+			exempt: "the straggler's other host work shrank while it spun: its step grew 0.9 ms for a 5 ms spin"},
 	} {
 		t.Run(c.base+"/"+c.finding, func(t *testing.T) {
 			dir, ok := dirs[c.base]

@@ -91,6 +91,10 @@ func TestRealRunsPipelineAndAllToAll(t *testing.T) {
 		{run: "ddp4_straggler", must: []string{IDStraggler}, not: []string{IDCommBandwidth}, ranks: "2"},
 		{run: "ddp4_slowlink", must: []string{IDCommBandwidth}, not: []string{IDStraggler}},
 		{run: "ddp4_balanced", not: []string{IDStraggler, IDCommBandwidth, IDExposedComm}},
+		// Host-bound 2-rank DDP: rank 0's spin named, the saving bounded
+		// by rank 1's own host work.
+		{run: "ddp2_hostslow", must: []string{IDStraggler}, ranks: "0", text: "range `slow_host`"},
+		{run: "ddp2_hostslow10", must: []string{IDStraggler}, ranks: "0", text: "rank 1's host works"},
 	} {
 		dir, ok := dirs[c.run]
 		if !ok {
