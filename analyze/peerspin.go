@@ -15,7 +15,11 @@ func spinAsWaiting(r *Result) bool {
 	moved := false
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		spin := min(LedgerUs(s.Ledger, LinePeerWait), s.GPUBusyUs, s.CommunicationUs)
+		// The ledger's peer_wait line is the step window's, which can
+		// hold the previous step's collectives spinning into it, while
+		// GPU busy is the step's own work: the spin moved is at most the
+		// step's busy time beyond its compute (its own kernels' share).
+		spin := min(LedgerUs(s.Ledger, LinePeerWait), s.GPUBusyUs-s.ComputeBusyUs, s.CommunicationUs)
 		if spin <= 0 {
 			continue
 		}
