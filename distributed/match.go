@@ -267,27 +267,35 @@ func (run *Run) byOrder(g string, ranks []int, calls map[int][]int) {
 }
 
 // bestShift returns k such that kernel j on the reference rank matches
-// kernel j+k on rank ri.
+// kernel j+k on rank ri (alignShift, on collective signatures).
 func (run *Run) bestShift(ref int, refCalls []int, ri int, calls []int) int {
+	at := func(r, c int) *RankCollective { return &run.Ranks[r].Collectives[c] }
+	return alignShift(len(refCalls), len(calls),
+		func(i, j int) bool { return signature(at(ref, refCalls[i])) == signature(at(ri, calls[j])) },
+		func(i, j int) trace.Duration { return trace.Duration(at(ri, calls[j]).End - at(ref, refCalls[i]).End) })
+}
+
+// alignShift returns k in [−maxShift, maxShift] such that item i of one
+// list (length na) matches item i+k of the other (length nb): the shift
+// where most pairs are the same call, ties going to the one whose end
+// times differ most evenly (the median absolute deviation of endDelta),
+// then to the smallest |k|. A rank's profiler window that opened a few
+// calls earlier or later shifts its list.
+func alignShift(na, nb int, same func(i, j int) bool, endDelta func(i, j int) trace.Duration) int {
 	best, bestAgree, bestSpread := 0, -1, trace.Duration(-1)
 	for k := -maxShift; k <= maxShift; k++ {
 		agree := 0
 		var deltas []trace.Duration
-		for j, ci := range refCalls {
-			if j+k < 0 || j+k >= len(calls) {
+		for i := range na {
+			j := i + k
+			if j < 0 || j >= nb || !same(i, j) {
 				continue
 			}
-			a := &run.Ranks[ref].Collectives[ci]
-			b := &run.Ranks[ri].Collectives[calls[j+k]]
-			if signature(a) == signature(b) {
-				agree++
-				deltas = append(deltas, trace.Duration(b.End-a.End))
-			}
+			agree++
+			deltas = append(deltas, endDelta(i, j))
 		}
 		spread := mad(deltas)
-		better := agree > bestAgree ||
-			agree == bestAgree && (spread < bestSpread || spread == bestSpread && abs(k) < abs(best))
-		if better {
+		if agree > bestAgree || agree == bestAgree && (spread < bestSpread || spread == bestSpread && abs(k) < abs(best)) {
 			best, bestAgree, bestSpread = k, agree, spread
 		}
 	}

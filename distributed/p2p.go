@@ -50,11 +50,8 @@ type StageRow struct {
 // own arguments'.
 func p2pBytes(rc *RankCollective) int64 {
 	if len(rc.P2P) > 0 {
-		var b int64
-		for _, o := range rc.P2P {
-			b += o.Bytes
-		}
-		return b
+		sent, received := rc.P2PBytes()
+		return sent + received
 	}
 	if eb := DTypeBytes(rc.Args.DType); eb > 0 {
 		return max(rc.Args.InNelems, rc.Args.OutNelems) * eb

@@ -95,29 +95,12 @@ func (run *Run) matchP2P() {
 
 // p2pShift returns k such that send n of a peer pair matches recv n+k: 0
 // unless one rank's profiled window holds a few more of the pair's
-// messages than the other's; the shift where most sizes agree, ties to
-// the one whose kernels end closest together, then the smallest.
+// messages than the other's (alignShift, on message sizes).
 func (run *Run) p2pShift(s, r []p2pEnd) int {
-	best, bestAgree, bestSpread := 0, -1, trace.Duration(-1)
-	for k := -maxShift; k <= maxShift; k++ {
-		agree := 0
-		var deltas []trace.Duration
-		for n := range s {
-			m := n + k
-			if m < 0 || m >= len(r) || s[n].bytes != r[m].bytes {
-				continue
-			}
-			agree++
-			a := &run.Ranks[s[n].node.rank].Collectives[s[n].node.call]
-			b := &run.Ranks[r[m].node.rank].Collectives[r[m].node.call]
-			deltas = append(deltas, trace.Duration(b.End-a.End))
-		}
-		spread := mad(deltas)
-		if agree > bestAgree || agree == bestAgree && (spread < bestSpread || spread == bestSpread && abs(k) < abs(best)) {
-			best, bestAgree, bestSpread = k, agree, spread
-		}
-	}
-	return best
+	at := func(e p2pEnd) *RankCollective { return &run.Ranks[e.node.rank].Collectives[e.node.call] }
+	return alignShift(len(s), len(r),
+		func(i, j int) bool { return s[i].bytes == r[j].bytes },
+		func(i, j int) trace.Duration { return trace.Duration(at(r[j]).End - at(s[i]).End) })
 }
 
 // p2pGraph links point-to-point kernels; its connected components are

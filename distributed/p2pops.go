@@ -36,10 +36,15 @@ func attachP2P(t *trace.Trace, sc *commScanner, r *Rank) {
 		at   trace.Time
 		args commArgs
 	}
+	if len(sc.byExtID) == 0 {
+		return
+	}
 	var ops []opAt
 	for i := range t.Ops {
+		// Only record_param_comms carries a send or recv: the name test
+		// spares the map lookup for the millions of other ops.
 		op := &t.Ops[i]
-		if op.ExternalID == 0 {
+		if op.ExternalID == 0 || op.Name != "record_param_comms" {
 			continue
 		}
 		a, ok := sc.byExtID[op.ExternalID]

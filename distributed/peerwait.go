@@ -92,13 +92,14 @@ func (run *Run) gainBounds(s int) (trace.Duration, hostLimit) {
 	}
 	var others []trace.Duration
 	limit := hostLimit{Index: -1}
+	period := run.stepPeriod()
 	for i := range run.Ranks {
 		if i == s {
 			continue
 		}
 		others = append(others, gain[i])
-		if slack, ok := run.hostSlack(i); ok && (limit.Index < 0 || slack < limit.Slack) {
-			limit = hostLimit{Index: i, Slack: slack, Host: stats.Median(slices.Clone(run.Ranks[i].HostOwn))}
+		if slack, own, ok := run.hostSlack(i, period); ok && (limit.Index < 0 || slack < limit.Slack) {
+			limit = hostLimit{Index: i, Slack: slack, Host: own}
 		}
 	}
 	bound := stats.Median(others) / trace.Duration(run.stepCount())
@@ -109,54 +110,57 @@ func (run *Run) gainBounds(s int) (trace.Duration, hostLimit) {
 }
 
 // hostSlack is how much rank index ri's step could shrink before its
-// host's own work bounds it: the run's step period (the longest median
-// step range of its ranks, which move in lockstep) less the median of
-// ri's HostOwn. A rank whose host waits in a sync every step has the
-// wait as slack; one whose host runs ahead has the difference of the
-// ranges. ok is false when the trace has no API calls to tell.
-func (run *Run) hostSlack(ri int) (trace.Duration, bool) {
-	own := run.Ranks[ri].HostOwn
-	if len(own) == 0 {
-		return 0, false
+// host's own work bounds it: period (the run's step period, stepPeriod)
+// less the median of ri's HostOwn, which it also returns. A rank whose
+// host waits in a sync every step has the wait as slack; one whose host
+// runs ahead has the difference of the ranges. ok is false when the
+// trace has no API calls to tell.
+func (run *Run) hostSlack(ri int, period trace.Duration) (slack, own trace.Duration, ok bool) {
+	if len(run.Ranks[ri].HostOwn) == 0 {
+		return 0, 0, false
 	}
+	own = stats.Median(slices.Clone(run.Ranks[ri].HostOwn))
+	return max(period-own, 0), own, true
+}
+
+// stepPeriod is the run's step period: the longest median step range of
+// its ranks, which move in lockstep.
+func (run *Run) stepPeriod() trace.Duration {
 	var period trace.Duration
 	for _, r := range run.Ranks {
-		var walls []trace.Duration
-		for _, st := range r.Steps {
-			walls = append(walls, st.Dur())
+		walls := make([]trace.Duration, len(r.Steps))
+		for i, st := range r.Steps {
+			walls[i] = st.Dur()
 		}
 		period = max(period, stats.Median(walls))
 	}
-	return max(period-stats.Median(slices.Clone(own)), 0), true
+	return period
 }
 
-// peerWait is rank index ri's peer wait: its waits (PeerWaits, each
-// instant once: a tensor-parallel all-reduce and a data-parallel
-// all-gather can wait at the same time) less the compute kernels of the
-// rank that ran meanwhile (RankCollective.Under).
-func (run *Run) peerWait(ri int) trace.Duration {
-	return run.lessOwn(ri, run.PeerWaits(ri), func(c *RankCollective) []trace.Span { return c.Under })
-}
-
-// lessOwn is the length of waits (sorted, disjoint) less what part(c) of
-// rank index ri's communication kernels says ran inside them.
-func (run *Run) lessOwn(ri int, waits []trace.Span, part func(*RankCollective) []trace.Span) trace.Duration {
+// ownUnion is the union of part(c) over rank index ri's communication
+// kernels: what ran on its GPU inside them (RankCollective.Under, its
+// compute kernels; RankCollective.Active, any other activity).
+func (run *Run) ownUnion(ri int, part func(*RankCollective) []trace.Span) []trace.Span {
 	var inside []trace.Span
 	for i := range run.Ranks[ri].Collectives {
 		inside = append(inside, part(&run.Ranks[ri].Collectives[i])...)
 	}
-	u := interval.Union(inside)
+	return interval.Union(inside)
+}
+
+func under(c *RankCollective) []trace.Span  { return c.Under }
+func active(c *RankCollective) []trace.Span { return c.Active }
+
+// outside is the length of waits (sorted, disjoint) outside the union u.
+// A rank's peer wait is its waits (PeerWaits, each instant once: a
+// tensor-parallel all-reduce and a data-parallel all-gather can wait at
+// the same time) outside its compute (ownUnion of under); its GPU spin,
+// outside any other activity of its GPU (ownUnion of active): its GPU
+// busy time less the spin is the time its own work took.
+func outside(waits, u []trace.Span) trace.Duration {
 	var d trace.Duration
 	for _, w := range waits {
 		d += w.Dur() - interval.Overlap(u, w)
 	}
 	return d
-}
-
-// gpuSpin is the time rank index ri's GPU only spun: its peer waits
-// (PeerWaits) less any other activity of its GPU meanwhile (compute
-// kernels, copies: RankCollective.Active). The rank's GPU busy time less
-// this is the GPU time its own work took.
-func (run *Run) gpuSpin(ri int) trace.Duration {
-	return run.lessOwn(ri, run.PeerWaits(ri), func(c *RankCollective) []trace.Span { return c.Active })
 }

@@ -94,7 +94,7 @@ type RankCollective struct {
 	Under   []trace.Span
 	// Active is the rank's other GPU activity (compute kernels, copies,
 	// sets) inside the kernel (disjoint, sorted): what the GPU did besides
-	// spinning while the kernel waited (Run.gpuSpin).
+	// spinning while the kernel waited (the GPU spin: outside).
 	Active []trace.Span
 	// Args holds the profiler's communication arguments; HasArgs is false
 	// when the trace has none for this kernel (launched before the

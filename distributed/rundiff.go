@@ -67,11 +67,12 @@ func (run *Run) StepFigures(ri int) []StepFigures {
 			}
 		}
 	}
+	compute := run.ownUnion(ri, under)
 	for i := range out {
 		out[i].Late = late[i].total()
 		// Waits that overlap in time count once, as in the rank's
 		// ledger.
-		out[i].PeerWait = run.lessOwn(ri, interval.Union(interval.NonEmpty(waits[i])), func(c *RankCollective) []trace.Span { return c.Under })
+		out[i].PeerWait = outside(interval.Union(interval.NonEmpty(waits[i])), compute)
 	}
 	return out
 }

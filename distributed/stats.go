@@ -137,8 +137,9 @@ func (run *Run) settle() {
 	}
 	for i := range run.Stats {
 		s := &run.Stats[i]
-		s.PeerWait = run.peerWait(i)
-		s.GPUSpin = run.gpuSpin(i)
+		waits := run.PeerWaits(i)
+		s.PeerWait = outside(waits, run.ownUnion(i, under))
+		s.GPUSpin = outside(waits, run.ownUnion(i, active))
 		s.GPUBusy = max(run.Ranks[i].Busy-s.GPUSpin, 0)
 		s.GPUWindow = run.Ranks[i].GPUWindow.Dur()
 		if s.Matched > 0 {

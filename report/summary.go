@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/distributed"
@@ -253,10 +254,5 @@ func steadyGPUUs(sc []analyze.SteadyCategory) float64 {
 
 // hasFinding reports whether r has a finding with analyzer id id.
 func hasFinding(r *analyze.Result, id string) bool {
-	for i := range r.Findings {
-		if r.Findings[i].ID == id {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Findings, func(f analyze.Finding) bool { return f.ID == id })
 }
