@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -90,7 +91,7 @@ func runAnalyzers(t *trace.Trace, as []*Analyzer) (*Result, error) { return runW
 // stage clock (its selection is in as).
 func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	budget := cfg.Budget
-	clock := &stageClock{w: cfg.Stages}
+	clock := &stageClock{w: cfg.Stages, began: time.Now()}
 	defer clock.start("total")()
 	if err := Validate(as); err != nil {
 		return nil, err

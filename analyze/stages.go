@@ -13,8 +13,12 @@ import (
 // writer records nothing. Finding analyzers run side by side: lines are
 // written whole, under a lock.
 type stageClock struct {
-	w  io.Writer
-	mu sync.Mutex
+	w io.Writer
+	// began is when the analysis began: each line gives its stage's start
+	// from it too, so the stages that run side by side show which of them
+	// the analysis waited for.
+	began time.Time
+	mu    sync.Mutex
 }
 
 // start begins timing stage name; the returned func ends it, writing one
@@ -28,6 +32,6 @@ func (c *stageClock) start(name string) func() {
 		d := time.Since(t0)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		fmt.Fprintf(c.w, "analyze %-32s %8.1f ms\n", name, float64(d.Microseconds())/1000)
+		fmt.Fprintf(c.w, "analyze %-32s %8.1f ms  from %7.1f ms\n", name, float64(d.Microseconds())/1000, float64(t0.Sub(c.began).Microseconds())/1000)
 	}
 }
