@@ -24,11 +24,11 @@ type Member struct {
 // with null, at its top level (a key left out, omitempty), v is written
 // whole.
 func WriteSplit(w io.Writer, v, rest any, members []Member) error {
-	parts := make([][]byte, len(members))
+	parts := make([]*part, len(members))
 	errs := make([]error, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
-		wg.Go(func() { parts[i], errs[i] = encodeCompact(m.Value) })
+		wg.Go(func() { parts[i], errs[i] = encodePart(m.Value) })
 	}
 	top, err := encodeCompact(rest)
 	wg.Wait()
@@ -41,27 +41,33 @@ func WriteSplit(w io.Writer, v, rest any, members []Member) error {
 	if !ok {
 		return writeWhole(w, v)
 	}
-	n := len(top)
-	for _, p := range parts {
-		n += len(p)
-	}
 	order := make([]int, len(members))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return at[a] - at[b] })
-	return writeIndented(w, n, func(out []byte) []byte {
-		depth, from := 0, 0
-		for _, i := range order {
-			// A member's value is whole, so the text around it indents
-			// as it would around the null it stands for.
-			out, depth = appendIndented(out, top[from:at[i]], depth)
-			out, depth = appendIndented(out, parts[i], depth)
-			from = at[i] + len("null")
-		}
-		out, _ = appendIndented(out, top[from:], depth)
-		return out
-	})
+	// The text around the members is small: indented first, in order, it
+	// gives each member the depth it starts at; the members' pieces, most
+	// of the output, are then indented side by side. A member's value is
+	// whole, so the text around it indents as around the null it stands
+	// for.
+	pieces := make([][]byte, 0, 2*len(members)+1)
+	depth, from := 0, 0
+	var around []byte
+	for _, i := range order {
+		around, depth = appendIndented(nil, top[from:at[i]], depth)
+		pieces = append(pieces, around, nil)
+		parts[i].depth, parts[i].slot = depth, len(pieces)-1
+		from = at[i] + len("null")
+	}
+	around, _ = appendIndented(nil, top[from:], depth)
+	pieces = append(pieces, around, []byte("\n"))
+	for _, p := range parts {
+		wg.Go(func() { pieces[p.slot] = p.indent() })
+	}
+	wg.Wait()
+	_, err = w.Write(slices.Concat(pieces...))
+	return err
 }
 
 // nullMembers returns, for each member, the offset in src (a compact

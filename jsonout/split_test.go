@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +84,55 @@ func TestWriteSplitMatchesEncoder(t *testing.T) {
 	}
 }
 
+// bigMarshaled is a slice type with its own marshaller: written whole,
+// not element by element.
+type bigMarshaled []int
+
+func (b bigMarshaled) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]int{"n": len(b)}) }
+
+// TestWriteSplitChunks: long slices (steps, a row per step) are encoded
+// and indented in chunks side by side, each element one level deeper, and
+// the output is the Encoder's byte for byte; a slice with its own
+// marshaller is written whole.
+func TestWriteSplitChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	var rows []splitRow
+	for i := range 1000 {
+		r := splitRow{Name: strings.Repeat("k<", i%3)}
+		switch i % 4 {
+		case 0:
+			r.PerStep = []float64{float64(i), 1e-9 * float64(i)}
+		case 1:
+			r.PerStep = []float64{}
+		}
+		rows = append(rows, r)
+	}
+	for _, n := range []int{2*minChunkElems - 1, 2 * minChunkElems, 2*minChunkElems + 1, 1000} {
+		d := &splitDoc{Version: n, Steps: rows[:n], Ops: rows[n/2:], Nested: map[string]any{"steps": rows[:3]}, Tail: map[string]string{}}
+		var got bytes.Buffer
+		if err := Write(&got, d); err != nil {
+			t.Fatal(err)
+		}
+		if want := encoderOutput(t, d); !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("%d rows: output differs from the Encoder's at byte %d", n, firstDiff(got.Bytes(), want))
+		}
+	}
+	p, err := encodePart(bigMarshaled(make([]int, 1000)))
+	if err != nil || p.chunks != nil || string(p.whole) != "{\"n\":1000}\n" {
+		t.Errorf("a slice with its own marshaller: chunks %d, whole %q, err %v", len(p.chunks), p.whole, err)
+	}
+}
+
+// firstDiff is the first byte at which a and b differ.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // FuzzWriteSplit splits every other top-level member off any JSON object
 // and checks the output against the indenting Encoder's of the whole.
 func FuzzWriteSplit(f *testing.F) {
@@ -93,7 +144,17 @@ func FuzzWriteSplit(f *testing.F) {
 		if json.Unmarshal(data, &v) != nil || v == nil {
 			return
 		}
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 		keys := slices.Sorted(maps.Keys(v))
+		for _, k := range keys {
+			// Arrays long enough to be encoded and indented in chunks.
+			if a, ok := v[k].([]any); ok && len(a) > 0 {
+				for len(a) < 3*minChunkElems {
+					a = append(a, a...)
+				}
+				v[k] = a
+			}
+		}
 		rest := map[string]any{}
 		var members []Member
 		for i, k := range keys {

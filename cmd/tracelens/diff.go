@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/diff"
 	"github.com/tracelens/tracelens/distributed"
 )
@@ -110,23 +109,4 @@ func runDiff(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "tracelens diff: gate passed: no significant regression of step wall or GPU busy time above %s\n", gate.String())
 	return nil
-}
-
-// loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
-// command's options (e.cfg: --enable/--disable reach both sides), one
-// after the other: a big trace's read sets the process's collector up for
-// itself (see readTrace), and an analysis beside it measured slower on
-// two shared cores.
-func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
-	var out [2]*analyze.Result
-	for i, p := range paths {
-		t, err := loadTrace(e, p)
-		if err != nil {
-			return out, err
-		}
-		if out[i], err = e.analyzeWithin(p, t, e.cfg); err != nil {
-			return out, fmt.Errorf("analyzing %s: %w", p, err)
-		}
-	}
-	return out, nil
 }

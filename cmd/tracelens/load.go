@@ -67,6 +67,12 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 	if b := e.memBudget(); b != nil && opt.GCLimit > b.Limit()*9/10 {
 		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
 	}
+	return readWith(e, path, opt)
+}
+
+// readWith is readFileOrStdin, marking the stage and telling how to raise
+// the model's budget when it was too small.
+func readWith(e *env, path string, opt ingest.Options) (*trace.Trace, error) {
 	t, err := readFileOrStdin(e, path, opt)
 	e.stageAt("read returned")
 	var be *ingest.BudgetError

@@ -115,18 +115,28 @@ func (e *env) analyzeWithin(file string, t *trace.Trace, cfg analyze.Config) (*a
 	}
 	b.Enter(file, "analysis")
 	b.TightenForAnalysis()
-	cfg.Budget = func() error {
-		b.RelaxForAnalysis()
+	cfg.Budget = analysisCheck(b, true)
+	r, err := analyzeTrace(t, cfg)
+	e.stageAt("analysis returned")
+	b.Enter(file, "writing the output")
+	return r, err
+}
+
+// analysisCheck is the analysis's budget check (analyze.Config.Budget)
+// under b, raising the collector's limit first where relax (the analysis
+// holds the collector's settings; a side-by-side pair does not). Its
+// error leaves the file out: the callers prefix it.
+func analysisCheck(b *membudget.Budget, relax bool) func() error {
+	return func() error {
+		if relax {
+			b.RelaxForAnalysis()
+		}
 		err := b.Check()
 		if be, ok := err.(*membudget.Error); ok {
 			be.File = ""
 		}
 		return err
 	}
-	r, err := analyzeTrace(t, cfg)
-	e.stageAt("analysis returned")
-	b.Enter(file, "writing the output")
-	return r, err
 }
 
 // readingProgress chains the budget's offset record before progress (nil

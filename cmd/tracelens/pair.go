@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/ingest"
+	"github.com/tracelens/tracelens/membudget"
+)
+
+// sideBySideProcs is the fewest cores on which diff reads and analyzes
+// BASE and NEW side by side. On two cores one read already keeps both
+// busy, and an analysis beside a read measured slower than the two one
+// after the other; on 16, one read uses about eight.
+const sideBySideProcs = 4
+
+// loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
+// command's options (e.cfg: --enable/--disable reach both sides): side by
+// side where the cores and the memory budget allow (pairSideBySide), else
+// one after the other.
+func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
+	if pairSideBySide(e, paths, runtime.GOMAXPROCS(0)) {
+		return loadPairSideBySide(e, paths)
+	}
+	var out [2]*analyze.Result
+	for i, p := range paths {
+		t, err := loadTrace(e, p)
+		if err != nil {
+			return out, err
+		}
+		if out[i], err = e.analyzeWithin(p, t, e.cfg); err != nil {
+			return out, fmt.Errorf("analyzing %s: %w", p, err)
+		}
+	}
+	return out, nil
+}
+
+// pairSideBySide reports whether diff reads paths side by side on procs
+// cores: both regular files (standard input and embedded traces are read
+// one after the other), at least sideBySideProcs cores, and both reads'
+// collector limit within half the memory budget, so that a tight
+// --max-memory keeps the sequential reads, whose garbage of the first is
+// gone before the second begins.
+func pairSideBySide(e *env, paths []string, procs int) bool {
+	if procs < sideBySideProcs || len(paths) != 2 {
+		return false
+	}
+	for _, p := range paths {
+		if p == "-" || strings.HasPrefix(p, embeddedPrefix) {
+			return false
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	b := e.memBudget()
+	return b == nil || pairCollectorLimit(paths) <= b.Limit()/2
+}
+
+// pairCollectorLimit is the soft memory limit both reads share: what
+// readTrace gives one big read (45% of its JSON above what is live), for
+// the two together.
+func pairCollectorLimit(paths []string) int64 {
+	var size int64
+	for _, p := range paths {
+		size += ingest.JSONSize(p)
+	}
+	return size*45/100 + membudget.LiveHeap()
+}
+
+// loadPairSideBySide reads and analyzes BASE and NEW at once, each on its
+// own goroutine: on 16 cores the second read and analysis had doubled
+// diff's time over report's. The collector's settings are process-wide,
+// so one scope holds for both reads and analyses (neither read sets its
+// own, nor does the analysis tighten the limit under the other's read);
+// the budget names both files. The first error in BASE, NEW order wins.
+func loadPairSideBySide(e *env, paths []string) ([2]*analyze.Result, error) {
+	var out [2]*analyze.Result
+	limit := pairCollectorLimit(paths)
+	both := strings.Join(paths, " and ")
+	b := e.memBudget()
+	if b != nil {
+		limit = min(limit, b.Limit()*9/10)
+		b.Enter(both, "reading and analysis")
+	}
+	restore := ingest.CollectorLimit(limit)
+	progress := newPairProgress(e, both)
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() { out[i], errs[i] = loadSide(e, p, progress.side(i)) })
+	}
+	wg.Wait()
+	progress.done()
+	restore()
+	if b != nil {
+		b.Enter(both, "writing the output")
+	}
+	for _, err := range errs {
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// loadSide reads and analyzes one side of a side-by-side pair: readTrace
+// and analyzeWithin without their collector settings, which the pair
+// holds for both.
+func loadSide(e *env, path string, progress func(read, total int64)) (*analyze.Result, error) {
+	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages, Progress: progress}
+	t, err := readWith(e, path, opt)
+	if err == nil && e.stepRange != "" {
+		err = ingest.StepsFromRange(t, e.stepRange)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := e.cfg
+	cfg.Stages = e.stages
+	if b := e.memBudget(); b != nil {
+		cfg.Budget = analysisCheck(b, false)
+	}
+	r, err := analyzeTrace(t, cfg)
+	e.stageAt("analysis returned")
+	if err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// pairProgress is one progress bar for two reads (on a terminal): the
+// bytes of both over both sizes.
+type pairProgress struct {
+	mu          sync.Mutex
+	bar         *progressBar
+	read, total [2]int64
+}
+
+// newPairProgress returns the pair's progress: a bar on a terminal, else
+// nothing (the memory budget names no byte offset for two files read at
+// once, only both files and the stage).
+func newPairProgress(e *env, label string) *pairProgress {
+	p := &pairProgress{}
+	if e.stderrTTY {
+		p.bar = &progressBar{e: e, start: time.Now(), path: label}
+	}
+	return p
+}
+
+// side is the Progress callback of read i (nil without a bar).
+func (p *pairProgress) side(i int) func(read, total int64) {
+	if p.bar == nil {
+		return nil
+	}
+	return func(read, total int64) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.read[i], p.total[i] = read, total
+		p.bar.update(p.read[0]+p.read[1], p.total[0]+p.total[1])
+	}
+}
+
+// done clears the bar.
+func (p *pairProgress) done() {
+	if p.bar != nil {
+		p.bar.done()
+	}
+}
