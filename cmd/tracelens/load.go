@@ -46,7 +46,21 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		}
 		return ingest.Read(r, path, ingest.Options{})
 	}
-	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages, KernelsOnly: base.KernelsOnly}
+	var progress func(read, total int64)
+	if e.stderrTTY {
+		p := &progressBar{e: e, start: time.Now(), path: path}
+		progress = p.update
+		defer p.done()
+	}
+	return readWith(e, path, e.readOptions(path, base.KernelsOnly, progress))
+}
+
+// readOptions are the options every command reads the file at path with:
+// the model's cap (--max-memory), the stage clock, the collector's limit
+// for a big read, and progress (nil for none) chained after the memory
+// budget's offset record.
+func (e *env) readOptions(path string, kernelsOnly bool, progress func(read, total int64)) ingest.Options {
+	opt := ingest.Options{MaxMemory: e.maxMemory, Stages: e.stages, KernelsOnly: kernelsOnly}
 	if size := ingest.JSONSize(path); size > bigTrace {
 		// The model of a Chrome trace is about a quarter of its JSON; what
 		// pushes RSS higher is garbage the collector has not yet returned.
@@ -58,16 +72,11 @@ func readTrace(e *env, path string, base ingest.Options) (*trace.Trace, error) {
 		// back to back through the whole second read (twice its time).
 		opt.GCLimit = size*45/100 + membudget.LiveHeap()
 	}
-	if e.stderrTTY {
-		p := &progressBar{e: e, start: time.Now(), path: path}
-		opt.Progress = p.update
-		defer p.done()
-	}
-	opt.Progress = e.readingProgress(path, opt.Progress)
+	opt.Progress = e.readingProgress(path, progress)
 	if b := e.memBudget(); b != nil && opt.GCLimit > b.Limit()*9/10 {
 		opt.GCLimit = b.Limit() * 9 / 10 // ingest's soft limit stays under the process's budget
 	}
-	return readWith(e, path, opt)
+	return opt
 }
 
 // readWith is readFileOrStdin, marking the stage and telling how to raise

@@ -167,7 +167,10 @@ func tuiLoader(q *env, path string) tui.Loader {
 		if strings.HasPrefix(path, embeddedPrefix) {
 			return loadTrace(q, path)
 		}
-		t, err := ingest.ReadFile(path, ingest.Options{Progress: progress, MaxMemory: q.maxMemory})
+		// As every command reads (readOptions): a big trace's collector
+		// limit made `top` one collection where the TUI's read, without
+		// it, ran the collector all through.
+		t, err := readWith(q, path, q.readOptions(path, false, progress))
 		if err != nil || q.stepRange == "" {
 			return t, err
 		}
