@@ -3,6 +3,7 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -70,6 +71,16 @@ func checkAnalyzer(a *Analyzer, byName map[string]*Analyzer) []error {
 		errs = append(errs, fmt.Errorf("two analyzers are named %s", a.Name))
 	}
 	byName[a.Name] = a
+	if a.NoMetrics && a.Fact == nil {
+		errs = append(errs, fmt.Errorf("analyzer %s is marked NoMetrics, which only a fact can be", a.Name))
+	}
+	if a.NoMetrics {
+		for _, req := range a.Requires {
+			if req != nil && !req.NoMetrics && !slices.Contains(Facts(), req) {
+				errs = append(errs, fmt.Errorf("fact %s is marked NoMetrics but requires %s, which runs after the metrics", a.Name, req.Name))
+			}
+		}
+	}
 	switch {
 	case a.Fact != nil && a.Run != nil:
 		errs = append(errs, fmt.Errorf("analyzer %s has both Fact and Run: a fact computes a result and reports no findings; a finding analyzer the reverse", a.Name))
@@ -77,6 +88,18 @@ func checkAnalyzer(a *Analyzer, byName map[string]*Analyzer) []error {
 		errs = append(errs, fmt.Errorf("analyzer %s has neither Fact nor Run", a.Name))
 	}
 	return errs
+}
+
+// withoutMetrics returns the facts as require, transitively, that read
+// no metric (Analyzer.NoMetrics), each after its requirements.
+func withoutMetrics(as []*Analyzer) []*Analyzer {
+	var out []*Analyzer
+	for _, a := range order(as) {
+		if a.Fact != nil && a.NoMetrics {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // order returns as and everything they require, transitively, each after

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tracelens/tracelens/trace"
@@ -29,6 +30,12 @@ type Analyzer struct {
 	Run func(*Pass) ([]Finding, error)
 	// Fact computes a fact analyzer's result; it reports no findings.
 	Fact func(*Pass) (any, error)
+	// NoMetrics marks a fact that reads no metric: its pass has no
+	// Result, and it runs beside the metrics instead of after them (on 16
+	// cores a 27 ms fact that fusion-candidate waits for had started only
+	// once the metrics were done). It may require only facts the metrics
+	// read (Facts) and other NoMetrics facts (Validate).
+	NoMetrics bool
 }
 
 // Pass is what an analyzer reads: the trace, the metrics every analyzer
@@ -39,7 +46,8 @@ type Pass struct {
 	Trace    *trace.Trace
 	// Result holds every metric; its Findings are not filled in until
 	// every analyzer has run. The facts the metrics read (Facts) run
-	// before the metrics and see none; other facts run after them.
+	// before the metrics and see none, NoMetrics facts beside them and
+	// see none either; other facts run after them.
 	Result *Result
 	// resultOf holds the result of each fact in Analyzer.Requires (read
 	// through FactOf).
@@ -111,7 +119,19 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	all := newIndex(t, results)
 	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
 	all.clock = clock
+	// The selected analyzers' facts that read no metric run beside the
+	// metrics, which read only all (built above): the two share no
+	// table, and the findings' graph below finds those facts done.
+	var beside sync.WaitGroup
+	var besideErr error
+	if early := withoutMetrics(as); len(early) > 0 {
+		beside.Go(func() { _, besideErr = runGraph(t, early, nil, results, nil, budget, clock) })
+	}
 	r := all.metrics()
+	beside.Wait()
+	if besideErr != nil {
+		return nil, besideErr
+	}
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
 	done = clock.start("view and critical shares")
 	r.view = newView(t, all)

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,6 +81,9 @@ func TestValidate(t *testing.T) {
 		{"neither", []*Analyzer{{Name: "none"}}, "none has neither Fact nor Run"},
 		{"requires findings", []*Analyzer{{Name: "r", Run: noop, Requires: []*Analyzer{a}}}, "r requires a, which is not a fact"},
 		{"no name", []*Analyzer{{Run: noop}}, "has no Name"},
+		{"no-metrics finding analyzer", []*Analyzer{{Name: "nm", Run: noop, NoMetrics: true}}, "nm is marked NoMetrics, which only a fact can be"},
+		{"no-metrics fact after a late fact", []*Analyzer{{Name: "r2", Run: noop, Requires: []*Analyzer{{Name: "early", Fact: fact, NoMetrics: true, Requires: []*Analyzer{CustomGEMMKernels}}}}},
+			"early is marked NoMetrics but requires custom-gemm-kernels, which runs after the metrics"},
 	} {
 		err := Validate(tc.as)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -99,6 +103,37 @@ func TestValidate(t *testing.T) {
 	reader := &Analyzer{Name: "reader", Run: noop, Requires: []*Analyzer{sneaky}}
 	if _, err := runAnalyzers(tr, []*Analyzer{reader}); err == nil || !strings.Contains(err.Error(), "fact findings-fact returns findings") {
 		t.Errorf("a fact returning findings: err = %v", err)
+	}
+}
+
+// TestNoMetricsFactRunsBesideMetrics: a NoMetrics fact sees no Result
+// and is done before any finding analyzer starts; the findings that read
+// it are those of a run where it came after the metrics.
+func TestNoMetricsFactRunsBesideMetrics(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	var sawResult bool
+	mk := func(noMetrics bool) []*Analyzer {
+		count := &Analyzer{Name: "kernel-count", NoMetrics: noMetrics, Requires: []*Analyzer{Steps}, Fact: func(p *Pass) (any, error) {
+			sawResult = sawResult || p.Result != nil
+			return len(p.Trace.GPU), nil
+		}}
+		report := &Analyzer{Name: "report-count", Requires: []*Analyzer{count}, Run: func(p *Pass) ([]Finding, error) {
+			n, err := FactOf[int](p, count)
+			return []Finding{{Title: fmt.Sprint(n, " activities; ", len(p.Result.Kernels), " kernels")}}, err
+		}}
+		return []*Analyzer{report}
+	}
+	late, err := runAnalyzers(tr, mk(false))
+	if err != nil || !sawResult {
+		t.Fatalf("after the metrics: err %v, saw a Result %v", err, sawResult)
+	}
+	sawResult = false
+	beside, err := runAnalyzers(tr, mk(true))
+	if err != nil || sawResult {
+		t.Fatalf("beside the metrics: err %v, saw a Result %v", err, sawResult)
+	}
+	if len(late.Findings) != 1 || len(beside.Findings) != 1 || late.Findings[0].Title != beside.Findings[0].Title {
+		t.Errorf("findings %v beside the metrics, %v after them", beside.Findings, late.Findings)
 	}
 }
 
