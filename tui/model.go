@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -273,16 +274,25 @@ func (m *Model) load() tea.Msg {
 
 // newScreens builds every screen's precomputed state (sorted orders,
 // timeline lanes).
+//
+// The screens only read d: the two that walk the whole trace (the
+// timeline's lanes and filter, the op tree's rows) are built beside the
+// others, each on its own goroutine, since the first frame waits for all.
 func newScreens(d *data) [numScreens]screen {
-	return [numScreens]screen{
+	var ops, timeline screen
+	var wg sync.WaitGroup
+	wg.Go(func() { ops = newOpsScreen(d) })
+	wg.Go(func() { timeline = newTimeline(d) })
+	s := [numScreens]screen{
 		scrOverview: newOverview(d),
 		scrKernels:  newKernelsScreen(d),
-		scrOps:      newOpsScreen(d),
 		scrFindings: newFindingsScreen(d),
-		scrTimeline: newTimeline(d),
 		scrDiff:     newDiffScreen(d),
 		scrRanks:    newRanksScreen(d),
 	}
+	wg.Wait()
+	s[scrOps], s[scrTimeline] = ops, timeline
+	return s
 }
 
 // Update handles one message.
