@@ -420,12 +420,12 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 	for _, s := range new {
 		newByName[s.name] = s
 	}
-	var rows []Row
+	var rows []func() Row
 	paired := map[string]bool{}
 	var restBase []*series
 	for _, s := range base {
 		if o, ok := newByName[s.name]; ok {
-			rows = append(rows, pairRow(s.name, s, o, ByName, samples, alpha))
+			rows = append(rows, func() Row { return pairRow(s.name, s, o, ByName, samples, alpha) })
 			paired[s.name] = true
 			continue
 		}
@@ -476,13 +476,15 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 	for _, k := range border {
 		b := bg[k]
 		if n, ok := ng[k]; ok {
-			row := pairRow(k.norm, b.merged, n.merged, ByNormalized, samples, alpha)
-			row.BaseNames, row.NewNames = names(b.members), names(n.members)
-			rows = append(rows, row)
+			rows = append(rows, func() Row {
+				row := pairRow(k.norm, b.merged, n.merged, ByNormalized, samples, alpha)
+				row.BaseNames, row.NewNames = names(b.members), names(n.members)
+				return row
+			})
 			continue
 		}
 		for _, s := range b.members {
-			rows = append(rows, pairRow(s.name, s, nil, Unmatched, samples, alpha))
+			rows = append(rows, func() Row { return pairRow(s.name, s, nil, Unmatched, samples, alpha) })
 		}
 	}
 	for _, k := range norder {
@@ -490,11 +492,21 @@ func matchKernels(base, new []*series, samples [2]int, alpha float64) []Row {
 			continue
 		}
 		for _, s := range ng[k].members {
-			rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
+			rows = append(rows, func() Row { return pairRow(s.name, nil, s, Unmatched, samples, alpha) })
 		}
 	}
-	sortRows(rows)
-	return rows
+	return sortedRows(rows)
+}
+
+// sortedRows computes rows side by side and sorts them; none is nil (JSON
+// null, as before they ran side by side).
+func sortedRows(rows []func() Row) []Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := sideBySide(rows)
+	sortRows(out)
+	return out
 }
 
 // compareSeries pairs series by exact name only (categories).
@@ -503,23 +515,22 @@ func compareSeries(base, new []*series, samples [2]int, alpha float64) []Row {
 	for _, s := range new {
 		newByName[s.name] = s
 	}
-	var rows []Row
+	var rows []func() Row
 	for _, s := range base {
 		o := newByName[s.name]
 		m := ByName
 		if o == nil {
 			m = Unmatched
 		}
-		rows = append(rows, pairRow(s.name, s, o, m, samples, alpha))
+		rows = append(rows, func() Row { return pairRow(s.name, s, o, m, samples, alpha) })
 		delete(newByName, s.name)
 	}
 	for _, s := range new {
 		if _, ok := newByName[s.name]; ok {
-			rows = append(rows, pairRow(s.name, nil, s, Unmatched, samples, alpha))
+			rows = append(rows, func() Row { return pairRow(s.name, nil, s, Unmatched, samples, alpha) })
 		}
 	}
-	sortRows(rows)
-	return rows
+	return sortedRows(rows)
 }
 
 // pairRow compares two series; either may be nil (added, removed), and
@@ -668,14 +679,15 @@ func compareTotals(b, n *analyze.Result, list func(*analyze.Result) []total, occ
 			ts.occ = occs[t.name]
 		}
 	}
-	out := make([]TotalRow, 0, len(order))
+	rows := make([]func() TotalRow, 0, len(order))
 	for _, k := range order {
 		s := sides[k]
 		if s[0].calls == 0 && s[1].calls == 0 {
 			continue // only outside the compared steps
 		}
-		out = append(out, totalRow(k.kind, k.name, s, samples, alpha))
+		rows = append(rows, func() TotalRow { return totalRow(k.kind, k.name, s, samples, alpha) })
 	}
+	out := sideBySide(rows)
 	sortTotals(out)
 	return out
 }
