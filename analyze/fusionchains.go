@@ -45,7 +45,6 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 		}
 		run = run[:0]
 	}
-	gemmOps := ix.gemmOps()
 	// A kernel can never join a chain when torch.compile ran it (compiled)
 	// or when launched by an op that also runs a GEMM or attention kernel
 	// (gemmOps); by AccumulateGrad, whose .grad output must persist in
@@ -53,40 +52,16 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	// by a collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
 	// record_param_comms), whose buffers the communication kernel reads;
 	// or when it is a foreach multi_tensor_apply kernel, which already
-	// handles many tensors in one launch. The op tests run each op once:
-	// every kernel walked its ops up to the root, and ancestors are shared.
-	// What an op's name says is asked once per name: ops repeat (every
-	// layer, every step).
-	byName := map[string]bool{}
-	excluded := newOpChain(t, func(op trace.Index) bool {
-		if gemmOps[op] {
-			return true
-		}
-		n := t.Ops[op].Name
-		v, ok := byName[n]
-		if !ok {
-			v = compiledOpName(n) || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
-			byName[n] = v
-		}
-		return v
-	})
+	// handles many tensors in one launch (fusableKernels). A run ends
+	// where two consecutive kernels cannot share a chain (chainBreak).
+	ok, brk := p.fusableKernels()
 	for g := range t.GPU {
-		a := &t.GPU[g]
-		if len(run) > 0 {
-			prev := &t.GPU[run[len(run)-1]]
-			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
-				ix.userFrameOf(ix.frameOf(run[0])) != ix.userFrameOf(ix.frameOf(g)) ||
-				!ix.sameTensor(run[len(run)-1], g) {
-				flush()
-			}
-		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused ||
-			ix.autotune != nil && ix.autotune[g] || graphLaunched(t, g) || ix.info(g).foreach ||
-			ix.phase[g] == optimizer || excluded.of(ix.opOf(g)) {
-			// The optimizer's kernels are optimizer-step's business: its
-			// fix is fused=True, not fusing by hand.
+		if !ok[g] {
 			flush()
 			continue
+		}
+		if len(run) > 0 && brk[g] {
+			flush()
 		}
 		run = append(run, g)
 	}

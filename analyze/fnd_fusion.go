@@ -1,0 +1,113 @@
+package analyze
+
+import (
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// Fusion chains, side by side: which kernels may join a chain and where
+// consecutive ones must part are questions about one kernel (and its
+// predecessor), so fusionChains asks them chunk by chunk of the GPU
+// activities, and only the grouping into runs, which is cheap, walks the
+// activities in order.
+
+// fusableKernels marks the GPU activities that may join a fusion chain
+// (see fusionChains for what keeps one out) and, of those whose
+// predecessor may too, the ones that cannot share its chain (chainBreak).
+// Both are asked in one walk, so the ops a kernel's tests read are still
+// in cache for the next one's. Each chunk has its own memo of which ops
+// are excluded: a shared one would be written from several goroutines,
+// and an op's ancestors tested twice cost less than the locking.
+func (p *Pass) fusableKernels() (ok, brk []bool) {
+	t, ix := p.Trace, p.ix
+	gemmOps := ix.gemmOps()
+	ok, brk = make([]bool, len(t.GPU)), make([]bool, len(t.GPU))
+	inChunks(len(t.GPU), func(lo, hi int) {
+		byName := map[string]bool{}
+		excluded := newOpChain(t, func(op trace.Index) bool {
+			if gemmOps[op] {
+				return true
+			}
+			n := t.Ops[op].Name
+			v, seen := byName[n]
+			if !seen {
+				v = compiledOpName(n) || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
+				byName[n] = v
+			}
+			return v
+		})
+		// The activity before the chunk is the previous chunk's: asked
+		// again here, not read from there.
+		prev := lo > 0 && ix.fusable(lo-1, excluded)
+		for g := lo; g < hi; g++ {
+			cur := ix.fusable(g, excluded)
+			ok[g] = cur
+			brk[g] = cur && prev && ix.chainBreak(g-1, g)
+			prev = cur
+		}
+	})
+	return ok, brk
+}
+
+// fusable reports whether GPU activity g may join a fusion chain, with
+// excluded answering for its op. The optimizer's kernels are
+// optimizer-step's business: its fix is fused=True, not fusing by hand.
+func (ix *index) fusable(g int, excluded *opChain) bool {
+	t := ix.t
+	if t.GPU[g].Kind == trace.Memcpy || !memoryBound(ix.category(g)) {
+		return false
+	}
+	op := ix.opOf(g)
+	if op == trace.None {
+		return false
+	}
+	info := ix.info(g)
+	return !info.compilerFused && !(ix.autotune != nil && ix.autotune[g]) && !graphLaunched(t, g) && !info.foreach &&
+		ix.phase[g] != optimizer && !excluded.of(op)
+}
+
+// chainBreak reports whether fusable GPU activity b cannot share a chain
+// with a, the fusable one before it: another device or stream, another
+// step, another call of a user function, or (between backward nodes)
+// another tensor. Pairwise tests suffice: a run's kernels share the step
+// and the user frame with its first one exactly when each shares them
+// with the one before.
+func (ix *index) chainBreak(a, b int) bool {
+	ga, gb := &ix.t.GPU[a], &ix.t.GPU[b]
+	return ga.Device != gb.Device || ga.Stream != gb.Stream || ix.gpuStep[a] != ix.gpuStep[b] ||
+		ix.userFrameOf(ix.frameOf(a)) != ix.userFrameOf(ix.frameOf(b)) ||
+		!ix.sameTensor(a, b)
+}
+
+// occurrenceSavings returns the saving model's figures of every
+// occurrence of the chains that recur (FusionMinRepeats), by the chain's
+// position in keys, in the order of its occurrences. The occurrences are
+// independent, so they are computed chunk by chunk side by side, each
+// chunk with its own cache of input sizes; the caller sums them in order,
+// so the sums come out bit for bit as one pass makes them.
+func (p *Pass) occurrenceSavings(groups map[string]*chainGroup, keys []string, launchCost, bw float64) [][]occSaving {
+	type ref struct{ key, i int }
+	var all []ref
+	occ := make([][][]int, len(keys))
+	out := make([][]occSaving, len(keys))
+	for ki, k := range keys {
+		gr := groups[k]
+		if len(gr.occ) < FusionMinRepeats {
+			continue
+		}
+		occ[ki] = gr.occ
+		out[ki] = make([]occSaving, len(gr.occ))
+		for i := range gr.occ {
+			all = append(all, ref{ki, i})
+		}
+	}
+	inChunks(len(all), func(lo, hi int) {
+		sizes := map[[2]string]int64{}
+		var gaps []trace.Span
+		for _, r := range all[lo:hi] {
+			out[r.key][r.i], gaps = p.occurrenceSaving(occ[r.key][r.i], sizes, gaps, launchCost, bw)
+		}
+	})
+	return out
+}
