@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"strings"
-
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -19,23 +17,13 @@ import (
 // in cache for the next one's. Each chunk has its own memo of which ops
 // are excluded: a shared one would be written from several goroutines,
 // and an op's ancestors tested twice cost less than the locking.
-func (p *Pass) fusableKernels() (ok, brk []bool) {
+func (p *Pass) fusableKernels(oc *OpClassFacts) (ok, brk []bool) {
 	t, ix := p.Trace, p.ix
-	gemmOps := ix.gemmOps()
+	gemmOps := ix.gemmOps(oc)
 	ok, brk = make([]bool, len(t.GPU)), make([]bool, len(t.GPU))
 	inChunks(len(t.GPU), func(lo, hi int) {
-		byName := map[string]bool{}
-		excluded := newOpChain(t, func(op trace.Index) bool {
-			if gemmOps[op] {
-				return true
-			}
-			n := t.Ops[op].Name
-			v, seen := byName[n]
-			if !seen {
-				v = compiledOpName(n) || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
-				byName[n] = v
-			}
-			return v
+		excluded := newOpChain(oc.parent, func(op trace.Index) bool {
+			return gemmOps[op] || oc.has(op, opIsCompiled|opIsAccumulateGrad|opIsCommunication)
 		})
 		// The activity before the chunk is the previous chunk's: asked
 		// again here, not read from there.
@@ -43,7 +31,7 @@ func (p *Pass) fusableKernels() (ok, brk []bool) {
 		for g := lo; g < hi; g++ {
 			cur := ix.fusable(g, excluded)
 			ok[g] = cur
-			brk[g] = cur && prev && ix.chainBreak(g-1, g)
+			brk[g] = cur && prev && ix.chainBreak(oc, g-1, g)
 			prev = cur
 		}
 	})
@@ -73,11 +61,11 @@ func (ix *index) fusable(g int, excluded *opChain) bool {
 // another tensor. Pairwise tests suffice: a run's kernels share the step
 // and the user frame with its first one exactly when each shares them
 // with the one before.
-func (ix *index) chainBreak(a, b int) bool {
+func (ix *index) chainBreak(oc *OpClassFacts, a, b int) bool {
 	ga, gb := &ix.t.GPU[a], &ix.t.GPU[b]
 	return ga.Device != gb.Device || ga.Stream != gb.Stream || ix.gpuStep[a] != ix.gpuStep[b] ||
 		ix.userFrameOf(ix.frameOf(a)) != ix.userFrameOf(ix.frameOf(b)) ||
-		!ix.sameTensor(a, b)
+		!ix.sameTensor(oc, a, b)
 }
 
 // occurrenceSavings returns the saving model's figures of every

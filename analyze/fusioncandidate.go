@@ -48,7 +48,7 @@ var FusionCandidate = &Analyzer{
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first. "+
 		"Where compiled-slower found this function's torch.compile'd variant slower on the GPU in the same trace, the fix names a hand-written kernel, not torch.compile.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons, OpClasses},
 	Run:      runFusionCandidate,
 }
 
@@ -150,8 +150,10 @@ func (p *Pass) occurrenceSaving(occ []int, sizes map[[2]string]int64, gaps []tra
 
 func runFusionCandidate(p *Pass) ([]Finding, error) {
 	t := p.Trace
-	groups, keys := p.fusionChains()
-
+	groups, keys, err := p.fusionChains()
+	if err != nil {
+		return nil, err
+	}
 	cf, err := p.compiledFacts()
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ type chainGroup struct {
 // one step, one call of one user function and on one tensor, from at
 // least FusionMinChain op calls, by their sequence of kernel names (keys
 // in first-seen order).
-func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
+func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
 	t, ix := p.Trace, p.ix
 	groups := map[string]*chainGroup{}
 	var keys []string
@@ -54,7 +54,11 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	// or when it is a foreach multi_tensor_apply kernel, which already
 	// handles many tensors in one launch (fusableKernels). A run ends
 	// where two consecutive kernels cannot share a chain (chainBreak).
-	ok, brk := p.fusableKernels()
+	oc, err := p.opClasses()
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, brk := p.fusableKernels(oc)
 	for g := range t.GPU {
 		if !ok[g] {
 			flush()
@@ -66,7 +70,7 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 		run = append(run, g)
 	}
 	flush()
-	return groups, keys
+	return groups, keys, nil
 }
 
 // sameCall reports whether GPU activities a and b were launched by one
@@ -100,16 +104,18 @@ func (ix *index) opCalls(run []int) int {
 // a record_function("forward") holds GEMMs and fusable chains alike.
 //
 // The marks are one per op (a slice, not a map): the chains ask for
-// every op above every memory-bound kernel.
-func (ix *index) gemmOps() []bool {
+// every op above every memory-bound kernel. The walks read the op
+// classes' dense parents and framework marks, not the ops.
+func (ix *index) gemmOps(oc *OpClassFacts) []bool {
 	t := ix.t
 	marked := make([]bool, len(t.Ops))
+	gemm, attention := ix.categoryID(CategoryGEMM), ix.categoryID(CategoryAttention)
 	for g := range t.GPU {
-		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
+		if c := int(ix.cat[g]); c != gemm && c != attention {
 			continue
 		}
-		for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-			if !marked[op] && frameworkOp(t.Ops[op].Name) {
+		for op := ix.opOf(g); op != trace.None; op = oc.parent[op] {
+			if !marked[op] && oc.has(op, opIsFramework) {
 				marked[op] = true
 			}
 		}
@@ -126,14 +132,16 @@ func frameworkOp(name string) bool {
 
 // opChain answers, for an op, whether it or one of its enclosing ops
 // passes a test, testing each op once however many kernels it encloses.
+// It walks the op classes' dense parents.
 type opChain struct {
-	t    *trace.Trace
-	test func(trace.Index) bool
-	memo []int8 // 0 unknown, 1 yes, 2 no
+	parent []trace.Index
+	test   func(trace.Index) bool
+	memo   []int8 // 0 unknown, 1 yes, 2 no
 }
 
-func newOpChain(t *trace.Trace, test func(trace.Index) bool) *opChain {
-	return &opChain{t: t, test: test, memo: make([]int8, len(t.Ops))}
+// newOpChain returns an opChain over the ops whose parents are parent.
+func newOpChain(parent []trace.Index, test func(trace.Index) bool) *opChain {
+	return &opChain{parent: parent, test: test, memo: make([]int8, len(parent))}
 }
 
 // of reports whether op or an op enclosing it passes the test (false for
@@ -144,7 +152,7 @@ func (c *opChain) of(op trace.Index) bool {
 	}
 	var path []trace.Index
 	v := false
-	for cur := op; cur != trace.None; cur = c.t.Ops[cur].Parent {
+	for cur := op; cur != trace.None; cur = c.parent[cur] {
 		if m := c.memo[cur]; m != 0 {
 			v = m == 1
 			break
@@ -181,10 +189,13 @@ func communicationOp(name string) bool {
 // cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
 // factor, repeat_interleave, mul with the activation), so only backward
 // nodes are checked; unknown shapes (no record_shapes) never break a chain.
-func (ix *index) sameTensor(a, b int) bool {
+//
+// Whether an op's label (opLabel) names a backward node is its outermost
+// op's class: the prefixes opLabel drops hold no "Backward".
+func (ix *index) sameTensor(oc *OpClassFacts, a, b int) bool {
 	t := ix.t
 	oa, ob := ix.opOf(a), ix.opOf(b)
-	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
+	if oa == trace.None || ob == trace.None || !oc.has(oc.root(oa), opIsBackward) || !oc.has(oc.root(ob), opIsBackward) {
 		return true
 	}
 	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)
