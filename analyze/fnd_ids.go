@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -19,17 +20,72 @@ func (c *CategoryFacts) categoryID(name string) int {
 }
 
 // launchCountsOf is launchCounts with the launch calls the Launches fact
-// found (l.launch): no name tests over every API call.
+// found (l.launch): no name tests over every API call, and each thread's
+// starts in a slice of its own size (calls come by thread: one map
+// access per run of a thread's calls).
 func launchCountsOf(t *trace.Trace, l *LaunchFacts) map[trace.Index][]trace.Time {
-	m := map[trace.Index][]trace.Time{}
+	counts := map[trace.Index]int{}
+	eachThreadRun(t, l, func(th trace.Index, n int) { counts[th] += n })
+	m := make(map[trace.Index][]trace.Time, len(counts))
+	for th, n := range counts {
+		m[th] = make([]trace.Time, 0, n)
+	}
+	th, cur := trace.None, []trace.Time(nil)
 	for i := range t.APICalls {
-		if l.launch[i] {
-			c := &t.APICalls[i]
-			m[c.Thread] = append(m[c.Thread], c.Start)
+		if !l.launch[i] {
+			continue
 		}
+		c := &t.APICalls[i]
+		if c.Thread != th || cur == nil {
+			if cur != nil {
+				m[th] = cur
+			}
+			th, cur = c.Thread, m[c.Thread]
+		}
+		cur = append(cur, c.Start)
+	}
+	if cur != nil {
+		m[th] = cur
 	}
 	for _, v := range m {
 		slices.Sort(v)
 	}
 	return m
+}
+
+// eachThreadRun calls f with each run of consecutive launch calls on one
+// thread and its length.
+func eachThreadRun(t *trace.Trace, l *LaunchFacts, f func(th trace.Index, n int)) {
+	th, n := trace.None, 0
+	for i := range t.APICalls {
+		if !l.launch[i] {
+			continue
+		}
+		if c := &t.APICalls[i]; c.Thread != th || n == 0 {
+			if n > 0 {
+				f(th, n)
+			}
+			th, n = c.Thread, 0
+		}
+		n++
+	}
+	if n > 0 {
+		f(th, n)
+	}
+}
+
+// opAtFrom is opAt for a key whose answer is known to be at least from:
+// it gallops forward from there (a range's ops follow the last range's on
+// the same thread) instead of searching all of Ops.
+func opAtFrom(t *trace.Trace, k threadTime, from int) int {
+	after := func(i int) bool {
+		o := &t.Ops[i]
+		return o.Thread > k.th || o.Thread == k.th && o.Start >= k.at
+	}
+	lo, hi, step := from, from, 1
+	for hi < len(t.Ops) && !after(hi) {
+		lo, hi, step = hi+1, hi+step, step*2
+	}
+	hi = min(hi, len(t.Ops))
+	return lo + sort.Search(hi-lo, func(j int) bool { return after(lo + j) })
 }
