@@ -49,22 +49,20 @@ type hookStat struct {
 // hooked calls (the inner() frames that ran hooks).
 func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispatch trace.Duration, hooked []trace.Span) {
 	t := ix.t
-	// The frames a dispatcher called, and each dispatcher's children's
-	// time (for its own time): a deep stack has millions of frames and
-	// few dispatchers.
-	childDur, children := dispatchedFrames(t)
-	opPrefix := ix.topOpPrefix()
+	// The frames a dispatcher called: a deep stack has millions of frames
+	// and few dispatchers.
+	children := dispatchedFrames(t)
+	ops := newTopOps(t)
 	stats = map[string]*hookStat{}
 	// The same hooks run every call: each frame name is parsed once.
-	keys := map[string]string{}
+	var keys hookKeyCache
+	// The dispatchers that ran hooks, once per run of their hooks (their
+	// own time is summed once their callees' time is known).
+	var dispatchers []trace.Index
 	for _, i := range children {
 		f := &t.Frames[i]
 		par := f.Parent
-		key, seen := keys[f.Name]
-		if !seen {
-			key = hookKey(f)
-			keys[f.Name] = key
-		}
+		key := keys.of(f)
 		if key == "" {
 			continue
 		}
@@ -74,7 +72,7 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 			stats[key] = st
 			order = append(order, key)
 		}
-		inOps := ix.topOpsIn(opPrefix, f.Thread, f.Start, f.End)
+		inOps := ops.in(f.Thread, f.Start, f.End)
 		st.calls++
 		st.cpu += f.Dur()
 		st.inOps += inOps
@@ -82,11 +80,35 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 		st.idle += f.Dur() - ix.busyIn(f.Start, f.End)
 		if pf := &t.Frames[par]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
 			hooked = append(hooked, pf.Span)
-			// inner()'s own time: dispatching hooks, building results.
-			dispatch += max(pf.Dur()-childDur[par], 0)
+			dispatchers = append(dispatchers, par)
 		}
 	}
+	// inner()'s own time: dispatching hooks, building results.
+	childDur := calleeTime(t, children, dispatchers)
+	for _, par := range dispatchers {
+		dispatch += max(t.Frames[par].Dur()-childDur[par], 0)
+	}
 	return stats, order, dispatch, hooked
+}
+
+// calleeTime returns the time of the frames each of dispatchers called,
+// of the frames in children (every dispatcher's callees): only the
+// dispatchers that ran hooks are asked for, a few of the many.
+func calleeTime(t *trace.Trace, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
+	childDur := make(map[trace.Index]trace.Duration, len(dispatchers))
+	for _, par := range dispatchers {
+		childDur[par] = 0
+	}
+	if len(childDur) == 0 {
+		return childDur
+	}
+	for _, i := range children {
+		f := &t.Frames[i]
+		if d, ok := childDur[f.Parent]; ok {
+			childDur[f.Parent] = d + f.Dur()
+		}
+	}
+	return childDur
 }
 
 // hookKey names the hook frame f is ("fn() at file:line"), or "" when it
@@ -101,28 +123,24 @@ func hookKey(f *trace.PyFrame) string {
 }
 
 // dispatchedFrames returns the frames a hook dispatcher called, in order,
-// and each dispatcher's children's time, walking the frames in chunks
-// side by side (millions in a deep stack: a hundredth of a second each
-// million).
-func dispatchedFrames(t *trace.Trace) (map[trace.Index]trace.Duration, []int) {
+// walking the frames in chunks side by side (millions in a deep stack: a
+// hundredth of a second each million).
+func dispatchedFrames(t *trace.Trace) []int {
 	chunks := mapChunks(len(t.Frames), func(lo, hi int) []int {
 		var found []int
+		var dispatchers dispatcherCache
 		for i := lo; i < hi; i++ {
-			if par := t.Frames[i].Parent; par != trace.None && hookDispatcher(&t.Frames[par]) {
+			if par := t.Frames[i].Parent; par != trace.None && dispatchers.of(&t.Frames[par]) {
 				found = append(found, i)
 			}
 		}
 		return found
 	})
-	childDur := map[trace.Index]trace.Duration{}
 	var children []int
 	for _, found := range chunks {
-		for _, i := range found {
-			childDur[t.Frames[i].Parent] += t.Frames[i].Dur()
-		}
 		children = append(children, found...)
 	}
-	return childDur, children
+	return children
 }
 
 func runHookOverhead(p *Pass) ([]Finding, error) {
@@ -186,29 +204,4 @@ func sumCalls(m map[string]*hookStat) int {
 		n += s.calls
 	}
 	return n
-}
-
-// topOpPrefix returns running totals of top-level op durations over Ops
-// in their (thread, start) order.
-func (ix *index) topOpPrefix() []trace.Duration {
-	ops := ix.t.Ops
-	pre := make([]trace.Duration, len(ops)+1)
-	for i := range ops {
-		d := trace.Duration(0)
-		if ops[i].Parent == trace.None {
-			d = ops[i].Dur()
-		}
-		pre[i+1] = pre[i] + d
-	}
-	return pre
-}
-
-// topOpsIn returns the time of top-level ops on thread th that start in
-// [from, to].
-func (ix *index) topOpsIn(pre []trace.Duration, th trace.Index, from, to trace.Time) trace.Duration {
-	lo, hi := opAt(ix.t, threadTime{th, from}), opAt(ix.t, threadTime{th, to + 1})
-	if hi <= lo {
-		return 0
-	}
-	return pre[hi] - pre[lo]
 }
