@@ -93,9 +93,43 @@ func (p *Pass) occurrenceSavings(groups map[string]*chainGroup, keys []string, l
 	inChunks(len(all), func(lo, hi int) {
 		sizes := map[[2]string]int64{}
 		var gaps []trace.Span
-		for _, r := range all[lo:hi] {
-			out[r.key][r.i], gaps = p.occurrenceSaving(occ[r.key][r.i], sizes, gaps, launchCost, bw)
+		var ops []trace.Index
+		var dims [][2]string
+		for b := lo; b < hi; b += occBatch {
+			batch := all[b:min(b+occBatch, hi)]
+			ops, dims = ops[:0], dims[:0]
+			for _, r := range batch {
+				ops, dims = p.occOps(ops, dims, occ[r.key][r.i])
+			}
+			k := 0
+			for _, r := range batch {
+				o := occ[r.key][r.i]
+				out[r.key][r.i], gaps = p.occurrenceSaving(o, ops[k:k+len(o)], dims[k:k+len(o)], sizes, gaps, launchCost, bw)
+				k += len(o)
+			}
 		}
 	})
 	return out
+}
+
+// occBatch is how many occurrences occurrenceSavings reads ahead.
+const occBatch = 64
+
+// occOps appends the op of each of occ's kernels to ops and its input
+// dims and types to dims. It only reads, one kernel after another: the
+// loads of many kernels' ops (each a cache miss, the ops spread over tens
+// of megabytes) are then in flight together, where the saving model's
+// work between them kept one at a time.
+func (p *Pass) occOps(ops []trace.Index, dims [][2]string, occ []int) ([]trace.Index, [][2]string) {
+	t, ix := p.Trace, p.ix
+	for _, g := range occ {
+		op := ix.opOf(g)
+		ops = append(ops, op)
+		var d [2]string
+		if op != trace.None {
+			d = [2]string{t.Ops[op].InputDims, t.Ops[op].InputTypes}
+		}
+		dims = append(dims, d)
+	}
+	return ops, dims
 }

@@ -96,10 +96,12 @@ type occSaving struct {
 	gpuSave, gapSave, kernelUs, idle, span, traffic float64
 }
 
-// occurrenceSaving is occurrence occ's figures (see occSaving). sizes
-// caches the bytes of an op's first input by its dims and types; gaps is
-// scratch space for the idle gaps, returned for reuse.
-func (p *Pass) occurrenceSaving(occ []int, sizes map[[2]string]int64, gaps []trace.Span, launchCost, bw float64) (occSaving, []trace.Span) {
+// occurrenceSaving is occurrence occ's figures (see occSaving), with ops
+// and dims the op of each of its kernels and that op's input dims and
+// types (read ahead: occOps). sizes caches the bytes of an op's first
+// input by its dims and types; gaps is scratch space for the idle gaps,
+// returned for reuse.
+func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, sizes map[[2]string]int64, gaps []trace.Span, launchCost, bw float64) (occSaving, []trace.Span) {
 	t, ix := p.Trace, p.ix
 	var sum, longest, unit trace.Duration
 	var traffic, idle, gapSave float64
@@ -109,7 +111,7 @@ func (p *Pass) occurrenceSaving(occ []int, sizes map[[2]string]int64, gaps []tra
 		// An op call's own kernels stay as they are: its longest
 		// call's kernels are the work a fusion keeps at least, and
 		// no intermediate or launch between them goes.
-		if i > 0 && ix.sameCall(occ[i-1], g) {
+		if i > 0 && ops[i-1] != trace.None && ops[i-1] == ops[i] {
 			unit += d
 			longest = max(longest, unit)
 			continue
@@ -119,11 +121,10 @@ func (p *Pass) occurrenceSaving(occ []int, sizes map[[2]string]int64, gaps []tra
 		if i == 0 {
 			continue
 		}
-		op := &t.Ops[ix.opOf(g)]
-		k := [2]string{op.InputDims, op.InputTypes}
+		k := dims[i]
 		b, ok := sizes[k]
 		if !ok {
-			b = firstTensorBytes(op.InputDims, op.InputTypes)
+			b = firstTensorBytes(k[0], k[1])
 			sizes[k] = b
 		}
 		traffic += 2 * float64(b)
