@@ -1,0 +1,59 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// factsOf runs every fact the metrics read over tr and returns the view
+// of them.
+func factsOf(t *testing.T, tr *trace.Trace) *index {
+	t.Helper()
+	results := map[*Analyzer]any{}
+	if _, err := runGraph(tr, Facts(), nil, results, nil, nil, &stageClock{}); err != nil {
+		t.Fatal(err)
+	}
+	return newIndex(tr, results)
+}
+
+// TestCompiledWithMatchesCompiled: the op classes' walk (compiledWith)
+// answers for every GPU activity as index.compiled's walk over the ops
+// does, on traces with torch.compile regions and Inductor's autotuner.
+func TestCompiledWithMatchesCompiled(t *testing.T) {
+	for _, name := range []string{"recorded/compile_autotune_mlp.json.gz", "nanobragg_compile.json.gz", "eggroll_hooks.json.gz"} {
+		tr := load(t, name)
+		ix, oc := factsOf(t, tr), newOpClasses(tr)
+		compiled := 0
+		for g := range tr.GPU {
+			want := ix.compiled(g)
+			if got := ix.compiledWith(oc, g); got != want {
+				t.Fatalf("%s: activity %d (%s): compiledWith %v, compiled %v", name, g, tr.GPU[g].Name, got, want)
+			}
+			if want {
+				compiled++
+			}
+		}
+		t.Logf("%s: %d of %d activities compiled", name, compiled, len(tr.GPU))
+	}
+}
+
+// TestOpAtFromMatchesOpAt: galloping from any op at or before the answer
+// finds what opAt's search over all ops finds.
+func TestOpAtFromMatchesOpAt(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	if len(tr.Ops) == 0 {
+		t.Fatal("no ops: the test would prove nothing")
+	}
+	for i := 0; i < len(tr.Ops); i += 7 {
+		o := &tr.Ops[i]
+		for _, k := range []threadTime{{o.Thread, o.Start}, {o.Thread, o.Start + 1}, {o.Thread, o.End + 1}, {o.Thread + 1, 0}} {
+			want := opAt(tr, k)
+			for _, from := range []int{0, want / 2, max(want-1, 0), want} {
+				if got := opAtFrom(tr, k, from); got != want {
+					t.Fatalf("key %+v from %d: opAtFrom %d, opAt %d", k, from, got, want)
+				}
+			}
+		}
+	}
+}
