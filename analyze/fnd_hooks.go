@@ -73,10 +73,9 @@ func (c *hookKeyCache) of(f *trace.PyFrame) string {
 }
 
 // topOps answers how long the top-level ops on a thread that start in an
-// interval took, for intervals asked in (thread, start) order (the
-// frames' own): each search gallops from the last one's answer, and the
-// running totals of the top-level ops' durations are summed chunk by
-// chunk side by side on the first question.
+// interval took, from the running totals of the top-level ops' durations
+// (topOpPrefix), for intervals asked in (thread, start) order (the
+// frames' own): each search gallops from the last one's answer.
 type topOps struct {
 	t    *trace.Trace
 	pre  []trace.Duration
@@ -84,16 +83,13 @@ type topOps struct {
 	last threadTime
 }
 
-// newTopOps returns a topOps over t's ops.
-func newTopOps(t *trace.Trace) *topOps { return &topOps{t: t} }
+// newTopOps returns a topOps over t's ops with their running totals pre.
+func newTopOps(t *trace.Trace, pre []trace.Duration) *topOps { return &topOps{t: t, pre: pre} }
 
 // in returns the time of top-level ops on thread th that start in
 // [from, to]. A question before the last one (frames out of order)
 // searches from the start.
 func (o *topOps) in(th trace.Index, from, to trace.Time) trace.Duration {
-	if o.pre == nil {
-		o.pre = topOpPrefix(o.t)
-	}
 	k := threadTime{th, from}
 	if k.th < o.last.th || k.th == o.last.th && k.at < o.last.at {
 		o.from = 0

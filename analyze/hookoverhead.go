@@ -52,35 +52,28 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	// The frames a dispatcher called: a deep stack has millions of frames
 	// and few dispatchers.
 	children := dispatchedFrames(t)
-	ops := newTopOps(t)
+	hooks, keys := hookFrames(t, children)
+	inOps, idle := ix.hookTimes(hooks)
 	stats = map[string]*hookStat{}
-	// The same hooks run every call: each frame name is parsed once.
-	var keys hookKeyCache
 	// The dispatchers that ran hooks, once per run of their hooks (their
 	// own time is summed once their callees' time is known).
 	var dispatchers []trace.Index
-	for _, i := range children {
+	for j, i := range hooks {
 		f := &t.Frames[i]
-		par := f.Parent
-		key := keys.of(f)
-		if key == "" {
-			continue
-		}
-		st := stats[key]
+		st := stats[keys[j]]
 		if st == nil {
-			st = &hookStat{name: key}
-			stats[key] = st
-			order = append(order, key)
+			st = &hookStat{name: keys[j]}
+			stats[keys[j]] = st
+			order = append(order, keys[j])
 		}
-		inOps := ops.in(f.Thread, f.Start, f.End)
 		st.calls++
 		st.cpu += f.Dur()
-		st.inOps += inOps
-		st.overhead += max(f.Dur()-inOps, 0)
-		st.idle += f.Dur() - ix.busyIn(f.Start, f.End)
-		if pf := &t.Frames[par]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
+		st.inOps += inOps[j]
+		st.overhead += max(f.Dur()-inOps[j], 0)
+		st.idle += idle[j]
+		if pf := &t.Frames[f.Parent]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
 			hooked = append(hooked, pf.Span)
-			dispatchers = append(dispatchers, par)
+			dispatchers = append(dispatchers, f.Parent)
 		}
 	}
 	// inner()'s own time: dispatching hooks, building results.
@@ -91,22 +84,75 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	return stats, order, dispatch, hooked
 }
 
+// hookFrames returns the frames of children that are hooks (hookKey: not
+// the module's forward, not library code), in order, with their keys.
+// The same hooks run every call: each frame name is parsed once.
+func hookFrames(t *trace.Trace, children []int) (hooks []int, keys []string) {
+	var names hookKeyCache
+	for _, i := range children {
+		if key := names.of(&t.Frames[i]); key != "" {
+			hooks, keys = append(hooks, i), append(keys, key)
+		}
+	}
+	return hooks, keys
+}
+
+// hookTimes returns, for each hook frame, the time of the top-level ops
+// it ran and the GPU idle time while it ran: questions about one frame
+// each, asked chunk by chunk side by side.
+func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
+	t := ix.t
+	inOps, idle = make([]trace.Duration, len(hooks)), make([]trace.Duration, len(hooks))
+	if len(hooks) == 0 {
+		return inOps, idle
+	}
+	pre := topOpPrefix(t)
+	inChunks(len(hooks), func(lo, hi int) {
+		ops := newTopOps(t, pre)
+		for j := lo; j < hi; j++ {
+			f := &t.Frames[hooks[j]]
+			inOps[j] = ops.in(f.Thread, f.Start, f.End)
+			idle[j] = f.Dur() - ix.busyIn(f.Start, f.End)
+		}
+	})
+	return inOps, idle
+}
+
 // calleeTime returns the time of the frames each of dispatchers called,
 // of the frames in children (every dispatcher's callees): only the
-// dispatchers that ran hooks are asked for, a few of the many.
+// dispatchers that ran hooks are asked for, a few of the many, marked in
+// a bit per frame so that the other callees cost a bit test. Each chunk
+// of children sums its own by the dispatcher's dense id (integer sums:
+// exact in any order).
 func calleeTime(t *trace.Trace, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
-	childDur := make(map[trace.Index]trace.Duration, len(dispatchers))
+	id := make(map[trace.Index]int, len(dispatchers))
+	asked := make([]uint64, (len(t.Frames)+63)/64)
 	for _, par := range dispatchers {
-		childDur[par] = 0
+		if _, ok := id[par]; !ok {
+			id[par] = len(id)
+			asked[par/64] |= 1 << (par % 64)
+		}
 	}
-	if len(childDur) == 0 {
+	childDur := make(map[trace.Index]trace.Duration, len(id))
+	if len(id) == 0 {
 		return childDur
 	}
-	for _, i := range children {
-		f := &t.Frames[i]
-		if d, ok := childDur[f.Parent]; ok {
-			childDur[f.Parent] = d + f.Dur()
+	parts := mapChunks(len(children), func(lo, hi int) []trace.Duration {
+		part := make([]trace.Duration, len(id))
+		for _, i := range children[lo:hi] {
+			f := &t.Frames[i]
+			if asked[f.Parent/64]&(1<<(f.Parent%64)) != 0 {
+				part[id[f.Parent]] += f.Dur()
+			}
 		}
+		return part
+	})
+	for par, k := range id {
+		var d trace.Duration
+		for _, part := range parts {
+			d += part[k]
+		}
+		childDur[par] = d
 	}
 	return childDur
 }
