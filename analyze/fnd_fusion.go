@@ -133,3 +133,52 @@ func (p *Pass) occOps(ops []trace.Index, dims [][2]string, occ []int) ([]trace.I
 	}
 	return ops, dims
 }
+
+// fusionRun is a run of fusable kernels from at least FusionMinChain op
+// calls: its GPU indexes and its key, the kernels' name ids.
+type fusionRun struct {
+	key string
+	occ []int
+}
+
+// fusionRuns returns the runs of fusable kernels (ok) that no break (brk)
+// parts, from at least FusionMinChain op calls, per chunk of the GPU
+// activities in order: a chunk takes the runs that start in it, however
+// far they reach, so the chunks are independent and run side by side.
+func (p *Pass) fusionRuns(ok, brk []bool) [][]fusionRun {
+	ix := p.ix
+	return mapChunks(len(ok), func(lo, hi int) []fusionRun {
+		var runs []fusionRun
+		var key []byte
+		for g := lo; g < hi; g++ {
+			if !ok[g] || g > 0 && ok[g-1] && !brk[g] {
+				continue // not a run's first kernel
+			}
+			end := g + 1
+			for end < len(ok) && ok[end] && !brk[end] {
+				end++
+			}
+			calls := 0
+			for k := g; k < end; k++ {
+				if k == g || !ix.sameCall(k-1, k) {
+					calls++
+				}
+			}
+			if calls < FusionMinChain {
+				continue
+			}
+			run := make([]int, end-g)
+			for i := range run {
+				run[i] = g + i
+			}
+			// Key the chain by its kernel name ids, not the (long) names.
+			key = key[:0]
+			for _, k := range run {
+				id := ix.nameOf.at(k)
+				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+			}
+			runs = append(runs, fusionRun{string(key), run})
+		}
+		return runs
+	})
+}

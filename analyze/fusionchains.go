@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -21,30 +20,6 @@ type chainGroup struct {
 // least FusionMinChain op calls, by their sequence of kernel names (keys
 // in first-seen order).
 func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
-	t, ix := p.Trace, p.ix
-	groups := map[string]*chainGroup{}
-	var keys []string
-	var run []int
-	var key []byte
-	flush := func() {
-		if ix.opCalls(run) >= FusionMinChain {
-			// Key the chain by its kernel name ids, not the (long) names.
-			key = key[:0]
-			for _, g := range run {
-				id := ix.nameOf.at(g)
-				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
-			}
-			k := string(key)
-			gr := groups[k]
-			if gr == nil {
-				gr = &chainGroup{}
-				groups[k] = gr
-				keys = append(keys, k)
-			}
-			gr.occ = append(gr.occ, slices.Clone(run))
-		}
-		run = run[:0]
-	}
 	// A kernel can never join a chain when torch.compile ran it (compiled)
 	// or when launched by an op that also runs a GEMM or attention kernel
 	// (gemmOps); by AccumulateGrad, whose .grad output must persist in
@@ -59,17 +34,19 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
 		return nil, nil, err
 	}
 	ok, brk := p.fusableKernels(oc)
-	for g := range t.GPU {
-		if !ok[g] {
-			flush()
-			continue
+	groups := map[string]*chainGroup{}
+	var keys []string
+	for _, runs := range p.fusionRuns(ok, brk) {
+		for _, r := range runs {
+			gr := groups[r.key]
+			if gr == nil {
+				gr = &chainGroup{}
+				groups[r.key] = gr
+				keys = append(keys, r.key)
+			}
+			gr.occ = append(gr.occ, r.occ)
 		}
-		if len(run) > 0 && brk[g] {
-			flush()
-		}
-		run = append(run, g)
 	}
-	flush()
 	return groups, keys, nil
 }
 
