@@ -60,6 +60,27 @@ func (ix *index) compiledWith(oc *OpClassFacts, g int) bool {
 	return op != trace.None && oc.enclosing(op, opIsCompiled) != trace.None
 }
 
+// epilogueAfter returns the epilogue ops run as separate kernels right
+// after GEMM kernel g on its stream (a bias add, an activation, or a bias
+// add then an activation) and those kernels.
+func (ix *index) epilogueAfter(oc *OpClassFacts, bias map[string]bool, g int) (ops []string, kernels []int) {
+	t := ix.t
+	a := &t.GPU[g]
+	for n := g + 1; n < len(t.GPU) && len(ops) < 2; n++ {
+		b := &t.GPU[n]
+		if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.opOf(n) == trace.None || ix.compiledWith(oc, n) {
+			break
+		}
+		o := &t.Ops[ix.opOf(n)]
+		if !epilogueOp(o, bias) || len(ops) == 1 && !strings.HasPrefix(ops[0], "aten::add") {
+			// Only bias add → activation chains continue.
+			break
+		}
+		ops, kernels = append(ops, o.Name), append(kernels, n)
+	}
+	return ops, kernels
+}
+
 func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	t, ix, r := p.Trace, p.ix, p.Result
 	if len(r.Steps) == 0 {
@@ -84,20 +105,9 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 		if st < 0 || a.Kind != trace.Kernel || int(ix.cat[g]) != gemm || ix.phase[g] != forward || ix.compiledWith(oc, g) {
 			continue
 		}
-		var ops []string
-		for n := g + 1; n < len(t.GPU) && len(ops) < 2; n++ {
-			b := &t.GPU[n]
-			if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.opOf(n) == trace.None || ix.compiledWith(oc, n) {
-				break
-			}
-			o := &t.Ops[ix.opOf(n)]
-			name := o.Name
-			if !epilogueOp(o, bias) || len(ops) == 1 && !strings.HasPrefix(ops[0], "aten::add") {
-				// Only bias add → activation chains continue.
-				break
-			}
-			ops = append(ops, name)
-			perStep[st] += b.Dur()
+		ops, kernels := ix.epilogueAfter(oc, bias, g)
+		for _, n := range kernels {
+			perStep[st] += t.GPU[n].Dur()
 			epilogues = append(epilogues, n)
 			if l := ix.userLine(n); l != "" {
 				lines[l]++
