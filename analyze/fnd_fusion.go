@@ -92,7 +92,7 @@ func (p *Pass) occurrenceSavings(groups map[string]*chainGroup, keys []string, l
 	}
 	inChunks(len(all), func(lo, hi int) {
 		sizes := map[[2]string]int64{}
-		var gaps []trace.Span
+		idle := &idleCursor{b: p.ix.BusyFacts}
 		var ops []trace.Index
 		var dims [][2]string
 		for b := lo; b < hi; b += occBatch {
@@ -104,7 +104,7 @@ func (p *Pass) occurrenceSavings(groups map[string]*chainGroup, keys []string, l
 			k := 0
 			for _, r := range batch {
 				o := occ[r.key][r.i]
-				out[r.key][r.i], gaps = p.occurrenceSaving(o, ops[k:k+len(o)], dims[k:k+len(o)], sizes, gaps, launchCost, bw)
+				out[r.key][r.i] = p.occurrenceSaving(o, ops[k:k+len(o)], dims[k:k+len(o)], sizes, idle, launchCost, bw)
 				k += len(o)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -88,4 +89,48 @@ func opAtFrom(t *trace.Trace, k threadTime, from int) int {
 	}
 	hi = min(hi, len(t.Ops))
 	return lo + sort.Search(hi-lo, func(j int) bool { return after(lo + j) })
+}
+
+// idleCursor sums a device's idle time in intervals asked mostly in
+// time order (the gaps between a chain's kernels): each search for the
+// first busy interval starts where the last one ended when that is at or
+// before the answer, instead of searching all of them.
+type idleCursor struct {
+	b    *BusyFacts
+	dev  int32
+	at   int
+	busy []interval.Bounds
+}
+
+// idleIn returns the time device dev runs nothing inside [from, to): the
+// total of BusyFacts.idleGaps(dev, from, to).
+func (c *idleCursor) idleIn(dev int32, from, to trace.Time) trace.Duration {
+	if c.busy == nil || dev != c.dev {
+		c.dev, c.busy, c.at = dev, c.b.busy[dev], 0
+	}
+	spans := c.busy
+	i := c.at
+	if i > len(spans) || i > 0 && spans[i-1].End >= from {
+		i = 0 // the answer lies before the cursor
+	}
+	// The first interval ending at or after from, galloping from i.
+	hi, step := i, 1
+	for hi < len(spans) && spans[hi].End < from {
+		i, hi, step = hi+1, hi+step, step*2
+	}
+	hi = min(hi, len(spans))
+	i += sort.Search(hi-i, func(j int) bool { return spans[i+j].End >= from })
+	c.at = i
+	var idle trace.Duration
+	cur := from
+	for ; i < len(spans) && spans[i].Start < to; i++ {
+		if spans[i].Start > cur {
+			idle += trace.Duration(spans[i].Start - cur)
+		}
+		cur = max(cur, spans[i].End)
+	}
+	if cur < to {
+		idle += trace.Duration(to - cur)
+	}
+	return idle
 }

@@ -57,3 +57,28 @@ func TestOpAtFromMatchesOpAt(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleCursorMatchesIdleGaps: the cursor's idle time equals the total
+// of idleGaps for intervals asked in time order and out of it.
+func TestIdleCursorMatchesIdleGaps(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	ix := factsOf(t, tr)
+	c := &idleCursor{b: ix.BusyFacts}
+	check := func(dev int32, from, to trace.Time) {
+		var want trace.Duration
+		for _, sp := range ix.idleGaps(dev, from, to) {
+			want += sp.Dur()
+		}
+		if got := c.idleIn(dev, from, to); got != want {
+			t.Fatalf("device %d [%d, %d): cursor %d, idle gaps %d", dev, from, to, got, want)
+		}
+	}
+	for g := 1; g < len(tr.GPU); g++ {
+		a, b := &tr.GPU[g-1], &tr.GPU[g]
+		check(b.Device, a.End, b.Start)
+		check(b.Device, a.Start, b.End)
+	}
+	for g := len(tr.GPU) - 1; g > 0; g -= 3 {
+		check(tr.GPU[g].Device, tr.GPU[g-1].Start, tr.GPU[g].End)
+	}
+}

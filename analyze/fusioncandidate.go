@@ -99,12 +99,11 @@ type occSaving struct {
 // occurrenceSaving is occurrence occ's figures (see occSaving), with ops
 // and dims the op of each of its kernels and that op's input dims and
 // types (read ahead: occOps). sizes caches the bytes of an op's first
-// input by its dims and types; gaps is scratch space for the idle gaps,
-// returned for reuse.
-func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, sizes map[[2]string]int64, gaps []trace.Span, launchCost, bw float64) (occSaving, []trace.Span) {
-	t, ix := p.Trace, p.ix
+// input by its dims and types; idle sums the device's idle gaps.
+func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, sizes map[[2]string]int64, idle *idleCursor, launchCost, bw float64) occSaving {
+	t := p.Trace
 	var sum, longest, unit trace.Duration
-	var traffic, idle, gapSave float64
+	var traffic, idleUs, gapSave float64
 	for i, g := range occ {
 		d := t.GPU[g].Dur()
 		sum += d
@@ -131,12 +130,8 @@ func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, 
 		// The launch saved before kernel i shortens the chain only
 		// by the time the device sat idle waiting for it: another
 		// stream's work in the gap keeps the GPU busy anyway.
-		var gap trace.Duration
-		gaps = ix.appendIdleGaps(gaps[:0], t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
-		for _, sp := range gaps {
-			gap += sp.Dur()
-		}
-		idle += us(gap)
+		gap := idle.idleIn(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
+		idleUs += us(gap)
 		gapSave += min(launchCost, us(gap))
 	}
 	// Fusing keeps at least the longest kernel's work and saves at
@@ -146,7 +141,7 @@ func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, 
 		gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
 	}
 	span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
-	return occSaving{gpuSave: gpuSave, gapSave: gapSave, kernelUs: us(sum), idle: idle, span: span, traffic: traffic}, gaps
+	return occSaving{gpuSave: gpuSave, gapSave: gapSave, kernelUs: us(sum), idle: idleUs, span: span, traffic: traffic}
 }
 
 func runFusionCandidate(p *Pass) ([]Finding, error) {
