@@ -85,14 +85,25 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 }
 
 // hookFrames returns the frames of children that are hooks (hookKey: not
-// the module's forward, not library code), in order, with their keys.
-// The same hooks run every call: each frame name is parsed once.
+// the module's forward, not library code), in order, with their keys,
+// chunk by chunk side by side. The same hooks run every call: each chunk
+// parses a frame name once.
 func hookFrames(t *trace.Trace, children []int) (hooks []int, keys []string) {
-	var names hookKeyCache
-	for _, i := range children {
-		if key := names.of(&t.Frames[i]); key != "" {
-			hooks, keys = append(hooks, i), append(keys, key)
+	type found struct {
+		hooks []int
+		keys  []string
+	}
+	for _, f := range mapChunks(len(children), func(lo, hi int) found {
+		var names hookKeyCache
+		var out found
+		for _, i := range children[lo:hi] {
+			if key := names.of(&t.Frames[i]); key != "" {
+				out.hooks, out.keys = append(out.hooks, i), append(out.keys, key)
+			}
 		}
+		return out
+	}) {
+		hooks, keys = append(hooks, f.hooks...), append(keys, f.keys...)
 	}
 	return hooks, keys
 }
