@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -73,71 +74,108 @@ func (c *hookKeyCache) of(f *trace.PyFrame) string {
 }
 
 // topOps answers how long the top-level ops on a thread that start in an
-// interval took, from the running totals of the top-level ops' durations
-// (topOpPrefix), for intervals asked in (thread, start) order (the
-// frames' own): each search gallops from the last one's answer.
+// interval took, from the ops' running totals and start times
+// (topOpTimes), for intervals asked in (thread, start) order (the frames'
+// own): each search gallops over the dense start times from the last
+// one's answer (a search through the ops themselves missed the cache at
+// every probe).
 type topOps struct {
-	t    *trace.Trace
-	pre  []trace.Duration
+	*opTimes
 	from int
 	last threadTime
 }
 
-// newTopOps returns a topOps over t's ops with their running totals pre.
-func newTopOps(t *trace.Trace, pre []trace.Duration) *topOps { return &topOps{t: t, pre: pre} }
+// opTimes are the running totals of the top-level ops' durations over
+// Ops in their (thread, start) order (pre[i]: ops [0, i)), each op's
+// start, and each thread's [lo, hi) of ops.
+type opTimes struct {
+	pre    []trace.Duration
+	starts []trace.Time
+	thread map[trace.Index][2]int
+}
+
+// newTopOps returns a topOps over the op times ot.
+func newTopOps(ot *opTimes) *topOps { return &topOps{opTimes: ot} }
 
 // in returns the time of top-level ops on thread th that start in
-// [from, to]. A question before the last one (frames out of order)
-// searches from the start.
+// [from, to] (what the ops between opAt's answers for (th, from) and
+// (th, to+1) took). A question before the last one (frames out of order)
+// searches from the thread's first op.
 func (o *topOps) in(th trace.Index, from, to trace.Time) trace.Duration {
-	k := threadTime{th, from}
-	if k.th < o.last.th || k.th == o.last.th && k.at < o.last.at {
-		o.from = 0
-	}
-	o.last = k
-	lo := opAtFrom(o.t, k, o.from)
-	hi := opAtFrom(o.t, threadTime{th, to + 1}, lo)
-	o.from = lo
-	if hi <= lo {
+	r, ok := o.thread[th]
+	if !ok {
 		return 0
 	}
+	k := threadTime{th, from}
+	if k.th != o.last.th || k.at < o.last.at || o.from < r[0] {
+		o.from = r[0]
+	}
+	o.last = k
+	lo := gallopStarts(o.starts, r[1], from, o.from)
+	hi := gallopStarts(o.starts, r[1], to+1, lo)
+	o.from = lo
 	return o.pre[hi] - o.pre[lo]
 }
 
-// topOpPrefix returns running totals of top-level op durations over Ops
-// in their (thread, start) order: each chunk's own totals side by side,
-// then each shifted by the chunks before it (integer sums: exact in any
-// order).
-func topOpPrefix(t *trace.Trace) []trace.Duration {
+// gallopStarts returns the first i in [from, end) with starts[i] >= at,
+// or end, where no op before from qualifies.
+func gallopStarts(starts []trace.Time, end int, at trace.Time, from int) int {
+	lo, hi, step := from, from, 1
+	for hi < end && starts[hi] < at {
+		lo, hi, step = hi+1, hi+step, step*2
+	}
+	hi = min(hi, end)
+	return lo + sort.Search(hi-lo, func(j int) bool { return starts[lo+j] >= at })
+}
+
+// topOpTimes returns t's op times (see opTimes): each chunk's own totals
+// and starts side by side, then each chunk's totals shifted by the
+// chunks before it (integer sums: exact in any order).
+func topOpTimes(t *trace.Trace) *opTimes {
 	ops := t.Ops
-	pre := make([]trace.Duration, len(ops)+1)
+	ot := &opTimes{pre: make([]trace.Duration, len(ops)+1), starts: make([]trace.Time, len(ops)), thread: map[trace.Index][2]int{}}
 	type chunk struct {
 		lo, hi int
 		sum    trace.Duration
+		// firsts are the ops where a thread's ops begin.
+		firsts []int
 	}
 	chunks := mapChunks(len(ops), func(lo, hi int) chunk {
-		var run trace.Duration
+		c := chunk{lo: lo, hi: hi}
 		for i := lo; i < hi; i++ {
-			if ops[i].Parent == trace.None {
-				run += ops[i].Dur()
+			o := &ops[i]
+			if o.Parent == trace.None {
+				c.sum += o.Dur()
 			}
-			pre[i+1] = run
+			ot.pre[i+1], ot.starts[i] = c.sum, o.Start
+			if i == 0 || o.Thread != ops[i-1].Thread {
+				c.firsts = append(c.firsts, i)
+			}
 		}
-		return chunk{lo, hi, run}
+		return c
 	})
 	var off trace.Duration
 	offsets := make([]trace.Duration, len(chunks))
+	var firsts []int
 	for k, c := range chunks {
 		offsets[k] = off
 		off += c.sum
+		firsts = append(firsts, c.firsts...)
+	}
+	for j, i := range firsts {
+		end := len(ops)
+		if j+1 < len(firsts) {
+			end = firsts[j+1]
+		}
+		ot.thread[ops[i].Thread] = [2]int{i, end}
 	}
 	eachTask(len(chunks), func(k int) {
 		if offsets[k] == 0 {
 			return
 		}
 		for i := chunks[k].lo; i < chunks[k].hi; i++ {
-			pre[i+1] += offsets[k]
+			ot.pre[i+1] += offsets[k]
 		}
 	})
-	return pre
+	return ot
 }

@@ -117,9 +117,9 @@ func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
 	if len(hooks) == 0 {
 		return inOps, idle
 	}
-	pre := topOpPrefix(t)
+	ot := topOpTimes(t)
 	inChunks(len(hooks), func(lo, hi int) {
-		ops := newTopOps(t, pre)
+		ops := newTopOps(ot)
 		for j := lo; j < hi; j++ {
 			f := &t.Frames[hooks[j]]
 			inOps[j] = ops.in(f.Thread, f.Start, f.End)
