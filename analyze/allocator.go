@@ -49,16 +49,33 @@ func deviceAllocCall(name string) (string, bool) {
 
 // allocCallKinds memoizes deviceAllocCall by API call name ("" for a call
 // that neither allocates nor frees): a few names make every call, and
-// lowering one with capitals (each launch's) copies it.
-type allocCallKinds map[string]string
+// lowering one with capitals (each launch's) copies it. The last name in
+// each of a few slots is compared before the map is asked: most calls
+// repeat one of a handful of names.
+type allocCallKinds struct {
+	slot  [16]struct{ name, kind string }
+	known map[string]string
+}
 
 // of is deviceAllocCall's kind of an API call named name.
-func (k allocCallKinds) of(name string) string {
-	kind, seen := k[name]
-	if !seen {
-		kind, _ = deviceAllocCall(name)
-		k[name] = kind
+func (k *allocCallKinds) of(name string) string {
+	h := uint(len(name))
+	if len(name) > 0 {
+		h = h*31 + uint(name[len(name)-1])
 	}
+	s := &k.slot[h%uint(len(k.slot))]
+	if s.name == name && name != "" {
+		return s.kind
+	}
+	kind, seen := k.known[name]
+	if !seen {
+		if k.known == nil {
+			k.known = map[string]string{}
+		}
+		kind, _ = deviceAllocCall(name)
+		k.known[name] = kind
+	}
+	s.name, s.kind = name, kind
 	return kind
 }
 
@@ -104,33 +121,31 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 		byName[c.Name]++
 		sites[allocSite(t, ix, c)]++
 	}
-	for i := range t.Frames {
-		if f := &t.Frames[i]; strings.HasSuffix(f.Name, ": empty_cache") {
-			if st := t.StepOf(f.Start); st >= first {
-				per[st].emptyCache++
-			}
-		}
-	}
 	// A host-bound step gains the host time in the calls whatever the GPU
 	// did meanwhile: the step is the longer of its host and GPU work.
 	for st := first; st < len(per) && st < len(r.Steps); st++ {
-		s, rs := &per[st], &r.Steps[st]
-		gpu := rs.GPUBusyUs / float64(max(len(ix.devices), 1))
-		s.idleUs = max(s.idleUs, pipelineSavingUs(rs.HostPeriodUs, gpu, s.hostUs, 0))
-		if clock != nil {
-			s.untracedUs = max(s.untracedUs, pipelineSavingUs(clock.untracedHostUs(t, r, st), gpu, s.hostUs, 0))
-		}
+		s := &per[st]
+		s.idleUs = max(s.idleUs, pipelineSavingUs(r.Steps[st].HostPeriodUs, ix.stepGPUPerDevice(r, st), s.hostUs, 0))
 	}
 	steady := per[first:]
 	calls := medianChurn(steady, func(s churnStep) float64 { return float64(s.calls) })
 	idle := medianChurn(steady, func(s churnStep) float64 { return s.idleUs })
-	host := medianChurn(steady, func(s churnStep) float64 { return s.hostUs })
-	untraced := medianChurn(steady, func(s churnStep) float64 { return s.untracedUs })
-	empty := medianChurn(steady, func(s churnStep) float64 { return float64(s.emptyCache) })
 	step := r.StepStats.SteadyWallUs
 	if calls < AllocatorChurnMinCalls || step <= 0 || idle < AllocatorChurnMinShare*step {
 		return nil, nil
 	}
+	// What only the finding reads: the empty_cache calls (a walk over
+	// every Python frame) and the untraced saving.
+	countEmptyCache(t, per, first)
+	if clock != nil {
+		for st := first; st < len(per) && st < len(r.Steps); st++ {
+			s := &per[st]
+			s.untracedUs = max(s.untracedUs, pipelineSavingUs(clock.untracedHostUs(t, r, st), ix.stepGPUPerDevice(r, st), s.hostUs, 0))
+		}
+	}
+	host := medianChurn(steady, func(s churnStep) float64 { return s.hostUs })
+	untraced := medianChurn(steady, func(s churnStep) float64 { return s.untracedUs })
+	empty := medianChurn(steady, func(s churnStep) float64 { return float64(s.emptyCache) })
 	f := allocatorFinding(calls, host, idle, empty, step, byName, sites)
 	if clock != nil {
 		f.UntracedSavingUs = min(untraced, r.StepStats.SteadyPeriodUs)
@@ -227,4 +242,30 @@ func (s *churnStep) add(ix *index, clock *profilerClock, c *trace.APICall, free 
 		s.untracedUs += ix.syncCostUntraced(clock, c.Span, s.runUp)
 	}
 	s.runUp = max(s.runUp, c.End)
+}
+
+// stepGPUPerDevice is step st's GPU busy time per device (µs).
+func (ix *index) stepGPUPerDevice(r *Result, st int) float64 {
+	return r.Steps[st].GPUBusyUs / float64(max(len(ix.devices), 1))
+}
+
+// countEmptyCache counts into per the torch.cuda.empty_cache() calls of
+// each step from first on, walking the frames chunk by chunk side by side.
+func countEmptyCache(t *trace.Trace, per []churnStep, first int) {
+	found := mapChunks(len(t.Frames), func(lo, hi int) []int {
+		var in []int
+		for i := lo; i < hi; i++ {
+			if strings.HasSuffix(t.Frames[i].Name, ": empty_cache") {
+				in = append(in, i)
+			}
+		}
+		return in
+	})
+	for _, in := range found {
+		for _, i := range in {
+			if st := t.StepOf(t.Frames[i].Start); st >= first {
+				per[st].emptyCache++
+			}
+		}
+	}
 }

@@ -20,7 +20,7 @@ var AMPCast = &Analyzer{
 		"cast), as autocast does for fp32 weights on every forward. Reported when those casts take at least %.0f%% of the steady-state "+
 		"step's GPU busy time. Saving model: their GPU time per step, which keeping a low-precision copy of the weights removes.",
 		AMPCastMinShare*100),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, OpClasses},
 	Run:      runAMPCast,
 }
 
@@ -37,11 +37,12 @@ func lowPrecisionCast(kernel string) bool {
 }
 
 // paramShapes returns the shapes autograd accumulates gradients for (the
-// trainable parameters), from torch::autograd::AccumulateGrad ops.
-func paramShapes(t *trace.Trace) map[string]bool {
+// trainable parameters), from torch::autograd::AccumulateGrad ops (their
+// op class).
+func paramShapes(t *trace.Trace, oc *OpClassFacts) map[string]bool {
 	m := map[string]bool{}
-	for i := range t.Ops {
-		if t.Ops[i].Name == "torch::autograd::AccumulateGrad" {
+	for i, c := range oc.class {
+		if c&opIsAccumulateGradNode != 0 {
 			if d := parseDims(t.Ops[i].InputDims); len(d) > 0 && len(d[0]) > 0 {
 				m[fmt.Sprint(d[0])] = true
 			}
@@ -90,36 +91,43 @@ type weightCasts struct {
 }
 
 // weightCasts finds the low-precision cast kernels of the forward pass
-// whose aten::_to_copy converts an fp32 parameter (weightCast).
-func (ix *index) weightCasts(t *trace.Trace, steps int) weightCasts {
-	params := paramShapes(t)
+// whose aten::_to_copy converts an fp32 parameter (weightCast). The
+// parameters' shapes are gathered on the first cast found: most traces
+// have none.
+func (ix *index) weightCasts(t *trace.Trace, oc *OpClassFacts, steps int) weightCasts {
+	var params map[string]bool
 	c := weightCasts{perStep: make([]trace.Duration, steps), counts: make([]int, steps), shapes: map[string]int{}, lines: map[string]int{}}
 	memo := map[trace.Index]string{}
-	// A few kernel names launch again and again: each is searched once.
-	castName := map[string]bool{}
+	// A few kernel names launch again and again: each is searched once
+	// (by its name id).
+	castName := make([]int8, len(ix.names)) // 0 unknown, 1 yes, 2 no
 	for g := range t.GPU {
 		st := ix.gpuStep[g]
 		if st < 0 || t.GPU[g].Kind != trace.Kernel || ix.phase[g] != forward {
 			continue
 		}
-		name := t.GPU[g].Name
-		is, seen := castName[name]
-		if !seen {
-			is = lowPrecisionCast(name)
-			castName[name] = is
+		id := ix.nameOf.at(g)
+		if castName[id] == 0 {
+			castName[id] = 2
+			if lowPrecisionCast(t.GPU[g].Name) {
+				castName[id] = 1
+			}
 		}
-		if !is {
+		if castName[id] != 1 {
 			continue
 		}
 		op := ix.opOf(g)
-		for op != trace.None && t.Ops[op].Name != "aten::_to_copy" {
-			op = t.Ops[op].Parent
+		if op != trace.None {
+			op = oc.enclosing(op, opIsToCopy)
 		}
 		if op == trace.None {
 			continue
 		}
 		shape, ok := memo[op]
 		if !ok {
+			if params == nil {
+				params = paramShapes(t, oc)
+			}
 			shape = weightCast(t, op, params)
 			memo[op] = shape
 		}
@@ -142,7 +150,11 @@ func runAMPCast(p *Pass) ([]Finding, error) {
 	if len(r.Steps) == 0 {
 		return nil, nil
 	}
-	c := ix.weightCasts(t, len(r.Steps))
+	oc, err := p.opClasses()
+	if err != nil {
+		return nil, err
+	}
+	c := ix.weightCasts(t, oc, len(r.Steps))
 	perStep, counts, shapes, lines, casts := c.perStep, c.counts, c.shapes, c.lines, c.casts
 	medCast, medN, medBusy := steadyMedians(r, perStep, counts)
 	if medN == 0 || medBusy <= 0 || medCast < AMPCastMinShare*medBusy {

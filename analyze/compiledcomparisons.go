@@ -17,9 +17,13 @@ var CompiledComparisons = &Analyzer{
 	Name: "compiled-comparisons",
 	Doc: "Pairs repeated top-level ranges that run compiled code with their eager peers (steady-state medians per call of owned GPU time, " +
 		"host time and queue at entry) and judges whether the compiled calls are slower on the GPU, only on the host where the step shows it, or neither.",
-	Requires: []*Analyzer{CompileRegions, Ownership},
+	Requires: []*Analyzer{CompileRegions, Ownership, Launches, OpClasses},
 	Fact: func(p *Pass) (any, error) {
-		cg := compiledGroups(p)
+		oc, err := p.opClasses()
+		if err != nil {
+			return nil, err
+		}
+		cg := compiledGroups(p, oc)
 		cf := &CompiledFacts{}
 		for _, c := range cg {
 			if !c.compiled {
@@ -104,41 +108,73 @@ type callGroup struct {
 	activities            float64
 }
 
-// compiledGroups returns the repeated top-level ranges with their
-// steady-state medians, sorted by name.
-func compiledGroups(p *Pass) []callGroup {
-	t, ix, own := p.Trace, p.ix, p.Ownership()
+// compiledGroups returns the repeated top-level ranges, sorted by name,
+// with the steady-state medians of those compared (a compiled group and
+// its eager peer): the medians of the others are never read, and they
+// are most of the work (every call's owned GPU work).
+func compiledGroups(p *Pass, oc *OpClassFacts) []callGroup {
+	t, ix := p.Trace, p.ix
 	compile := mergedSpans(p.compileSpans())
 	var cg []callGroup
-	for key, c := range rangeGroups(withinSteps(t), launchCounts(t)) {
+	for key, c := range rangeGroups(withinSteps(t), launchCountsOf(t, ix.LaunchFacts)) {
 		if len(c.spans) < 2 {
 			continue
 		}
 		slices.SortFunc(c.spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) })
 		g := callGroup{label: c.label, key: strings.TrimRight(key, "_-# "), calls: len(c.spans), all: c.spans, thread: c.thread}
-		nCompiled := 0
-		var walls, gpus, apis, queues, acts []float64
+		nCompiled, from := 0, 0
 		for i, s := range c.spans {
-			if ix.compiledIn(c.thread, s) {
+			var in bool
+			if in, from = ix.compiledIn(oc, c.thread, s, from); in {
 				nCompiled++
 			}
 			if i == 0 || overlapsAny(s, compile) {
 				continue // warm-up or compilation
 			}
-			o := own.Of(c.thread, s)
 			g.steady = append(g.steady, s)
-			walls, gpus, apis = append(walls, us(o.Wall)), append(gpus, us(o.GPUTime)), append(apis, us(o.LaunchAPI))
-			queues, acts = append(queues, us(o.QueueAtEntry)), append(acts, float64(o.Activities))
 		}
-		if len(walls) == 0 {
+		if len(g.steady) == 0 {
 			continue
 		}
 		g.compiled = 2*nCompiled >= len(c.spans)
-		g.wall, g.gpu, g.api, g.queue, g.activities = median(walls), median(gpus), median(apis), median(queues), median(acts)
 		cg = append(cg, g)
 	}
 	slices.SortFunc(cg, func(a, b callGroup) int { return cmp.Compare(a.key, b.key) })
+	compared := make([]bool, len(cg))
+	for i, c := range cg {
+		if !c.compiled {
+			continue
+		}
+		if e := eagerPeerAt(c, cg); e >= 0 {
+			compared[i], compared[e] = true, true
+		}
+	}
+	for i := range cg {
+		if compared[i] {
+			p.steadyMedians(&cg[i])
+		}
+	}
 	return cg
+}
+
+// steadyMedians sets g's medians per call over its steady calls: what
+// each call owns is asked chunk by chunk side by side (the calls are
+// independent), the medians taken in call order.
+func (p *Pass) steadyMedians(g *callGroup) {
+	own := p.Ownership()
+	owned := make([]Owned, len(g.steady))
+	inChunks(len(g.steady), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			owned[i] = own.Of(g.thread, g.steady[i])
+		}
+	})
+	walls, gpus, apis := make([]float64, len(owned)), make([]float64, len(owned)), make([]float64, len(owned))
+	queues, acts := make([]float64, len(owned)), make([]float64, len(owned))
+	for i, o := range owned {
+		walls[i], gpus[i], apis[i] = us(o.Wall), us(o.GPUTime), us(o.LaunchAPI)
+		queues[i], acts[i] = us(o.QueueAtEntry), float64(o.Activities)
+	}
+	g.wall, g.gpu, g.api, g.queue, g.activities = median(walls), median(gpus), median(apis), median(queues), median(acts)
 }
 
 // withinSteps returns t with its ProfilerStep ranges left out, so the
@@ -169,14 +205,23 @@ func costsMore(c, e float64) bool {
 // group, or the one whose name matches c's once "compiled"/"eager" words
 // are dropped.
 func eagerPeer(c callGroup, groups []callGroup) (callGroup, bool) {
-	var eager []callGroup
-	for _, g := range groups {
+	i := eagerPeerAt(c, groups)
+	if i < 0 {
+		return callGroup{}, false
+	}
+	return groups[i], true
+}
+
+// eagerPeerAt is eagerPeer's index in groups, or -1.
+func eagerPeerAt(c callGroup, groups []callGroup) int {
+	var eager []int
+	for i, g := range groups {
 		if !g.compiled {
-			eager = append(eager, g)
+			eager = append(eager, i)
 		}
 	}
 	if len(eager) == 1 {
-		return eager[0], true
+		return eager[0]
 	}
 	strip := func(s string) string {
 		s = strings.ToLower(s)
@@ -185,24 +230,28 @@ func eagerPeer(c callGroup, groups []callGroup) (callGroup, bool) {
 		}
 		return s
 	}
-	for _, g := range eager {
-		if strip(g.key) == strip(c.key) {
-			return g, true
+	for _, i := range eager {
+		if strip(groups[i].key) == strip(c.key) {
+			return i
 		}
 	}
-	return callGroup{}, false
+	return -1
 }
 
 // compiledIn reports whether a host range on thread th runs compiled code:
 // an op of torch.compile's runtime (Torch-Compiled Region,
-// CompiledFunction) inside it.
-func (ix *index) compiledIn(th trace.Index, s trace.Span) bool {
+// CompiledFunction) inside it. The ops on th that start inside s are a
+// run of Ops (sorted by thread, then start); their classes say it. The
+// search starts at from, the first op of an earlier range on th (or 0),
+// and returns the first op of s for the next range's.
+func (ix *index) compiledIn(oc *OpClassFacts, th trace.Index, s trace.Span, from int) (bool, int) {
 	t := ix.t
-	for i := opAt(t, threadTime{th, s.Start}); i < len(t.Ops) && t.Ops[i].Thread == th && t.Ops[i].Start <= s.End; i++ {
-		n := t.Ops[i].Name
-		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction") {
-			return true
+	lo := opAtFrom(t, threadTime{th, s.Start}, from)
+	hi := opAtFrom(t, threadTime{th, s.End + 1}, lo)
+	for i := lo; i < hi; i++ {
+		if oc.class[i]&opIsCompiledRun != 0 {
+			return true, lo
 		}
 	}
-	return false
+	return false, lo
 }

@@ -48,7 +48,7 @@ var FusionCandidate = &Analyzer{
 		"Reported when the saving is at least %.0f%% of the median step; at most %d chains, largest first. "+
 		"Where compiled-slower found this function's torch.compile'd variant slower on the GPU in the same trace, the fix names a hand-written kernel, not torch.compile.",
 		FusionMinChain, FusionMinRepeats, FusionMinShare*100, FusionMaxFindings),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Phases, IdleGaps, CompiledComparisons, OpClasses},
 	Run:      runFusionCandidate,
 }
 
@@ -69,74 +69,87 @@ type fusionSaving struct {
 
 // chainSaving sums a chain's saving model over its occurrences, per step
 // (see fusionSaving; critShare and critUs are left to the caller), with
-// the intermediates' traffic in all and the chain's kernels. sizes caches
-// the bytes of an op's first input by its dims and types.
-func (p *Pass) chainSaving(gr *chainGroup, sizes map[[2]string]int64, launchCost, bw, steps float64) (fusionSaving, float64, []int) {
-	t, ix := p.Trace, p.ix
+// the intermediates' traffic in all and the chain's kernels, from each
+// occurrence's figures (occurrenceSavings) in the occurrences' order.
+func chainSaving(gr *chainGroup, occs []occSaving, steps float64) (fusionSaving, float64, []int) {
 	var sv fusionSaving
 	var trafficTotal float64
 	var kernels []int
-	var gaps []trace.Span // reused from gap to gap
-	for _, occ := range gr.occ {
+	for i, occ := range gr.occ {
 		kernels = append(kernels, occ...)
-		var sum, longest, unit trace.Duration
-		var traffic, idle, gapSave float64
-		for i, g := range occ {
-			d := t.GPU[g].Dur()
-			sum += d
-			// An op call's own kernels stay as they are: its longest
-			// call's kernels are the work a fusion keeps at least, and
-			// no intermediate or launch between them goes.
-			if i > 0 && ix.sameCall(occ[i-1], g) {
-				unit += d
-				longest = max(longest, unit)
-				continue
-			}
-			unit = d
-			longest = max(longest, unit)
-			if i == 0 {
-				continue
-			}
-			op := &t.Ops[ix.opOf(g)]
-			k := [2]string{op.InputDims, op.InputTypes}
-			b, ok := sizes[k]
-			if !ok {
-				b = firstTensorBytes(op.InputDims, op.InputTypes)
-				sizes[k] = b
-			}
-			traffic += 2 * float64(b)
-			// The launch saved before kernel i shortens the chain only
-			// by the time the device sat idle waiting for it: another
-			// stream's work in the gap keeps the GPU busy anyway.
-			var gap trace.Duration
-			gaps = ix.appendIdleGaps(gaps[:0], t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
-			for _, sp := range gaps {
-				gap += sp.Dur()
-			}
-			idle += us(gap)
-			gapSave += min(launchCost, us(gap))
-		}
-		// Fusing keeps at least the longest kernel's work and saves at
-		// most the intermediates' traffic at peak bandwidth.
-		gpuSave := us(sum - longest)
-		if traffic > 0 {
-			gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
-		}
-		span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
-		sv.gpuUs += gpuSave / steps
-		sv.gapsUs += gapSave / steps
-		sv.kernelUs += us(sum) / steps
-		sv.idleUs += idle / steps
-		sv.spanUs += span / steps
-		trafficTotal += traffic
+		o := &occs[i]
+		sv.gpuUs += o.gpuSave / steps
+		sv.gapsUs += o.gapSave / steps
+		sv.kernelUs += o.kernelUs / steps
+		sv.idleUs += o.idle / steps
+		sv.spanUs += o.span / steps
+		trafficTotal += o.traffic
 	}
 	return sv, trafficTotal, kernels
 }
 
+// occSaving is one occurrence of a chain in the saving model: the GPU
+// time fusing it saves, the launch gaps removed, its kernel time, the
+// device idle time between its kernels, its span (µs) and its
+// intermediates' traffic (bytes).
+type occSaving struct {
+	gpuSave, gapSave, kernelUs, idle, span, traffic float64
+}
+
+// occurrenceSaving is occurrence occ's figures (see occSaving), with ops
+// and dims the op of each of its kernels and that op's input dims and
+// types (read ahead: occOps). sizes caches the bytes of an op's first
+// input by its dims and types; idle sums the device's idle gaps.
+func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, sizes map[[2]string]int64, idle *idleCursor, launchCost, bw float64) occSaving {
+	t := p.Trace
+	var sum, longest, unit trace.Duration
+	var traffic, idleUs, gapSave float64
+	for i, g := range occ {
+		d := t.GPU[g].Dur()
+		sum += d
+		// An op call's own kernels stay as they are: its longest
+		// call's kernels are the work a fusion keeps at least, and
+		// no intermediate or launch between them goes.
+		if i > 0 && ops[i-1] != trace.None && ops[i-1] == ops[i] {
+			unit += d
+			longest = max(longest, unit)
+			continue
+		}
+		unit = d
+		longest = max(longest, unit)
+		if i == 0 {
+			continue
+		}
+		k := dims[i]
+		b, ok := sizes[k]
+		if !ok {
+			b = firstTensorBytes(k[0], k[1])
+			sizes[k] = b
+		}
+		traffic += 2 * float64(b)
+		// The launch saved before kernel i shortens the chain only
+		// by the time the device sat idle waiting for it: another
+		// stream's work in the gap keeps the GPU busy anyway.
+		gap := idle.idleIn(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
+		idleUs += us(gap)
+		gapSave += min(launchCost, us(gap))
+	}
+	// Fusing keeps at least the longest kernel's work and saves at
+	// most the intermediates' traffic at peak bandwidth.
+	gpuSave := us(sum - longest)
+	if traffic > 0 {
+		gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
+	}
+	span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
+	return occSaving{gpuSave: gpuSave, gapSave: gapSave, kernelUs: us(sum), idle: idleUs, span: span, traffic: traffic}
+}
+
 func runFusionCandidate(p *Pass) ([]Finding, error) {
 	t := p.Trace
-	groups, keys := p.fusionChains()
-
+	groups, keys, err := p.fusionChains()
+	if err != nil {
+		return nil, err
+	}
 	cf, err := p.compiledFacts()
 	if err != nil {
 		return nil, err
@@ -154,13 +167,13 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		saving float64
 	}
 	var cands []cand
-	sizes := map[[2]string]int64{}
-	for _, k := range keys {
+	occs := p.occurrenceSavings(groups, keys, launchCost, bw)
+	for ki, k := range keys {
 		gr := groups[k]
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
-		sv, trafficTotal, kernels := p.chainSaving(gr, sizes, launchCost, bw, steps)
+		sv, trafficTotal, kernels := chainSaving(gr, occs[ki], steps)
 		// GPU time saved shortens the step only while the GPU is the
 		// bottleneck (the Critical fact): in a launch-bound step the
 		// fused kernel just leaves the GPU idle longer. The gaps removed

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -20,32 +19,7 @@ type chainGroup struct {
 // one step, one call of one user function and on one tensor, from at
 // least FusionMinChain op calls, by their sequence of kernel names (keys
 // in first-seen order).
-func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
-	t, ix := p.Trace, p.ix
-	groups := map[string]*chainGroup{}
-	var keys []string
-	var run []int
-	var key []byte
-	flush := func() {
-		if ix.opCalls(run) >= FusionMinChain {
-			// Key the chain by its kernel name ids, not the (long) names.
-			key = key[:0]
-			for _, g := range run {
-				id := ix.nameOf.at(g)
-				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
-			}
-			k := string(key)
-			gr := groups[k]
-			if gr == nil {
-				gr = &chainGroup{}
-				groups[k] = gr
-				keys = append(keys, k)
-			}
-			gr.occ = append(gr.occ, slices.Clone(run))
-		}
-		run = run[:0]
-	}
-	gemmOps := ix.gemmOps()
+func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
 	// A kernel can never join a chain when torch.compile ran it (compiled)
 	// or when launched by an op that also runs a GEMM or attention kernel
 	// (gemmOps); by AccumulateGrad, whose .grad output must persist in
@@ -53,45 +27,27 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string) {
 	// by a collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
 	// record_param_comms), whose buffers the communication kernel reads;
 	// or when it is a foreach multi_tensor_apply kernel, which already
-	// handles many tensors in one launch. The op tests run each op once:
-	// every kernel walked its ops up to the root, and ancestors are shared.
-	// What an op's name says is asked once per name: ops repeat (every
-	// layer, every step).
-	byName := map[string]bool{}
-	excluded := newOpChain(t, func(op trace.Index) bool {
-		if gemmOps[op] {
-			return true
-		}
-		n := t.Ops[op].Name
-		v, ok := byName[n]
-		if !ok {
-			v = compiledOpName(n) || strings.Contains(n, "AccumulateGrad") || communicationOp(n)
-			byName[n] = v
-		}
-		return v
-	})
-	for g := range t.GPU {
-		a := &t.GPU[g]
-		if len(run) > 0 {
-			prev := &t.GPU[run[len(run)-1]]
-			if prev.Device != a.Device || prev.Stream != a.Stream || ix.gpuStep[run[0]] != ix.gpuStep[g] ||
-				ix.userFrameOf(ix.frameOf(run[0])) != ix.userFrameOf(ix.frameOf(g)) ||
-				!ix.sameTensor(run[len(run)-1], g) {
-				flush()
-			}
-		}
-		if a.Kind == trace.Memcpy || !memoryBound(ix.category(g)) || ix.opOf(g) == trace.None || ix.info(g).compilerFused ||
-			ix.autotune != nil && ix.autotune[g] || graphLaunched(t, g) || ix.info(g).foreach ||
-			ix.phase[g] == optimizer || excluded.of(ix.opOf(g)) {
-			// The optimizer's kernels are optimizer-step's business: its
-			// fix is fused=True, not fusing by hand.
-			flush()
-			continue
-		}
-		run = append(run, g)
+	// handles many tensors in one launch (fusableKernels). A run ends
+	// where two consecutive kernels cannot share a chain (chainBreak).
+	oc, err := p.opClasses()
+	if err != nil {
+		return nil, nil, err
 	}
-	flush()
-	return groups, keys
+	ok, brk := p.fusableKernels(oc)
+	groups := map[string]*chainGroup{}
+	var keys []string
+	for _, runs := range p.fusionRuns(ok, brk) {
+		for _, r := range runs {
+			gr := groups[r.key]
+			if gr == nil {
+				gr = &chainGroup{}
+				groups[r.key] = gr
+				keys = append(keys, r.key)
+			}
+			gr.occ = append(gr.occ, r.occ)
+		}
+	}
+	return groups, keys, nil
 }
 
 // sameCall reports whether GPU activities a and b were launched by one
@@ -125,16 +81,18 @@ func (ix *index) opCalls(run []int) int {
 // a record_function("forward") holds GEMMs and fusable chains alike.
 //
 // The marks are one per op (a slice, not a map): the chains ask for
-// every op above every memory-bound kernel.
-func (ix *index) gemmOps() []bool {
+// every op above every memory-bound kernel. The walks read the op
+// classes' dense parents and framework marks, not the ops.
+func (ix *index) gemmOps(oc *OpClassFacts) []bool {
 	t := ix.t
 	marked := make([]bool, len(t.Ops))
+	gemm, attention := ix.categoryID(CategoryGEMM), ix.categoryID(CategoryAttention)
 	for g := range t.GPU {
-		if c := ix.category(g); c != CategoryGEMM && c != CategoryAttention {
+		if c := int(ix.cat[g]); c != gemm && c != attention {
 			continue
 		}
-		for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-			if !marked[op] && frameworkOp(t.Ops[op].Name) {
+		for op := ix.opOf(g); op != trace.None; op = oc.parent[op] {
+			if !marked[op] && oc.has(op, opIsFramework) {
 				marked[op] = true
 			}
 		}
@@ -151,14 +109,16 @@ func frameworkOp(name string) bool {
 
 // opChain answers, for an op, whether it or one of its enclosing ops
 // passes a test, testing each op once however many kernels it encloses.
+// It walks the op classes' dense parents.
 type opChain struct {
-	t    *trace.Trace
-	test func(trace.Index) bool
-	memo []int8 // 0 unknown, 1 yes, 2 no
+	parent []trace.Index
+	test   func(trace.Index) bool
+	memo   []int8 // 0 unknown, 1 yes, 2 no
 }
 
-func newOpChain(t *trace.Trace, test func(trace.Index) bool) *opChain {
-	return &opChain{t: t, test: test, memo: make([]int8, len(t.Ops))}
+// newOpChain returns an opChain over the ops whose parents are parent.
+func newOpChain(parent []trace.Index, test func(trace.Index) bool) *opChain {
+	return &opChain{parent: parent, test: test, memo: make([]int8, len(parent))}
 }
 
 // of reports whether op or an op enclosing it passes the test (false for
@@ -169,7 +129,7 @@ func (c *opChain) of(op trace.Index) bool {
 	}
 	var path []trace.Index
 	v := false
-	for cur := op; cur != trace.None; cur = c.t.Ops[cur].Parent {
+	for cur := op; cur != trace.None; cur = c.parent[cur] {
 		if m := c.memo[cur]; m != 0 {
 			v = m == 1
 			break
@@ -206,10 +166,13 @@ func communicationOp(name string) bool {
 // cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
 // factor, repeat_interleave, mul with the activation), so only backward
 // nodes are checked; unknown shapes (no record_shapes) never break a chain.
-func (ix *index) sameTensor(a, b int) bool {
+//
+// Whether an op's label (opLabel) names a backward node is its outermost
+// op's class: the prefixes opLabel drops hold no "Backward".
+func (ix *index) sameTensor(oc *OpClassFacts, a, b int) bool {
 	t := ix.t
 	oa, ob := ix.opOf(a), ix.opOf(b)
-	if oa == trace.None || ob == trace.None || !strings.Contains(ix.opLabel(a), "Backward") || !strings.Contains(ix.opLabel(b), "Backward") {
+	if oa == trace.None || ob == trace.None || !oc.has(oc.root(oa), opIsBackward) || !oc.has(oc.root(ob), opIsBackward) {
 		return true
 	}
 	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)

@@ -25,23 +25,60 @@ var GEMMEpilogue = &Analyzer{
 		"directly follows such a bias add): work a GEMM epilogue does for free while the tile is still in registers, here written to "+
 		"memory and read back by another kernel. Reported when those kernels take at least %.0f%% of the steady-state step's GPU busy "+
 		"time and %.0f µs per step. Saving model: their GPU time per step.", GEMMEpilogueMinShare*100, GEMMEpilogueMinUs),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, OpClasses},
 	Run:      runGEMMEpilogue,
 }
 
 // epilogueOp reports whether op is what a GEMM epilogue can apply: an
 // activation, or an add of a broadcast operand (a bias: fewer elements
 // than the GEMM output it is added to; adding two full matrices is not
-// an epilogue).
-func epilogueOp(o *trace.Op) bool {
+// an epilogue). bias remembers the answer for an add's input dims (the
+// same few shapes every layer).
+func epilogueOp(o *trace.Op, bias map[string]bool) bool {
 	switch strings.TrimSuffix(strings.TrimPrefix(o.Name, "aten::"), "_") {
 	case "gelu", "relu", "silu", "clamp_min", "sigmoid", "tanh", "leaky_relu":
 		return true
 	case "add":
-		d := parseDims(o.InputDims)
-		return len(d) >= 2 && len(d[0]) > 0 && len(d[1]) > 0 && numel(d[1]) < numel(d[0])
+		v, ok := bias[o.InputDims]
+		if !ok {
+			d := parseDims(o.InputDims)
+			v = len(d) >= 2 && len(d[0]) > 0 && len(d[1]) > 0 && numel(d[1]) < numel(d[0])
+			bias[o.InputDims] = v
+		}
+		return v
 	}
 	return false
+}
+
+// compiledWith is index.compiled with the op classes: the walk up the
+// op tree reads their dense parents and compiled marks.
+func (ix *index) compiledWith(oc *OpClassFacts, g int) bool {
+	if ix.autotune != nil && ix.autotune[g] || graphLaunched(ix.t, g) {
+		return true
+	}
+	op := ix.opOf(g)
+	return op != trace.None && oc.enclosing(op, opIsCompiled) != trace.None
+}
+
+// epilogueAfter returns the epilogue ops run as separate kernels right
+// after GEMM kernel g on its stream (a bias add, an activation, or a bias
+// add then an activation) and those kernels.
+func (ix *index) epilogueAfter(oc *OpClassFacts, bias map[string]bool, g int) (ops []string, kernels []int) {
+	t := ix.t
+	a := &t.GPU[g]
+	for n := g + 1; n < len(t.GPU) && len(ops) < 2; n++ {
+		b := &t.GPU[n]
+		if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.opOf(n) == trace.None || ix.compiledWith(oc, n) {
+			break
+		}
+		o := &t.Ops[ix.opOf(n)]
+		if !epilogueOp(o, bias) || len(ops) == 1 && !strings.HasPrefix(ops[0], "aten::add") {
+			// Only bias add → activation chains continue.
+			break
+		}
+		ops, kernels = append(ops, o.Name), append(kernels, n)
+	}
+	return ops, kernels
 }
 
 func runGEMMEpilogue(p *Pass) ([]Finding, error) {
@@ -49,6 +86,12 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	if len(r.Steps) == 0 {
 		return nil, nil
 	}
+	oc, err := p.opClasses()
+	if err != nil {
+		return nil, err
+	}
+	gemm := ix.categoryID(CategoryGEMM)
+	bias := map[string]bool{}
 	perStep := make([]trace.Duration, len(r.Steps))
 	pairs := make([]int, len(r.Steps))
 	chains := map[string]int{}
@@ -59,23 +102,12 @@ func runGEMMEpilogue(p *Pass) ([]Finding, error) {
 	for g := 0; g+1 < len(t.GPU); g++ {
 		a := &t.GPU[g]
 		st := ix.gpuStep[g]
-		if st < 0 || a.Kind != trace.Kernel || ix.category(g) != CategoryGEMM || ix.phase[g] != forward || ix.compiled(g) {
+		if st < 0 || a.Kind != trace.Kernel || int(ix.cat[g]) != gemm || ix.phase[g] != forward || ix.compiledWith(oc, g) {
 			continue
 		}
-		var ops []string
-		for n := g + 1; n < len(t.GPU) && len(ops) < 2; n++ {
-			b := &t.GPU[n]
-			if b.Device != a.Device || b.Stream != a.Stream || b.Kind != trace.Kernel || ix.opOf(n) == trace.None || ix.compiled(n) {
-				break
-			}
-			o := &t.Ops[ix.opOf(n)]
-			name := o.Name
-			if !epilogueOp(o) || len(ops) == 1 && !strings.HasPrefix(ops[0], "aten::add") {
-				// Only bias add → activation chains continue.
-				break
-			}
-			ops = append(ops, name)
-			perStep[st] += b.Dur()
+		ops, kernels := ix.epilogueAfter(oc, bias, g)
+		for _, n := range kernels {
+			perStep[st] += t.GPU[n].Dur()
 			epilogues = append(epilogues, n)
 			if l := ix.userLine(n); l != "" {
 				lines[l]++

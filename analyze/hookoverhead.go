@@ -49,44 +49,123 @@ type hookStat struct {
 // hooked calls (the inner() frames that ran hooks).
 func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispatch trace.Duration, hooked []trace.Span) {
 	t := ix.t
-	// The frames a dispatcher called, and each dispatcher's children's
-	// time (for its own time): a deep stack has millions of frames and
-	// few dispatchers.
-	childDur, children := dispatchedFrames(t)
-	opPrefix := ix.topOpPrefix()
+	// The frames a dispatcher called: a deep stack has millions of frames
+	// and few dispatchers.
+	children := dispatchedFrames(t)
+	hooks, keys := hookFrames(t, children)
+	inOps, idle := ix.hookTimes(hooks)
 	stats = map[string]*hookStat{}
-	// The same hooks run every call: each frame name is parsed once.
-	keys := map[string]string{}
-	for _, i := range children {
+	// The dispatchers that ran hooks, once per run of their hooks (their
+	// own time is summed once their callees' time is known).
+	var dispatchers []trace.Index
+	for j, i := range hooks {
 		f := &t.Frames[i]
-		par := f.Parent
-		key, seen := keys[f.Name]
-		if !seen {
-			key = hookKey(f)
-			keys[f.Name] = key
-		}
-		if key == "" {
-			continue
-		}
-		st := stats[key]
+		st := stats[keys[j]]
 		if st == nil {
-			st = &hookStat{name: key}
-			stats[key] = st
-			order = append(order, key)
+			st = &hookStat{name: keys[j]}
+			stats[keys[j]] = st
+			order = append(order, keys[j])
 		}
-		inOps := ix.topOpsIn(opPrefix, f.Thread, f.Start, f.End)
 		st.calls++
 		st.cpu += f.Dur()
-		st.inOps += inOps
-		st.overhead += max(f.Dur()-inOps, 0)
-		st.idle += f.Dur() - ix.busyIn(f.Start, f.End)
-		if pf := &t.Frames[par]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
+		st.inOps += inOps[j]
+		st.overhead += max(f.Dur()-inOps[j], 0)
+		st.idle += idle[j]
+		if pf := &t.Frames[f.Parent]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
 			hooked = append(hooked, pf.Span)
-			// inner()'s own time: dispatching hooks, building results.
-			dispatch += max(pf.Dur()-childDur[par], 0)
+			dispatchers = append(dispatchers, f.Parent)
 		}
 	}
+	// inner()'s own time: dispatching hooks, building results.
+	childDur := calleeTime(t, children, dispatchers)
+	for _, par := range dispatchers {
+		dispatch += max(t.Frames[par].Dur()-childDur[par], 0)
+	}
 	return stats, order, dispatch, hooked
+}
+
+// hookFrames returns the frames of children that are hooks (hookKey: not
+// the module's forward, not library code), in order, with their keys,
+// chunk by chunk side by side. The same hooks run every call: each chunk
+// parses a frame name once.
+func hookFrames(t *trace.Trace, children []int) (hooks []int, keys []string) {
+	type found struct {
+		hooks []int
+		keys  []string
+	}
+	for _, f := range mapChunks(len(children), func(lo, hi int) found {
+		var names hookKeyCache
+		var out found
+		for _, i := range children[lo:hi] {
+			if key := names.of(&t.Frames[i]); key != "" {
+				out.hooks, out.keys = append(out.hooks, i), append(out.keys, key)
+			}
+		}
+		return out
+	}) {
+		hooks, keys = append(hooks, f.hooks...), append(keys, f.keys...)
+	}
+	return hooks, keys
+}
+
+// hookTimes returns, for each hook frame, the time of the top-level ops
+// it ran and the GPU idle time while it ran: questions about one frame
+// each, asked chunk by chunk side by side.
+func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
+	t := ix.t
+	inOps, idle = make([]trace.Duration, len(hooks)), make([]trace.Duration, len(hooks))
+	if len(hooks) == 0 {
+		return inOps, idle
+	}
+	ot := topOpTimes(t)
+	inChunks(len(hooks), func(lo, hi int) {
+		ops := newTopOps(ot)
+		for j := lo; j < hi; j++ {
+			f := &t.Frames[hooks[j]]
+			inOps[j] = ops.in(f.Thread, f.Start, f.End)
+			idle[j] = f.Dur() - ix.busyIn(f.Start, f.End)
+		}
+	})
+	return inOps, idle
+}
+
+// calleeTime returns the time of the frames each of dispatchers called,
+// of the frames in children (every dispatcher's callees): only the
+// dispatchers that ran hooks are asked for, a few of the many, marked in
+// a bit per frame so that the other callees cost a bit test. Each chunk
+// of children sums its own by the dispatcher's dense id (integer sums:
+// exact in any order).
+func calleeTime(t *trace.Trace, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
+	id := make(map[trace.Index]int, len(dispatchers))
+	asked := make([]uint64, (len(t.Frames)+63)/64)
+	for _, par := range dispatchers {
+		if _, ok := id[par]; !ok {
+			id[par] = len(id)
+			asked[par/64] |= 1 << (par % 64)
+		}
+	}
+	childDur := make(map[trace.Index]trace.Duration, len(id))
+	if len(id) == 0 {
+		return childDur
+	}
+	parts := mapChunks(len(children), func(lo, hi int) []trace.Duration {
+		part := make([]trace.Duration, len(id))
+		for _, i := range children[lo:hi] {
+			f := &t.Frames[i]
+			if asked[f.Parent/64]&(1<<(f.Parent%64)) != 0 {
+				part[id[f.Parent]] += f.Dur()
+			}
+		}
+		return part
+	})
+	for par, k := range id {
+		var d trace.Duration
+		for _, part := range parts {
+			d += part[k]
+		}
+		childDur[par] = d
+	}
+	return childDur
 }
 
 // hookKey names the hook frame f is ("fn() at file:line"), or "" when it
@@ -101,28 +180,24 @@ func hookKey(f *trace.PyFrame) string {
 }
 
 // dispatchedFrames returns the frames a hook dispatcher called, in order,
-// and each dispatcher's children's time, walking the frames in chunks
-// side by side (millions in a deep stack: a hundredth of a second each
-// million).
-func dispatchedFrames(t *trace.Trace) (map[trace.Index]trace.Duration, []int) {
+// walking the frames in chunks side by side (millions in a deep stack: a
+// hundredth of a second each million).
+func dispatchedFrames(t *trace.Trace) []int {
 	chunks := mapChunks(len(t.Frames), func(lo, hi int) []int {
 		var found []int
+		var dispatchers dispatcherCache
 		for i := lo; i < hi; i++ {
-			if par := t.Frames[i].Parent; par != trace.None && hookDispatcher(&t.Frames[par]) {
+			if par := t.Frames[i].Parent; par != trace.None && dispatchers.of(&t.Frames[par]) {
 				found = append(found, i)
 			}
 		}
 		return found
 	})
-	childDur := map[trace.Index]trace.Duration{}
 	var children []int
 	for _, found := range chunks {
-		for _, i := range found {
-			childDur[t.Frames[i].Parent] += t.Frames[i].Dur()
-		}
 		children = append(children, found...)
 	}
-	return childDur, children
+	return children
 }
 
 func runHookOverhead(p *Pass) ([]Finding, error) {
@@ -186,29 +261,4 @@ func sumCalls(m map[string]*hookStat) int {
 		n += s.calls
 	}
 	return n
-}
-
-// topOpPrefix returns running totals of top-level op durations over Ops
-// in their (thread, start) order.
-func (ix *index) topOpPrefix() []trace.Duration {
-	ops := ix.t.Ops
-	pre := make([]trace.Duration, len(ops)+1)
-	for i := range ops {
-		d := trace.Duration(0)
-		if ops[i].Parent == trace.None {
-			d = ops[i].Dur()
-		}
-		pre[i+1] = pre[i] + d
-	}
-	return pre
-}
-
-// topOpsIn returns the time of top-level ops on thread th that start in
-// [from, to].
-func (ix *index) topOpsIn(pre []trace.Duration, th trace.Index, from, to trace.Time) trace.Duration {
-	lo, hi := opAt(ix.t, threadTime{th, from}), opAt(ix.t, threadTime{th, to + 1})
-	if hi <= lo {
-		return 0
-	}
-	return pre[hi] - pre[lo]
 }

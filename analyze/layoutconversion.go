@@ -20,7 +20,7 @@ var LayoutConversion = &Analyzer{
 		"convolutions (nchwToNhwc/nhwcToNchw kernels). Reported when they take at least %.0f%% of the step's GPU time. Saving model: "+
 		"their GPU time per step, which one memory format end to end (channels_last for the model and its input) removes.",
 		LayoutMinShare*100),
-	Requires: []*Analyzer{Steps, KernelCategories, Attribution},
+	Requires: []*Analyzer{Steps, KernelCategories, Attribution, OpClasses},
 	Run:      runLayoutConversion,
 }
 
@@ -39,28 +39,43 @@ func runLayoutConversion(p *Pass) ([]Finding, error) {
 	if len(t.Steps) == 0 || steps <= 0 {
 		return nil, nil
 	}
+	conv := ix.categoryID(CategoryConv)
+	if conv < 0 {
+		return nil, nil // no convolution: nothing to convert for
+	}
+	oc, err := p.opClasses()
+	if err != nil {
+		return nil, err
+	}
 	var convUs, layoutUs, allUs float64
 	kernels, lines := map[string]int{}, map[string]int{}
-	byName := map[string]bool{} // layoutKernel per distinct name: string work
+	// layoutKernel per distinct name (by its id): string work.
+	byName := make([]int8, len(ix.names)) // 0 unknown, 1 yes, 2 no
 	for g := range t.GPU {
 		a := &t.GPU[g]
 		if st := ix.gpuStep[g]; st < int32(first) || a.Kind != trace.Kernel {
 			continue
 		}
-		isLayout, seen := byName[a.Name]
-		if !seen {
-			isLayout = layoutKernel(a.Name)
-			byName[a.Name] = isLayout
+		id := ix.nameOf.at(g)
+		if byName[id] == 0 {
+			byName[id] = 2
+			if layoutKernel(a.Name) {
+				byName[id] = 1
+			}
 		}
+		isLayout := byName[id] == 1
 		d := us(a.Dur())
 		allUs += d
-		if ix.category(g) == CategoryConv && !isLayout {
+		if int(ix.cat[g]) == conv && !isLayout {
 			convUs += d
 		}
 		// aten::contiguous (what .contiguous() and
 		// .contiguous(memory_format=...) record) makes a permuted tensor
 		// dense again.
-		opName, byOp := "aten::contiguous", ix.opNamed(ix.opOf(g), "aten::contiguous") != trace.None
+		opName, byOp := "aten::contiguous", false
+		if op := ix.opOf(g); op != trace.None {
+			byOp = oc.enclosing(op, opIsContiguous) != trace.None
+		}
 		if !isLayout && !byOp {
 			continue
 		}

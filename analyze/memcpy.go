@@ -72,13 +72,10 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 	// A copy blocks the host in its API call and in the syncs of the same
 	// op; those overlap (the sync often waits on the copy itself), so
 	// blocked time is the union of their intervals, clipped to the step
-	// the call is in (the trace without one).
-	syncSpans := map[trace.Index][]trace.Span{}
-	for i := range t.APICalls {
-		if c := &t.APICalls[i]; ix.sync[i] && c.Op != trace.None {
-			syncSpans[c.Op] = append(syncSpans[c.Op], c.Span)
-		}
-	}
+	// the call is in (the trace without one). The syncs are gathered on
+	// the first copy that needs them (a walk over every API call; most
+	// traces make no copy).
+	var syncSpans map[trace.Index][]trace.Span
 	seenOp := map[trace.Index]bool{}
 	statSpans := map[string][]trace.Span{}
 	var all []trace.Span
@@ -109,6 +106,9 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 			}
 			spans := []trace.Span{c.Span}
 			if c.Op != trace.None && !seenOp[c.Op] {
+				if syncSpans == nil {
+					syncSpans = opSyncSpans(t, ix)
+				}
 				seenOp[c.Op] = true
 				spans = append(spans, syncSpans[c.Op]...)
 			}
@@ -131,6 +131,17 @@ func (p *Pass) hostCopies(keep func(*trace.GPUActivity) bool) ([]*copyStat, int,
 		out = append(out, stats[k])
 	}
 	return out, n, mergeSpans(all)
+}
+
+// opSyncSpans returns the blocking syncs (Launches) of each op.
+func opSyncSpans(t *trace.Trace, ix *index) map[trace.Index][]trace.Span {
+	syncSpans := map[trace.Index][]trace.Span{}
+	for i := range t.APICalls {
+		if c := &t.APICalls[i]; ix.sync[i] && c.Op != trace.None {
+			syncSpans[c.Op] = append(syncSpans[c.Op], c.Span)
+		}
+	}
+	return syncSpans
 }
 
 func copyTable(stats []*copyStat, steps float64) *Table {

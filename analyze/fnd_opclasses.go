@@ -1,0 +1,148 @@
+package analyze
+
+import (
+	"strings"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// OpClasses classifies every op by what its name says, for the tests
+// analyzers make along an op's enclosing ops, and keeps each op's parent
+// beside it. A walk up the op tree then reads two dense slices that stay
+// in cache instead of the ops themselves (96 bytes each, spread over tens
+// of megabytes: on a trace of 300 k ops the walks of fusion-candidate
+// alone waited on memory for 10 ms).
+var OpClasses = &Analyzer{
+	Name: "op-classes",
+	Doc: "Classifies every op by what its name says (torch.compile's runtime, autograd nodes and gradient accumulation, collectives, " +
+		"framework ops, a few ATen ops by name), each distinct name tested once, and keeps each op's parent beside it, chunk by chunk side by side.",
+	Fact: func(p *Pass) (any, error) { return newOpClasses(p.Trace), nil },
+}
+
+// opClass is a set of what an op's name says (the opIs* bits).
+type opClass uint16
+
+// What an op's name says.
+const (
+	// opIsCompiled: torch.compile's runtime or autotuner (compiledOpName).
+	opIsCompiled opClass = 1 << iota
+	// opIsCompiledRun: a compiled region or function running
+	// (compiledIn's test).
+	opIsCompiledRun
+	// opIsAccumulateGrad: the name contains AccumulateGrad.
+	opIsAccumulateGrad
+	// opIsCommunication: a collective's op (communicationOp).
+	opIsCommunication
+	// opIsFramework: an ATen op or autograd node (frameworkOp).
+	opIsFramework
+	// opIsBackward: the name contains Backward (an autograd node).
+	opIsBackward
+	// opIsContiguous, opIsToCopy and opIsAccumulateGradNode: exactly
+	// aten::contiguous, aten::_to_copy and torch::autograd::AccumulateGrad.
+	opIsContiguous
+	opIsToCopy
+	opIsAccumulateGradNode
+)
+
+// classifyOp returns what an op named n says.
+func classifyOp(n string) opClass {
+	var c opClass
+	set := func(bit opClass, ok bool) {
+		if ok {
+			c |= bit
+		}
+	}
+	set(opIsCompiled, compiledOpName(n))
+	set(opIsCompiledRun, strings.HasPrefix(n, "Torch-Compiled Region") || strings.Contains(n, "CompiledFunction"))
+	set(opIsAccumulateGrad, strings.Contains(n, "AccumulateGrad"))
+	set(opIsCommunication, communicationOp(n))
+	set(opIsFramework, frameworkOp(n))
+	set(opIsBackward, strings.Contains(n, "Backward"))
+	set(opIsContiguous, n == "aten::contiguous")
+	set(opIsToCopy, n == "aten::_to_copy")
+	set(opIsAccumulateGradNode, n == "torch::autograd::AccumulateGrad")
+	return c
+}
+
+// OpClassFacts is the result of OpClasses.
+type OpClassFacts struct {
+	class  []opClass
+	parent []trace.Index
+}
+
+// opClasses returns the OpClasses fact p's analyzer requires.
+func (p *Pass) opClasses() (*OpClassFacts, error) {
+	return FactOf[*OpClassFacts](p, OpClasses)
+}
+
+// newOpClasses classifies t's ops chunk by chunk side by side.
+func newOpClasses(t *trace.Trace) *OpClassFacts {
+	f := &OpClassFacts{class: make([]opClass, len(t.Ops)), parent: make([]trace.Index, len(t.Ops))}
+	inChunks(len(t.Ops), func(lo, hi int) {
+		var names opNameCache
+		for i := lo; i < hi; i++ {
+			o := &t.Ops[i]
+			f.parent[i] = o.Parent
+			f.class[i] = names.of(o.Name)
+		}
+	})
+	return f
+}
+
+// opNameCache remembers classifyOp's answers: the last answer for each
+// of a few slots picked from the name's length and bytes (a program's
+// ops repeat a few dozen names), then a map.
+type opNameCache struct {
+	slot [64]struct {
+		name  string
+		class opClass
+		ok    bool
+	}
+	known map[string]opClass
+}
+
+// of returns classifyOp(n), remembered.
+func (c *opNameCache) of(n string) opClass {
+	h := uint(len(n))
+	if len(n) > 0 {
+		h = h*31 + uint(n[0])
+		h = h*31 + uint(n[len(n)/2])
+		h = h*31 + uint(n[len(n)-1])
+	}
+	s := &c.slot[h%uint(len(c.slot))]
+	if s.ok && s.name == n {
+		return s.class
+	}
+	v, ok := c.known[n]
+	if !ok {
+		if c.known == nil {
+			c.known = map[string]opClass{}
+		}
+		v = classifyOp(n)
+		c.known[n] = v
+	}
+	s.name, s.class, s.ok = n, v, true
+	return v
+}
+
+// has reports whether op's name says any of what.
+func (f *OpClassFacts) has(op trace.Index, what opClass) bool { return f.class[op]&what != 0 }
+
+// enclosing returns op or the innermost op enclosing it whose name says
+// any of what, or trace.None.
+func (f *OpClassFacts) enclosing(op trace.Index, what opClass) trace.Index {
+	for ; op != trace.None; op = f.parent[op] {
+		if f.class[op]&what != 0 {
+			return op
+		}
+	}
+	return trace.None
+}
+
+// root returns the outermost op enclosing op (op itself at the top).
+func (f *OpClassFacts) root(op trace.Index) trace.Index {
+	for f.parent[op] != trace.None {
+		op = f.parent[op]
+	}
+	return op
+}

@@ -1,0 +1,109 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/tracelens/tracelens/trace"
+)
+
+// factsOf runs every fact the metrics read over tr and returns the view
+// of them.
+func factsOf(t *testing.T, tr *trace.Trace) *index {
+	t.Helper()
+	results := map[*Analyzer]any{}
+	if _, err := runGraph(tr, Facts(), nil, results, nil, nil, &stageClock{}); err != nil {
+		t.Fatal(err)
+	}
+	return newIndex(tr, results)
+}
+
+// TestCompiledWithMatchesCompiled: the op classes' walk (compiledWith)
+// answers for every GPU activity as index.compiled's walk over the ops
+// does, on traces with torch.compile regions and Inductor's autotuner.
+func TestCompiledWithMatchesCompiled(t *testing.T) {
+	for _, name := range []string{"recorded/compile_autotune_mlp.json.gz", "nanobragg_compile.json.gz", "eggroll_hooks.json.gz"} {
+		tr := load(t, name)
+		ix, oc := factsOf(t, tr), newOpClasses(tr)
+		compiled := 0
+		for g := range tr.GPU {
+			want := ix.compiled(g)
+			if got := ix.compiledWith(oc, g); got != want {
+				t.Fatalf("%s: activity %d (%s): compiledWith %v, compiled %v", name, g, tr.GPU[g].Name, got, want)
+			}
+			if want {
+				compiled++
+			}
+		}
+		t.Logf("%s: %d of %d activities compiled", name, compiled, len(tr.GPU))
+	}
+}
+
+// TestOpAtFromMatchesOpAt: galloping from any op at or before the answer
+// finds what opAt's search over all ops finds.
+func TestOpAtFromMatchesOpAt(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	if len(tr.Ops) == 0 {
+		t.Fatal("no ops: the test would prove nothing")
+	}
+	for i := 0; i < len(tr.Ops); i += 7 {
+		o := &tr.Ops[i]
+		for _, k := range []threadTime{{o.Thread, o.Start}, {o.Thread, o.Start + 1}, {o.Thread, o.End + 1}, {o.Thread + 1, 0}} {
+			want := opAt(tr, k)
+			for _, from := range []int{0, want / 2, max(want-1, 0), want} {
+				if got := opAtFrom(tr, k, from); got != want {
+					t.Fatalf("key %+v from %d: opAtFrom %d, opAt %d", k, from, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIdleCursorMatchesIdleGaps: the cursor's idle time equals the total
+// of idleGaps for intervals asked in time order and out of it.
+func TestIdleCursorMatchesIdleGaps(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	ix := factsOf(t, tr)
+	c := &idleCursor{b: ix.BusyFacts}
+	check := func(dev int32, from, to trace.Time) {
+		var want trace.Duration
+		for _, sp := range ix.idleGaps(dev, from, to) {
+			want += sp.Dur()
+		}
+		if got := c.idleIn(dev, from, to); got != want {
+			t.Fatalf("device %d [%d, %d): cursor %d, idle gaps %d", dev, from, to, got, want)
+		}
+	}
+	for g := 1; g < len(tr.GPU); g++ {
+		a, b := &tr.GPU[g-1], &tr.GPU[g]
+		check(b.Device, a.End, b.Start)
+		check(b.Device, a.Start, b.End)
+	}
+	for g := len(tr.GPU) - 1; g > 0; g -= 3 {
+		check(tr.GPU[g].Device, tr.GPU[g-1].Start, tr.GPU[g].End)
+	}
+}
+
+// TestTopOpsMatchesScan: the top-level op time topOps gives a frame is
+// the sum over the ops on its thread that start inside it, for frames
+// asked in order and out of it.
+func TestTopOpsMatchesScan(t *testing.T) {
+	tr := load(t, "eggroll_hooks.json.gz")
+	o := newTopOps(topOpTimes(tr))
+	check := func(f *trace.PyFrame) {
+		var want trace.Duration
+		for i := range tr.Ops {
+			if op := &tr.Ops[i]; op.Thread == f.Thread && op.Parent == trace.None && op.Start >= f.Start && op.Start <= f.End {
+				want += op.Dur()
+			}
+		}
+		if got := o.in(f.Thread, f.Start, f.End); got != want {
+			t.Fatalf("frame %s: topOps %d, scan %d", f.Name, got, want)
+		}
+	}
+	for i := 0; i < len(tr.Frames); i += 5 {
+		check(&tr.Frames[i])
+	}
+	for i := len(tr.Frames) - 1; i >= 0; i -= 37 {
+		check(&tr.Frames[i])
+	}
+}
