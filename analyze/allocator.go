@@ -47,35 +47,12 @@ func deviceAllocCall(name string) (string, bool) {
 	return "", false
 }
 
-// allocCallKinds memoizes deviceAllocCall by API call name ("" for a call
-// that neither allocates nor frees): a few names make every call, and
-// lowering one with capitals (each launch's) copies it. The last name in
-// each of a few slots is compared before the map is asked: most calls
-// repeat one of a handful of names.
-type allocCallKinds struct {
-	slot  [16]struct{ name, kind string }
-	known map[string]string
-}
-
-// of is deviceAllocCall's kind of an API call named name.
-func (k *allocCallKinds) of(name string) string {
-	h := uint(len(name))
-	if len(name) > 0 {
-		h = h*31 + uint(name[len(name)-1])
-	}
-	s := &k.slot[h%uint(len(k.slot))]
-	if s.name == name && name != "" {
-		return s.kind
-	}
-	kind, seen := k.known[name]
-	if !seen {
-		if k.known == nil {
-			k.known = map[string]string{}
-		}
-		kind, _ = deviceAllocCall(name)
-		k.known[name] = kind
-	}
-	s.name, s.kind = name, kind
+// allocCallKind is deviceAllocCall's kind of an API call named name (""
+// for a call that neither allocates nor frees), the answer nameMemo
+// remembers: a few names make every call, and lowering one with capitals
+// (each launch's) copies it.
+func allocCallKind(name string) string {
+	kind, _ := deviceAllocCall(name)
 	return kind
 }
 
@@ -106,10 +83,10 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	kinds := allocCallKinds{}
+	var kinds nameMemo[string]
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		kind := kinds.of(c.Name)
+		kind := kinds.of(c.Name, allocCallKind)
 		if kind == "" {
 			continue
 		}

@@ -17,7 +17,8 @@ var CompiledComparisons = &Analyzer{
 	Name: "compiled-comparisons",
 	Doc: "Pairs repeated top-level ranges that run compiled code with their eager peers (steady-state medians per call of owned GPU time, " +
 		"host time and queue at entry) and judges whether the compiled calls are slower on the GPU, only on the host where the step shows it, or neither.",
-	Requires: []*Analyzer{CompileRegions, Ownership, Launches, OpClasses},
+	Requires:  []*Analyzer{CompileRegions, Ownership, Launches, OpClasses},
+	NoMetrics: true,
 	Fact: func(p *Pass) (any, error) {
 		oc, err := p.opClasses()
 		if err != nil {

@@ -68,10 +68,10 @@ func (ix *index) allocHostUs(steps int) float64 {
 		return 0
 	}
 	per := make([]float64, steps)
-	kinds := allocCallKinds{}
+	var kinds nameMemo[string]
 	for i := range ix.t.APICalls {
 		c := &ix.t.APICalls[i]
-		if st := int(ix.apiStep[i]); st >= first && kinds.of(c.Name) != "" {
+		if st := int(ix.apiStep[i]); st >= first && kinds.of(c.Name, allocCallKind) != "" {
 			per[st] += us(c.Dur())
 		}
 	}

@@ -7,71 +7,16 @@ import (
 	"github.com/tracelens/tracelens/trace"
 )
 
-// dispatcherCache is hookDispatcher remembered for the last frame name
-// in each of a few slots, then a map: a module's call path is the same few frames
+// dispatcherName is hookDispatcher of a frame named name, the answer a
+// nameMemo remembers: a module's call path is the same few frames
 // (module.py's _wrapped_call_impl, _call_impl and inner at one line
 // each), the parent of most frames of a deep stack, and parsing their
 // names again for every child was most of hook-overhead's walk.
-type dispatcherCache struct {
-	slot [16]struct {
-		name   string
-		is, ok bool
-	}
-	known map[string]bool
-}
+func dispatcherName(name string) bool { return hookDispatcher(&trace.PyFrame{Span: trace.Span{Name: name}}) }
 
-// of returns hookDispatcher(f).
-func (c *dispatcherCache) of(f *trace.PyFrame) bool {
-	n := f.Name
-	if !strings.HasSuffix(n, "inner") && !strings.HasSuffix(n, "_call_impl") {
-		return false
-	}
-	s := &c.slot[(uint(len(n))*7+uint(n[len(n)/2]))%uint(len(c.slot))]
-	if s.ok && s.name == n {
-		return s.is
-	}
-	v, seen := c.known[n]
-	if !seen {
-		if c.known == nil {
-			c.known = map[string]bool{}
-		}
-		v = hookDispatcher(f)
-		c.known[n] = v
-	}
-	s.name, s.is, s.ok = n, v, true
-	return v
-}
-
-// hookKeyCache is hookKey remembered by frame name: the last name in
-// each of a few slots, then a map (a dispatcher's callees are a few
-// functions called again and again).
-type hookKeyCache struct {
-	slot  [16]struct{ name, key string }
-	known map[string]string
-}
-
-// of returns hookKey(f).
-func (c *hookKeyCache) of(f *trace.PyFrame) string {
-	n := f.Name
-	h := uint(len(n))
-	if len(n) > 0 {
-		h = h*31 + uint(n[len(n)-1])
-	}
-	s := &c.slot[h%uint(len(c.slot))]
-	if s.name == n && n != "" {
-		return s.key
-	}
-	key, seen := c.known[n]
-	if !seen {
-		if c.known == nil {
-			c.known = map[string]string{}
-		}
-		key = hookKey(f)
-		c.known[n] = key
-	}
-	s.name, s.key = n, key
-	return key
-}
+// hookKeyName is hookKey of a frame named name (a dispatcher's callees are
+// a few functions called again and again).
+func hookKeyName(name string) string { return hookKey(&trace.PyFrame{Span: trace.Span{Name: name}}) }
 
 // topOps answers how long the top-level ops on a thread that start in an
 // interval took, from the ops' running totals and start times
@@ -178,4 +123,15 @@ func topOpTimes(t *trace.Trace) *opTimes {
 		}
 	})
 	return ot
+}
+
+// dispatcherOf is hookDispatcher(f) remembered in m. The suffix test that
+// rules out nearly every frame of a deep stack runs before the memo: it
+// is cheaper than a slot's compare.
+func dispatcherOf(m *nameMemo[bool], f *trace.PyFrame) bool {
+	n := f.Name
+	if !strings.HasSuffix(n, "inner") && !strings.HasSuffix(n, "_call_impl") {
+		return false
+	}
+	return m.of(n, dispatcherName)
 }

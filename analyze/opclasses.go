@@ -16,7 +16,8 @@ var OpClasses = &Analyzer{
 	Name: "op-classes",
 	Doc: "Classifies every op by what its name says (torch.compile's runtime, autograd nodes and gradient accumulation, collectives, " +
 		"framework ops, a few ATen ops by name), each distinct name tested once, and keeps each op's parent beside it, chunk by chunk side by side.",
-	Fact: func(p *Pass) (any, error) { return newOpClasses(p.Trace), nil },
+	Fact:      func(p *Pass) (any, error) { return newOpClasses(p.Trace), nil },
+	NoMetrics: true,
 }
 
 // opClass is a set of what an op's name says (the opIs* bits).
@@ -79,50 +80,14 @@ func (p *Pass) opClasses() (*OpClassFacts, error) {
 func newOpClasses(t *trace.Trace) *OpClassFacts {
 	f := &OpClassFacts{class: make([]opClass, len(t.Ops)), parent: make([]trace.Index, len(t.Ops))}
 	inChunks(len(t.Ops), func(lo, hi int) {
-		var names opNameCache
+		var names nameMemo[opClass]
 		for i := lo; i < hi; i++ {
 			o := &t.Ops[i]
 			f.parent[i] = o.Parent
-			f.class[i] = names.of(o.Name)
+			f.class[i] = names.of(o.Name, classifyOp)
 		}
 	})
 	return f
-}
-
-// opNameCache remembers classifyOp's answers: the last answer for each
-// of a few slots picked from the name's length and bytes (a program's
-// ops repeat a few dozen names), then a map.
-type opNameCache struct {
-	slot [64]struct {
-		name  string
-		class opClass
-		ok    bool
-	}
-	known map[string]opClass
-}
-
-// of returns classifyOp(n), remembered.
-func (c *opNameCache) of(n string) opClass {
-	h := uint(len(n))
-	if len(n) > 0 {
-		h = h*31 + uint(n[0])
-		h = h*31 + uint(n[len(n)/2])
-		h = h*31 + uint(n[len(n)-1])
-	}
-	s := &c.slot[h%uint(len(c.slot))]
-	if s.ok && s.name == n {
-		return s.class
-	}
-	v, ok := c.known[n]
-	if !ok {
-		if c.known == nil {
-			c.known = map[string]opClass{}
-		}
-		v = classifyOp(n)
-		c.known[n] = v
-	}
-	s.name, s.class, s.ok = n, v, true
-	return v
 }
 
 // has reports whether op's name says any of what.
