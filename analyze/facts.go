@@ -33,7 +33,7 @@ var Steps = &Analyzer{
 	Doc:  "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls)), whole: t.Span()}
+		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
 		// On a device whose kernels carry their launch calls, a kernel
 		// without one was launched before profiling started (the tail of
 		// a replay, a warm-up): no step launched it. Devices without
@@ -44,23 +44,85 @@ var Steps = &Analyzer{
 				launched[g.Device] = true
 			}
 		}
-		steps := newStepCursor(t)
-		for i := range t.GPU {
-			g := &t.GPU[i]
-			at := g.Start
-			if g.Launch != trace.None {
-				at = t.APICalls[g.Launch].Start
-			} else if g.Kind == trace.Kernel && launched[g.Device] {
-				s.gpuStep[i] = -1
-				continue
+		// The trace's span and the two placements are independent, and
+		// each activity's or call's step is its own: in chunks, side by
+		// side.
+		eachTask(3, func(part int) {
+			switch part {
+			case 0:
+				s.whole = wholeSpan(t)
+			case 1:
+				inChunks(len(t.GPU), func(lo, hi int) { gpuSteps(t, launched, s.gpuStep, lo, hi) })
+			default:
+				inChunks(len(t.APICalls), func(lo, hi int) {
+					steps := newStepCursor(t)
+					for i := lo; i < hi; i++ {
+						s.apiStep[i] = int32(steps.of(t.APICalls[i].Start))
+					}
+				})
 			}
-			s.gpuStep[i] = int32(steps.of(at))
-		}
-		for i := range t.APICalls {
-			s.apiStep[i] = int32(steps.of(t.APICalls[i].Start))
-		}
+		})
 		return s, nil
 	},
+}
+
+// gpuSteps places GPU activities lo to hi in their steps (see Steps).
+func gpuSteps(t *trace.Trace, launched map[int32]bool, out []int32, lo, hi int) {
+	steps := newStepCursor(t)
+	for i := lo; i < hi; i++ {
+		g := &t.GPU[i]
+		at := g.Start
+		if g.Launch != trace.None {
+			at = t.APICalls[g.Launch].Start
+		} else if g.Kind == trace.Kernel && launched[g.Device] {
+			out[i] = -1
+			continue
+		}
+		out[i] = int32(steps.of(at))
+	}
+}
+
+// wholeSpan is t.Span(), the earliest start and latest end of every
+// event, its families read in chunks side by side: the minimum and
+// maximum do not depend on the order they are taken in.
+func wholeSpan(t *trace.Trace) trace.Span {
+	var s trace.Span
+	first := true
+	add := func(b interval.Bounds) {
+		if first || b.Start < s.Start {
+			s.Start = b.Start
+		}
+		if first || b.End > s.End {
+			s.End = b.End
+		}
+		first = false
+	}
+	for _, fam := range []struct {
+		n    int
+		span func(i int) trace.Span
+	}{
+		{len(t.GPU), func(i int) trace.Span { return t.GPU[i].Span }},
+		{len(t.APICalls), func(i int) trace.Span { return t.APICalls[i].Span }},
+		{len(t.Ops), func(i int) trace.Span { return t.Ops[i].Span }},
+		{len(t.Frames), func(i int) trace.Span { return t.Frames[i].Span }},
+		{len(t.Annotations), func(i int) trace.Span { return t.Annotations[i].Span }},
+	} {
+		if fam.n == 0 {
+			continue
+		}
+		parts := mapChunks(fam.n, func(lo, hi int) interval.Bounds {
+			b := interval.Bounds{Start: fam.span(lo).Start, End: fam.span(lo).End}
+			for i := lo + 1; i < hi; i++ {
+				sp := fam.span(i)
+				b.Start, b.End = min(b.Start, sp.Start), max(b.End, sp.End)
+			}
+			return b
+		})
+		for _, b := range parts {
+			add(b)
+		}
+	}
+	return s
 }
 
 // StepFacts is the result of Steps.
