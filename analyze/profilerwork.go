@@ -34,33 +34,16 @@ func newLeafWork(t *trace.Trace) leafWork {
 			parent[p] = true
 		}
 	}
-	nLeaves, nCalls := 0, 0
-	for i := range t.Ops {
-		if !parent[i] {
-			nLeaves++
+	// The leaves and the calls inside them are gathered, merged and
+	// cleaned side by side, each in chunks of events.
+	var leaves, calls []interval.Bounds
+	eachTask(2, func(k int) {
+		if k == 0 {
+			leaves = slices.DeleteFunc(interval.UnionBounds(leafBounds(t, parent)), func(b interval.Bounds) bool { return b.End <= b.Start })
+		} else {
+			calls = interval.UnionBounds(leafCallBounds(t, parent))
 		}
-	}
-	for i := range t.APICalls {
-		if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
-			nCalls++
-		}
-	}
-	// Sized first: appended one by one, a trace of 300 k ops spent most
-	// of this function regrowing them. Bounds, not Spans: half the bytes
-	// to sort and nothing for the collector to scan.
-	leaves, calls := make([]interval.Bounds, 0, nLeaves), make([]interval.Bounds, 0, nCalls)
-	for i := range t.Ops {
-		if !parent[i] {
-			leaves = append(leaves, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
-		}
-	}
-	for i := range t.APICalls {
-		if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
-			calls = append(calls, interval.Bounds{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
-		}
-	}
-	leaves = slices.DeleteFunc(interval.UnionBounds(leaves), func(b interval.Bounds) bool { return b.End <= b.Start })
-	calls = interval.UnionBounds(calls)
+	})
 	// The leaves less the calls: each leaf's parts outside every call,
 	// sized for the most there can be, then kept at their exact size
 	// (the work lives as long as the analysis).
@@ -82,6 +65,58 @@ func newLeafWork(t *trace.Trace) leafWork {
 	}
 	w.spans, w.cum = slices.Clone(w.spans), slices.Clone(w.cum)
 	return w
+}
+
+// leafBounds returns the intervals of t's leaf ops (parent[i]: op i has
+// an op inside it), in op order, gathered in chunks side by side. Each
+// chunk is counted first, then filled: appended one by one, a trace of
+// 300 k ops spent most of newLeafWork regrowing them. Bounds, not Spans:
+// half the bytes to sort and nothing for the collector to scan.
+func leafBounds(t *trace.Trace, parent []bool) []interval.Bounds {
+	return joinParts(mapChunks(len(t.Ops), func(lo, hi int) []interval.Bounds {
+		n := 0
+		for i := lo; i < hi; i++ {
+			if !parent[i] {
+				n++
+			}
+		}
+		out := make([]interval.Bounds, 0, n)
+		for i := lo; i < hi; i++ {
+			if !parent[i] {
+				out = append(out, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
+			}
+		}
+		return out
+	}))
+}
+
+// leafCallBounds returns the intervals of the API calls inside t's leaf
+// ops, in call order, gathered as leafBounds gathers the leaves.
+func leafCallBounds(t *trace.Trace, parent []bool) []interval.Bounds {
+	return joinParts(mapChunks(len(t.APICalls), func(lo, hi int) []interval.Bounds {
+		n := 0
+		for i := lo; i < hi; i++ {
+			if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
+				n++
+			}
+		}
+		out := make([]interval.Bounds, 0, n)
+		for i := lo; i < hi; i++ {
+			if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
+				out = append(out, interval.Bounds{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
+			}
+		}
+		return out
+	}))
+}
+
+// joinParts returns the parts one after another: the one part itself
+// when there is one (one core), not a copy.
+func joinParts[T any](parts [][]T) []T {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return slices.Concat(parts...)
 }
 
 // span adds [from, to) to the work when it is not empty (cum holds the
