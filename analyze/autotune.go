@@ -37,23 +37,26 @@ func autotuneRange(name string) bool {
 // thread) rather than for the workload. It returns nil when the trace has
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
-	memo := map[string]bool{}
-	is := func(name string) bool {
-		v, ok := memo[name]
-		if !ok {
-			v = autotuneRange(name)
-			memo[name] = v
-		}
-		return v
-	}
+	// The ops are classified in chunks side by side, each with its own
+	// memo of names; the chunks' spans are joined in chunk order, so each
+	// thread's spans come in op order as before.
 	spans := threadSpans{}
-	for i := range t.Ops {
-		if is(t.Ops[i].Name) {
-			spans.add(t.Ops[i].Thread, t.Ops[i].Span)
+	for _, part := range mapChunks(len(t.Ops), func(lo, hi int) threadSpans {
+		memo, part := map[string]bool{}, threadSpans{}
+		for i := lo; i < hi; i++ {
+			if isAutotune(memo, t.Ops[i].Name) {
+				part.add(t.Ops[i].Thread, t.Ops[i].Span)
+			}
+		}
+		return part
+	}) {
+		for th, s := range part {
+			spans[th] = append(spans[th], s...)
 		}
 	}
+	memo := map[string]bool{}
 	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && is(a.Name) {
+		if a := &t.Annotations[i]; !a.GPU && isAutotune(memo, a.Name) {
 			spans.add(a.Thread, a.Span)
 		}
 	}
@@ -62,12 +65,25 @@ func AutotuneLaunches(t *trace.Trace) []bool {
 	}
 	spans.merge()
 	out := make([]bool, len(t.GPU))
-	for g := range t.GPU {
-		if l := t.GPU[g].Launch; l != trace.None {
-			out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
+	inChunks(len(t.GPU), func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			if l := t.GPU[g].Launch; l != trace.None {
+				out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
+			}
 		}
-	}
+	})
 	return out
+}
+
+// isAutotune is autotuneRange(name), each distinct name classified once
+// per memo.
+func isAutotune(memo map[string]bool, name string) bool {
+	v, ok := memo[name]
+	if !ok {
+		v = autotuneRange(name)
+		memo[name] = v
+	}
+	return v
 }
 
 // threadSpans are host intervals per thread; after merge, sorted and
