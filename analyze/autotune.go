@@ -38,13 +38,14 @@ func autotuneRange(name string) bool {
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
 	// The ops are classified in chunks side by side, each with its own
-	// memo of names; the chunks' spans are joined in chunk order, so each
+	// memo of names (nameCache); the chunks' spans are joined in chunk order, so each
 	// thread's spans come in op order as before.
 	spans := threadSpans{}
 	for _, part := range mapChunks(len(t.Ops), func(lo, hi int) threadSpans {
-		memo, part := map[string]bool{}, threadSpans{}
+		var memo nameCache[bool]
+		part := threadSpans{}
 		for i := lo; i < hi; i++ {
-			if isAutotune(memo, t.Ops[i].Name) {
+			if memo.get(t.Ops[i].Name, autotuneRange) {
 				part.add(t.Ops[i].Thread, t.Ops[i].Span)
 			}
 		}
@@ -54,9 +55,9 @@ func AutotuneLaunches(t *trace.Trace) []bool {
 			spans[th] = append(spans[th], s...)
 		}
 	}
-	memo := map[string]bool{}
+	var memo nameCache[bool]
 	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && isAutotune(memo, a.Name) {
+		if a := &t.Annotations[i]; !a.GPU && memo.get(a.Name, autotuneRange) {
 			spans.add(a.Thread, a.Span)
 		}
 	}
@@ -73,17 +74,6 @@ func AutotuneLaunches(t *trace.Trace) []bool {
 		}
 	})
 	return out
-}
-
-// isAutotune is autotuneRange(name), each distinct name classified once
-// per memo.
-func isAutotune(memo map[string]bool, name string) bool {
-	v, ok := memo[name]
-	if !ok {
-		v = autotuneRange(name)
-		memo[name] = v
-	}
-	return v
 }
 
 // threadSpans are host intervals per thread; after merge, sorted and

@@ -186,18 +186,19 @@ var KernelCategories = &Analyzer{
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		c := &CategoryFacts{cat: make([]uint8, len(t.GPU)), nameOf: nameIDs{small: make([]uint16, len(t.GPU))}}
-		byName := map[string]int32{}
+		// Kernel names are long (templates, functors): found by address
+		// (nameCache), not hashed per activity.
+		var byName nameCache[int32]
+		newName := func(name string) int32 {
+			c.names = append(c.names, nameInfo{cat: Category(name), library: LibraryKernel(name),
+				gemmLike: gemmLikeName(name), compilerFused: compilerFused(name), foreach: strings.Contains(name, "multi_tensor_apply")})
+			return int32(len(c.names) - 1)
+		}
 		catID := map[string]uint8{}
 		ev := newTritonEvidence(t)
 		for i := range t.GPU {
 			g := &t.GPU[i]
-			id, ok := byName[g.Name]
-			if !ok {
-				id = int32(len(c.names))
-				byName[g.Name] = id
-				c.names = append(c.names, nameInfo{cat: Category(g.Name), library: LibraryKernel(g.Name),
-					gemmLike: gemmLikeName(g.Name), compilerFused: compilerFused(g.Name), foreach: strings.Contains(g.Name, "multi_tensor_apply")})
-			}
+			id := byName.get(g.Name, newName)
 			c.nameOf.set(i, id)
 			cat := categoryOf(t, i, c.names[id].cat, &ev)
 			k, ok := catID[cat]
