@@ -10,7 +10,7 @@ import "unsafe"
 // the slots holds every name by value, so equal names at two addresses
 // share one value.
 type nameCache[V any] struct {
-	slots  [256]nameSlot[V]
+	slots  [512]nameSlot[V]
 	byName map[string]V
 }
 
@@ -26,7 +26,7 @@ type nameSlot[V any] struct {
 func (c *nameCache[V]) get(name string, newValue func(string) V) V {
 	p := unsafe.StringData(name)
 	a := uintptr(unsafe.Pointer(p))
-	s := &c.slots[(a^a>>8^a>>16)&255]
+	s := &c.slots[(a^a>>9^a>>18)&511]
 	if s.p == p && s.n == len(name) && p != nil {
 		return s.v
 	}
