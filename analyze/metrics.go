@@ -271,7 +271,7 @@ func (ix *index) launches(r *Result) func(*Result) {
 	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if IsSyncCall(c.Name) {
+		if ix.sync[i] { // the Launches fact's
 			ls.SyncCalls++
 			ls.SyncUs += us(c.Dur())
 		}

@@ -112,12 +112,13 @@ func (ix *index) stepCounts(r *Result) {
 		if st < 0 {
 			continue
 		}
+		// The Launches fact classified every call once.
 		c := &t.APICalls[i]
-		if isLaunchCall(c) {
+		if ix.launch[i] {
 			r.Steps[st].Launches++
 			r.Steps[st].LaunchAPIUs += us(c.Dur())
 		}
-		if IsSyncCall(c.Name) {
+		if ix.sync[i] {
 			r.Steps[st].SyncUs += us(c.Dur())
 		}
 	}
