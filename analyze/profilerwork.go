@@ -68,55 +68,64 @@ func newLeafWork(t *trace.Trace) leafWork {
 }
 
 // leafBounds returns the intervals of t's leaf ops (parent[i]: op i has
-// an op inside it), in op order, gathered in chunks side by side. Each
-// chunk is counted first, then filled: appended one by one, a trace of
-// 300 k ops spent most of newLeafWork regrowing them. Bounds, not Spans:
-// half the bytes to sort and nothing for the collector to scan.
+// an op inside it), in op order, gathered in chunks side by side. Counted
+// first, then filled: appended one by one, a trace of 300 k ops spent
+// most of newLeafWork regrowing them. Bounds, not Spans: half the bytes
+// to sort and nothing for the collector to scan.
 func leafBounds(t *trace.Trace, parent []bool) []interval.Bounds {
-	return joinParts(mapChunks(len(t.Ops), func(lo, hi int) []interval.Bounds {
+	return countedFill(len(t.Ops), func(lo, hi int) int {
 		n := 0
 		for i := lo; i < hi; i++ {
 			if !parent[i] {
 				n++
 			}
 		}
-		out := make([]interval.Bounds, 0, n)
+		return n
+	}, func(lo, hi int, dst []interval.Bounds) {
+		dst = dst[:0]
 		for i := lo; i < hi; i++ {
 			if !parent[i] {
-				out = append(out, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
+				dst = append(dst, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
 			}
 		}
-		return out
-	}))
+	})
 }
 
 // leafCallBounds returns the intervals of the API calls inside t's leaf
 // ops, in call order, gathered as leafBounds gathers the leaves.
 func leafCallBounds(t *trace.Trace, parent []bool) []interval.Bounds {
-	return joinParts(mapChunks(len(t.APICalls), func(lo, hi int) []interval.Bounds {
+	return countedFill(len(t.APICalls), func(lo, hi int) int {
 		n := 0
 		for i := lo; i < hi; i++ {
 			if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
 				n++
 			}
 		}
-		out := make([]interval.Bounds, 0, n)
+		return n
+	}, func(lo, hi int, dst []interval.Bounds) {
+		dst = dst[:0]
 		for i := lo; i < hi; i++ {
 			if op := t.APICalls[i].Op; op != trace.None && !parent[op] {
-				out = append(out, interval.Bounds{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
+				dst = append(dst, interval.Bounds{Start: t.APICalls[i].Start, End: t.APICalls[i].End})
 			}
 		}
-		return out
-	}))
+	})
 }
 
-// joinParts returns the parts one after another: the one part itself
-// when there is one (one core), not a copy.
-func joinParts[T any](parts [][]T) []T {
-	if len(parts) == 1 {
-		return parts[0]
+// countedFill gathers the items of [0, n) that a chunk keeps into one
+// array, in index order, with the chunks side by side: count(lo, hi) says
+// how many the chunk keeps, then fill(lo, hi, dst) writes them into its
+// own part of the array (dst has that length), so nothing is copied.
+func countedFill[T any](n int, count func(lo, hi int) int, fill func(lo, hi int, dst []T)) []T {
+	type chunk struct{ lo, hi, n int }
+	chunks := mapChunks(n, func(lo, hi int) chunk { return chunk{lo, hi, count(lo, hi)} })
+	at := make([]int, len(chunks)+1)
+	for k, c := range chunks {
+		at[k+1] = at[k] + c.n
 	}
-	return slices.Concat(parts...)
+	out := make([]T, at[len(chunks)])
+	eachTask(len(chunks), func(k int) { fill(chunks[k].lo, chunks[k].hi, out[at[k]:at[k+1]]) })
+	return out
 }
 
 // span adds [from, to) to the work when it is not empty (cum holds the
