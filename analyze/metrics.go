@@ -88,7 +88,7 @@ func (ix *index) kernelRowOf(row KernelStat) Kernel {
 		PerStep: make([]StepShare, len(t.Steps))}
 	// Op names and user lines counted by runs (a kernel's launches come
 	// from a few ops and lines, one after another): hashing each launch's
-	// two names was a third of the table's time.
+	// two names was a quarter of the table's time.
 	var ops, lines nameCounts
 	for _, g := range row.Launches {
 		if st := ix.gpuStep[g]; st >= 0 {
