@@ -37,23 +37,27 @@ func autotuneRange(name string) bool {
 // thread) rather than for the workload. It returns nil when the trace has
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
-	memo := map[string]bool{}
-	is := func(name string) bool {
-		v, ok := memo[name]
-		if !ok {
-			v = autotuneRange(name)
-			memo[name] = v
-		}
-		return v
-	}
+	// The ops are classified in chunks side by side, each with its own
+	// memo of names (nameCache); the chunks' spans are joined in chunk order, so each
+	// thread's spans come in op order as before.
 	spans := threadSpans{}
-	for i := range t.Ops {
-		if is(t.Ops[i].Name) {
-			spans.add(t.Ops[i].Thread, t.Ops[i].Span)
+	for _, part := range mapChunks(len(t.Ops), func(lo, hi int) threadSpans {
+		var memo nameCache[bool]
+		part := threadSpans{}
+		for i := lo; i < hi; i++ {
+			if memo.get(t.Ops[i].Name, autotuneRange) {
+				part.add(t.Ops[i].Thread, t.Ops[i].Span)
+			}
+		}
+		return part
+	}) {
+		for th, s := range part {
+			spans[th] = append(spans[th], s...)
 		}
 	}
+	var memo nameCache[bool]
 	for i := range t.Annotations {
-		if a := &t.Annotations[i]; !a.GPU && is(a.Name) {
+		if a := &t.Annotations[i]; !a.GPU && memo.get(a.Name, autotuneRange) {
 			spans.add(a.Thread, a.Span)
 		}
 	}
@@ -62,11 +66,13 @@ func AutotuneLaunches(t *trace.Trace) []bool {
 	}
 	spans.merge()
 	out := make([]bool, len(t.GPU))
-	for g := range t.GPU {
-		if l := t.GPU[g].Launch; l != trace.None {
-			out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
+	inChunks(len(t.GPU), func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			if l := t.GPU[g].Launch; l != trace.None {
+				out[g] = spans.contains(t.APICalls[l].Thread, t.APICalls[l].Start)
+			}
 		}
-	}
+	})
 	return out
 }
 

@@ -15,15 +15,9 @@ var CompileRegions = &Analyzer{
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
 		var spans []trace.Span
-		isCompile := map[string]bool{}
+		var isCompile nameCache[bool]
 		for i := range t.Ops {
-			name := t.Ops[i].Name
-			c, ok := isCompile[name]
-			if !ok {
-				c = compileEvent(name)
-				isCompile[name] = c
-			}
-			if c {
+			if isCompile.get(t.Ops[i].Name, compileEvent) {
 				spans = append(spans, t.Ops[i].Span)
 			}
 		}

@@ -187,17 +187,21 @@ func profilerName(name string) bool {
 		strings.HasPrefix(name, "PyTorch Profiler") || strings.HasPrefix(name, "Record Window End")
 }
 
-// ledgers fills each step's Ledger and StepStats.SteadyLedger, and keeps
-// each line's intervals for LedgerSegments.
-func (ix *index) ledgers(r *Result, works []stepWork) {
-	t := ix.t
+// stepWindows are the steps' windows, which the ledger index files host
+// work under.
+func stepWindows(works []stepWork) []trace.Span {
 	windows := make([]trace.Span, len(works))
 	for i := range works {
 		windows[i] = works[i].window
 	}
-	done := ix.clock.start("metrics: ledger index")
-	li := ix.newLedgerIndex(windows)
-	done()
+	return windows
+}
+
+// ledgers fills each step's Ledger and StepStats.SteadyLedger from the
+// ledger index li of the steps' windows, and keeps each line's intervals
+// for LedgerSegments.
+func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
+	t := ix.t
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
 	// Each step's ledger reads only its own window's intervals; a chunk
 	// of steps reuses one scratch from step to step.

@@ -294,10 +294,10 @@ func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 			if !f.touches(c.Span) {
 				continue
 			}
-			switch {
-			case IsSyncCall(c.Name):
+			switch { // as the Launches fact classified the call
+			case ix.sync[i]:
 				f.add(srcSync, c.Span)
-			case isLaunchCall(c):
+			case ix.launch[i]:
 				f.add(srcLaunch, c.Span)
 			}
 		}

@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"slices"
-	"sync"
 
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
@@ -22,36 +21,49 @@ func us(d trace.Duration) float64 { return d.Micros() }
 
 // metrics computes every metric of a Result except findings.
 func (ix *index) metrics() *Result {
-	clock := ix.clock
 	t := ix.t
 	r := &Result{SchemaVersion: SchemaVersion, Source: t.Source, Device: t.DeviceName(), Framework: t.Meta.Framework, Corrections: []string{}}
-	// The op, annotation and roofline tables read only the facts, not r:
-	// they are built beside the step metrics, which read one another.
-	var wg sync.WaitGroup
+	// The parts run side by side as chains of what reads what: each
+	// writes its own fields of r (on 16 cores the metrics waited for one
+	// chain of eight parts, 74 ms, while the cores idled). Only the
+	// summary reads the kernels, and the phases and the launches per
+	// step read the steps; communication reads the summary and the
+	// steps, after both.
 	var ops []OpStat
 	var annotations []AnnotationStat
 	var roofline []RooflineRow
-	wg.Go(func() {
-		defer clock.start("metrics: roofline")()
-		roofline = ix.roofline()
-	})
-	wg.Go(func() {
-		defer clock.start("metrics: ops and annotations")()
-		ops, annotations = ix.ops(), ix.annotations()
-	})
-	for _, part := range []struct {
-		name string
-		fn   func(*Result)
-	}{{"kernels", ix.kernels}, {"categories", ix.categories}, {"summary", ix.summary}, {"steps", ix.steps},
-		{"phases", ix.phaseSteps}, {"communication", ix.commSteps}, {"launches", ix.launches}, {"memory", ix.memoryTimeline}} {
-		done := clock.start("metrics: " + part.name)
-		part.fn(r)
-		done()
+	var launches func(*Result)
+	chains := [][]metricPart{
+		{{"kernels", ix.kernels}, {"summary", ix.summary}},
+		{{"steps", ix.steps}, {"phases", ix.phaseSteps}},
+		{{"ops", func(*Result) { ops = ix.ops() }}},
+		{{"annotations", func(*Result) { annotations = ix.annotations() }}},
+		{{"roofline", func(*Result) { roofline = ix.roofline() }}},
+		{{"categories", ix.categories}},
+		{{"launches", func(r *Result) { launches = ix.launches(r) }}},
+		{{"memory", ix.memoryTimeline}},
 	}
-	wg.Wait()
+	eachTask(len(chains), func(i int) {
+		for _, part := range chains[i] {
+			done := ix.clock.start("metrics: " + part.name)
+			part.fn(r)
+			done()
+		}
+	})
+	done := ix.clock.start("metrics: communication")
+	ix.commSteps(r)
+	launches(r)
+	done()
 	r.Ops, r.Annotations, r.Roofline = ops, annotations, roofline
 	deriveFigures(r)
 	return r
+}
+
+// metricPart is one part of the metrics: it fills its own fields of a
+// Result.
+type metricPart struct {
+	name string
+	fn   func(*Result)
 }
 
 func (ix *index) kernels(r *Result) {
@@ -74,8 +86,10 @@ func (ix *index) kernelRowOf(row KernelStat) Kernel {
 	t := ix.t
 	k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
 		PerStep: make([]StepShare, len(t.Steps))}
-	ops := map[string]int{}
-	lines := map[string]int{}
+	// Op names and user lines counted by runs (a kernel's launches come
+	// from a few ops and lines, one after another): hashing each launch's
+	// two names was a quarter of the table's time.
+	var ops, lines nameCounts
 	for _, g := range row.Launches {
 		if st := ix.gpuStep[g]; st >= 0 {
 			k.PerStep[st].Count++
@@ -86,16 +100,57 @@ func (ix *index) kernelRowOf(row KernelStat) Kernel {
 		if k.Category == "" || k.Category == CategoryCustom {
 			k.Category = ix.category(int(g))
 		}
-		if op := ix.opOf(int(g)); op != trace.None {
-			ops[t.Ops[op].Name]++
-		}
-		if l := ix.userLine(int(g)); l != "" {
-			lines[l]++
+		if l := t.GPU[g].Launch; l != trace.None {
+			if op := t.APICalls[l].Op; op != trace.None {
+				ops.add(t.Ops[op].Name)
+			}
+			if f := ix.userFrameOf(t.APICalls[l].Frame); f != trace.None && t.Frames[f].Name != "" {
+				lines.add(t.Frames[f].Name)
+			}
 		}
 	}
-	k.Ops = topKeys(ops, MaxAttribution)
-	k.Python = topKeys(lines, MaxAttribution)
+	k.Ops = topKeys(ops.counts(), MaxAttribution)
+	k.Python = topKeys(lines.counts(), MaxAttribution)
 	return k
+}
+
+// nameCounts counts names; a run of one name (interned: compared by
+// address first) is counted without hashing it.
+type nameCounts struct {
+	n        map[string]int
+	last     string
+	lastRuns int
+}
+
+// add counts name once.
+func (c *nameCounts) add(name string) {
+	if c.lastRuns > 0 && name == c.last {
+		c.lastRuns++
+		return
+	}
+	c.flush()
+	c.last, c.lastRuns = name, 1
+}
+
+// flush moves the pending run into the map.
+func (c *nameCounts) flush() {
+	if c.lastRuns == 0 {
+		return
+	}
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[c.last] += c.lastRuns
+	c.lastRuns = 0
+}
+
+// counts returns the counts by name.
+func (c *nameCounts) counts() map[string]int {
+	c.flush()
+	if c.n == nil {
+		return map[string]int{}
+	}
+	return c.n
 }
 
 // topKeys returns up to n keys of m with the largest counts (ties by key).
@@ -187,162 +242,6 @@ func (ix *index) summary(r *Result) {
 	s.FirstStepIsFirstExecution = s.ProfiledFrom == 0
 }
 
-// steps fills Result.Steps and StepStats: per step its times and counts,
-// then the medians, steady-state figures, periods, ledgers and steady
-// categories over them.
-func (ix *index) steps(r *Result) {
-	done := ix.clock.start("metrics: steps' GPU work")
-	works := ix.stepWorks(r.Device)
-	done()
-	done = ix.clock.start("metrics: step times and counts")
-	ix.stepTimes(r, works)
-	ix.stepCounts(r)
-	stepMedians(r)
-	done()
-	if len(r.Steps) == 0 {
-		return
-	}
-	done = ix.clock.start("metrics: steady steps and periods")
-	ix.steadyStats(r)
-	ix.stepPeriods(r, works)
-	done()
-	done = ix.clock.start("metrics: ledgers")
-	ix.ledgers(r, works)
-	done()
-	done = ix.clock.start("metrics: steady categories")
-	if spinAsWaiting(r) {
-		stepMedians(r)
-		ix.steadyStats(r)
-	}
-	ix.steadyCategories(r)
-	done()
-}
-
-// stepTimes fills each step's wall, GPU busy and idle time and its idle
-// split into launch gaps and long gaps, from the steps' GPU work.
-func (ix *index) stepTimes(r *Result, works []stepWork) {
-	t := ix.t
-	origin := ix.whole.Start
-	ndev := max(len(ix.devices), 1)
-	r.Steps = make([]Step, len(t.Steps))
-	for i, st := range t.Steps {
-		s := &r.Steps[i]
-		w := &works[i]
-		s.Number, s.Synthetic = st.Number, st.Synthetic
-		s.StartUs = us(trace.Duration(st.Start - origin))
-		s.HostWallUs = us(st.Dur())
-		s.WallUs = us(w.spanDuration)
-		s.IrreducibleGPUUs = w.irreducible
-		s.ComputeBusyUs, s.CommunicationUs = w.computeUs, w.commUs
-		s.GPUBusyUs = w.busyUs
-		s.GPUIdleUs = max(s.WallUs*float64(ndev)-s.GPUBusyUs, 0)
-		if s.WallUs > 0 {
-			s.GPUBusyShare = min(s.GPUBusyUs/(s.WallUs*float64(ndev)), 1)
-		}
-		s.LaunchGapIdleUs, s.LongGapIdleUs = w.launchGapUs, w.longGapUs
-	}
-}
-
-// stepCounts fills each step's kernels, memcpys, GPU-bound and kernel
-// time, top-level op time, launches and sync time.
-func (ix *index) stepCounts(r *Result) {
-	t := ix.t
-	for i := range t.GPU {
-		st := ix.gpuStep[i]
-		if st < 0 {
-			continue
-		}
-		r.Steps[st].GPUBoundUs += us(ix.CriticalFacts.Of(i))
-		switch t.GPU[i].Kind {
-		case trace.Kernel:
-			r.Steps[st].Kernels++
-			r.Steps[st].KernelUs += us(t.GPU[i].Dur())
-		case trace.Memcpy:
-			r.Steps[st].Memcpys++
-		}
-	}
-	for i := range r.Steps {
-		// Streams overlap: critical time summed over activities can pass
-		// the step's busy time (a union); it is a part of it.
-		r.Steps[i].GPUBoundUs = min(r.Steps[i].GPUBoundUs, r.Steps[i].GPUBusyUs)
-	}
-	steps := newStepCursor(t)
-	for i := range t.Ops {
-		op := &t.Ops[i]
-		if op.Parent != trace.None {
-			continue // nested time is already inside its top-level op
-		}
-		if st := steps.of(op.Start); st >= 0 {
-			r.Steps[st].CPUOpUs += us(op.Dur())
-		}
-	}
-	for i := range t.APICalls {
-		st := ix.apiStep[i]
-		if st < 0 {
-			continue
-		}
-		c := &t.APICalls[i]
-		if isLaunchCall(c) {
-			r.Steps[st].Launches++
-			r.Steps[st].LaunchAPIUs += us(c.Dur())
-		}
-		if IsSyncCall(c.Name) {
-			r.Steps[st].SyncUs += us(c.Dur())
-		}
-	}
-}
-
-// stepMedians fills StepStats' count, first step and the medians over all
-// steps and over the steps after the first.
-func stepMedians(r *Result) {
-	ss := &r.StepStats
-	ss.Count = len(r.Steps)
-	if len(r.Steps) == 0 {
-		return
-	}
-	ss.FirstStepUs = r.Steps[0].WallUs
-	med := func(f func(*Step) float64, skipFirst bool) float64 {
-		steps := r.Steps
-		if skipFirst && len(steps) > 1 {
-			steps = steps[1:]
-		}
-		v := make([]float64, len(steps))
-		for i := range steps {
-			v[i] = f(&steps[i])
-		}
-		return median(v)
-	}
-	wall := func(s *Step) float64 { return s.WallUs }
-	busy := func(s *Step) float64 { return s.GPUBusyUs }
-	launches := func(s *Step) float64 { return float64(s.Launches) }
-	api := func(s *Step) float64 { return s.LaunchAPIUs }
-	ss.MedianWallUs, ss.MedianWallUsNoFirst = med(wall, false), med(wall, true)
-	ss.MedianGPUBusyUs, ss.MedianGPUBusyUsNoFirst = med(busy, false), med(busy, true)
-	ss.MedianLaunches, ss.MedianLaunchesNoFirst = med(launches, false), med(launches, true)
-	ss.MedianLaunchAPIUs, ss.MedianLaunchAPIUsNoFirst = med(api, false), med(api, true)
-}
-
-// steadyStats fills StepStats' steady-state medians: the one definition of
-// "the step" that findings' shares and every face's headline use.
-func (ix *index) steadyStats(r *Result) {
-	ss := &r.StepStats
-	steps := steadySteps(r)
-	ss.SteadySteps = len(steps)
-	ss.SteadyWallUs = medianOf(steps, func(s *Step) float64 { return s.WallUs })
-	ss.SteadyGPUBusyUs = medianOf(steps, func(s *Step) float64 { return s.GPUBusyUs })
-	ss.SteadyGPUIdleUs = medianOf(steps, func(s *Step) float64 { return s.GPUIdleUs })
-	ss.SteadyLaunchGapUs = medianOf(steps, func(s *Step) float64 { return s.LaunchGapIdleUs })
-	ss.SteadyLongGapUs = medianOf(steps, func(s *Step) float64 { return s.LongGapIdleUs })
-	ss.SteadyKernels = medianOf(steps, func(s *Step) float64 { return float64(s.Kernels) })
-	ss.SteadyLaunches = medianOf(steps, func(s *Step) float64 { return float64(s.Launches) })
-	ss.SteadyLaunchAPIUs = medianOf(steps, func(s *Step) float64 { return s.LaunchAPIUs })
-	ss.SteadyIrreducibleUs = min(medianOf(steps, func(s *Step) float64 { return s.IrreducibleGPUUs }), ss.SteadyGPUBusyUs)
-	ss.SteadyGPUBoundUs = medianOf(steps, func(s *Step) float64 { return s.GPUBoundUs })
-	// The median of per-step shares, not busy over wall of two medians:
-	// each step's share is within [0, 1], so their median is too.
-	ss.SteadyGPUBusyShare = min(medianOf(steps, func(s *Step) float64 { return s.GPUBusyShare }), 1)
-}
-
 // Median returns the median of v (which it sorts), 0 for none: the one
 // median of the project (steps, kernels, diff's samples).
 func Median(v []float64) float64 { return median(v) }
@@ -350,7 +249,10 @@ func Median(v []float64) float64 { return median(v) }
 // median returns the median of v (which it sorts), 0 for none.
 func median(v []float64) float64 { return stats.Median(v) }
 
-func (ix *index) launches(r *Result) {
+// launches fills Result.Launches but for its launches per step, which it
+// returns a func to fill once the steps are known: the rest reads only
+// the trace, so it runs beside the steps.
+func (ix *index) launches(r *Result) func(*Result) {
 	t := ix.t
 	ls := &r.Launches
 	// Sized once (counted first): appended one by one, a million
@@ -369,7 +271,7 @@ func (ix *index) launches(r *Result) {
 	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		if IsSyncCall(c.Name) {
+		if ix.sync[i] { // the Launches fact's
 			ls.SyncCalls++
 			ls.SyncUs += us(c.Dur())
 		}
@@ -397,12 +299,13 @@ func (ix *index) launches(r *Result) {
 		if len(d) == 0 {
 			return
 		}
-		slices.Sort(d)
 		var sum trace.Duration
 		for _, x := range d {
 			sum += x
 		}
-		return us(sum), us(sum) / float64(len(d)), us(Percentile(d, 50)), us(Percentile(d, 95))
+		// Two ranks each, selected: the three sorts were most of this.
+		p := percentiles(d, 50, 95)
+		return us(sum), us(sum) / float64(len(d)), us(p[0]), us(p[1])
 	}
 	ls.APIUs, ls.MeanAPIUs, ls.MedianAPIUs, ls.P95APIUs = stat(api)
 	_, ls.MeanQueueUs, ls.MedianQueueUs, ls.P95QueueUs = stat(queue)
@@ -410,7 +313,7 @@ func (ix *index) launches(r *Result) {
 	if len(kdur) > 0 {
 		ls.ShortKernelShare = float64(ls.ShortKernels) / float64(len(kdur))
 	}
-	ls.PerStep = r.StepStats.MedianLaunches
+	return func(r *Result) { r.Launches.PerStep = r.StepStats.MedianLaunches }
 }
 
 // durUs turns microseconds back into a Duration for printing.

@@ -66,31 +66,54 @@ func phases(t *trace.Trace, attr *AttributionFacts) []phase {
 		}
 	}
 	opt.merge()
-	bwdOp := map[trace.Index]bool{}
-	isBwd := func(op trace.Index) bool {
-		if v, ok := bwdOp[op]; ok {
-			return v
-		}
-		v := false
-		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			if backwardOp(t.Ops[cur].Name) {
-				v = true
-				break
+	// Each chunk of activities keeps its own answers per op (a byte an
+	// op: a map of one entry per launching op was most of the fact).
+	inChunks(len(t.GPU), func(lo, hi int) {
+		bwd := backwardOps{t: t, memo: make([]uint8, len(t.Ops))}
+		for g := lo; g < hi; g++ {
+			if op := attr.opOf(g); op != trace.None && bwd.of(op) {
+				out[g] = backward
+				continue
+			}
+			if l := t.GPU[g].Launch; l != trace.None && opt.contains(t.APICalls[l].Thread, t.APICalls[l].Start) {
+				out[g] = optimizer
 			}
 		}
-		bwdOp[op] = v
-		return v
-	}
-	for g := range t.GPU {
-		if op := attr.opOf(g); op != trace.None && isBwd(op) {
-			out[g] = backward
-			continue
-		}
-		if l := t.GPU[g].Launch; l != trace.None && opt.contains(t.APICalls[l].Thread, t.APICalls[l].Start) {
-			out[g] = optimizer
-		}
-	}
+	})
 	return out
+}
+
+// backwardOps answers whether an op is or runs inside a backward op,
+// memoising each op on the walks up: 0 not known yet, 1 no, 2 yes.
+type backwardOps struct {
+	t    *trace.Trace
+	memo []uint8
+}
+
+// of reports whether op or an op around it is autograd's wrapper of a
+// backward node. An op between op and the first backward op found is
+// inside it; with none, no op on the walk is inside one.
+func (b *backwardOps) of(op trace.Index) bool {
+	t := b.t
+	v := uint8(1)
+	cur := op
+	for ; cur != trace.None; cur = t.Ops[cur].Parent {
+		if m := b.memo[cur]; m != 0 {
+			v = m
+			break
+		}
+		if backwardOp(t.Ops[cur].Name) {
+			v = 2
+			break
+		}
+	}
+	for x := op; x != cur; x = t.Ops[x].Parent {
+		b.memo[x] = v
+	}
+	if cur != trace.None {
+		b.memo[cur] = v
+	}
+	return v == 2
 }
 
 // phaseSteps fills each step's kernel time per phase and the medians over
@@ -208,7 +231,20 @@ var Phases = &Analyzer{
 	Requires: []*Analyzer{Attribution, KernelCategories},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
-		return &PhaseFacts{phase: phases(t, p.ix.AttributionFacts), autotune: AutotuneLaunches(t), comm: splitBusy(t, p.ix.CategoryFacts)}, nil
+		// The three parts read only the trace and the facts: side by
+		// side (the fact was the longest of the facts on 16 cores).
+		f := &PhaseFacts{}
+		eachTask(3, func(i int) {
+			switch i {
+			case 0:
+				f.autotune = AutotuneLaunches(t)
+			case 1:
+				f.phase = phases(t, p.ix.AttributionFacts)
+			default:
+				f.comm = splitBusy(t, p.ix.CategoryFacts)
+			}
+		})
+		return f, nil
 	},
 }
 

@@ -48,7 +48,7 @@ func newProfilerClock(t *trace.Trace) *profilerClock {
 	// side: the clock is on the way of the analyzers that need it.
 	var wg sync.WaitGroup
 	wg.Go(func() { c.ops, c.loader = opStarts(t) })
-	wg.Go(func() { c.frames = sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start }) })
+	wg.Go(func() { c.frames = frameStarts(t) })
 	wg.Go(func() { c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At }) })
 	if len(t.Ops) > 0 {
 		wg.Go(func() {
@@ -64,15 +64,31 @@ func newProfilerClock(t *trace.Trace) *profilerClock {
 }
 
 // opStarts returns the sorted starts of the framework ops and host
-// ranges outside a DataLoader's loading ranges, and of those inside.
+// ranges outside a DataLoader's loading ranges, and of those inside. The
+// ops are read in chunks side by side (a sorted list of times does not
+// depend on the order they were gathered in).
 func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
 	loading := loaderRanges(t)
-	ops = make([]trace.Time, 0, len(t.Ops)+len(t.Annotations))
-	for i := range t.Ops {
-		if at := t.Ops[i].Start; len(loading) > 0 && overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
-			loader = append(loader, at)
-		} else {
-			ops = append(ops, at)
+	if len(loading) == 0 {
+		ops = make([]trace.Time, len(t.Ops), len(t.Ops)+len(t.Annotations))
+		inChunks(len(t.Ops), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				ops[i] = t.Ops[i].Start
+			}
+		})
+	} else {
+		ops = make([]trace.Time, 0, len(t.Ops)+len(t.Annotations))
+		for _, part := range mapChunks(len(t.Ops), func(lo, hi int) (p [2][]trace.Time) {
+			for i := lo; i < hi; i++ {
+				if at := t.Ops[i].Start; overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
+					p[1] = append(p[1], at)
+				} else {
+					p[0] = append(p[0], at)
+				}
+			}
+			return p
+		}) {
+			ops, loader = append(ops, part[0]...), append(loader, part[1]...)
 		}
 	}
 	for i := range t.Annotations {
@@ -83,6 +99,19 @@ func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
 	sortTimes(ops)
 	sortTimes(loader)
 	return ops, loader
+}
+
+// frameStarts returns the sorted starts of t's Python frames, read in
+// chunks side by side.
+func frameStarts(t *trace.Trace) []trace.Time {
+	v := make([]trace.Time, len(t.Frames))
+	inChunks(len(v), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = t.Frames[i].Start
+		}
+	})
+	sortTimes(v)
+	return v
 }
 
 // loaderRanges are the host ranges a DataLoader records around each

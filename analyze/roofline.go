@@ -90,38 +90,63 @@ type rooflineCall struct {
 }
 
 // rooflineCalls returns the GPU time and main kernel per launching GEMM op
-// call.
+// call. The kernels are read in chunks side by side, and the chunks'
+// calls joined in chunk order: the times are integer sums, and a call's
+// main kernel stays the first of its longest.
 func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
 	t := ix.t
-	calls := map[trace.Index]*rooflineCall{}
-	for g := range t.GPU {
-		if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.category(g)) || ix.autotune != nil && ix.autotune[g] {
-			// Only the GEMM or attention kernel does the op's FLOPs: under
-			// autocast an outer aten::linear also launches casts and a
-			// bias add, which must not dilute its rate.
-			continue
-		}
-		op := ix.opOf(g)
-		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			if flopOp(t.Ops[cur].Name) {
-				op = cur
-				break
+	parts := mapChunks(len(t.GPU), func(lo, hi int) map[trace.Index]*rooflineCall {
+		calls := map[trace.Index]*rooflineCall{}
+		for g := lo; g < hi; g++ {
+			op := ix.rooflineOp(g)
+			if op == trace.None {
+				continue
+			}
+			c := calls[op]
+			if c == nil {
+				c = &rooflineCall{kernel: g}
+				calls[op] = c
+			}
+			c.gpu += t.GPU[g].Dur()
+			if t.GPU[g].Dur() > t.GPU[c.kernel].Dur() {
+				c.kernel = g
 			}
 		}
-		if op == trace.None || !flopOp(t.Ops[op].Name) {
-			continue
-		}
-		c := calls[op]
-		if c == nil {
-			c = &rooflineCall{kernel: g}
-			calls[op] = c
-		}
-		c.gpu += t.GPU[g].Dur()
-		if t.GPU[g].Dur() > t.GPU[c.kernel].Dur() {
-			c.kernel = g
+		return calls
+	})
+	calls := parts[0]
+	for _, part := range parts[1:] {
+		for op, pc := range part {
+			c := calls[op]
+			if c == nil {
+				calls[op] = pc
+				continue
+			}
+			c.gpu += pc.gpu
+			if t.GPU[pc.kernel].Dur() > t.GPU[c.kernel].Dur() {
+				c.kernel = pc.kernel
+			}
 		}
 	}
 	return calls
+}
+
+// rooflineOp returns the GEMM op call whose FLOPs kernel g computes (the
+// innermost op around its launch that flopOp knows), or None.
+func (ix *index) rooflineOp(g int) trace.Index {
+	t := ix.t
+	if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.category(g)) || ix.autotune != nil && ix.autotune[g] {
+		// Only the GEMM or attention kernel does the op's FLOPs: under
+		// autocast an outer aten::linear also launches casts and a
+		// bias add, which must not dilute its rate.
+		return trace.None
+	}
+	for cur := ix.opOf(g); cur != trace.None; cur = t.Ops[cur].Parent {
+		if flopOp(t.Ops[cur].Name) {
+			return cur
+		}
+	}
+	return trace.None
 }
 
 // rooflineGroup is one roofline row being summed: its calls and GPU time.
