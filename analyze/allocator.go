@@ -48,7 +48,7 @@ func deviceAllocCall(name string) (string, bool) {
 }
 
 // allocCallKind is deviceAllocCall's kind of an API call named name (""
-// for a call that neither allocates nor frees), the answer nameMemo
+// for a call that neither allocates nor frees), the answer a nameCache
 // remembers: a few names make every call, and lowering one with capitals
 // (each launch's) copies it.
 func allocCallKind(name string) string {
@@ -83,10 +83,10 @@ func runAllocatorChurn(p *Pass) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	var kinds nameMemo[string]
+	var kinds nameCache[string]
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
-		kind := kinds.of(c.Name, allocCallKind)
+		kind := kinds.get(c.Name, allocCallKind)
 		if kind == "" {
 			continue
 		}

@@ -94,10 +94,10 @@ func hookFrames(t *trace.Trace, children []int) (hooks []int, keys []string) {
 		keys  []string
 	}
 	for _, f := range mapChunks(len(children), func(lo, hi int) found {
-		var names nameMemo[string]
+		var names nameCache[string]
 		var out found
 		for _, i := range children[lo:hi] {
-			if key := names.of(t.Frames[i].Name, hookKeyName); key != "" {
+			if key := names.get(t.Frames[i].Name, hookKeyName); key != "" {
 				out.hooks, out.keys = append(out.hooks, i), append(out.keys, key)
 			}
 		}
@@ -185,7 +185,7 @@ func hookKey(f *trace.PyFrame) string {
 func dispatchedFrames(t *trace.Trace) []int {
 	chunks := mapChunks(len(t.Frames), func(lo, hi int) []int {
 		var found []int
-		var dispatchers nameMemo[bool]
+		var dispatchers nameCache[bool]
 		for i := lo; i < hi; i++ {
 			if par := t.Frames[i].Parent; par != trace.None && dispatcherOf(&dispatchers, &t.Frames[par]) {
 				found = append(found, i)

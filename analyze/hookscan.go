@@ -8,11 +8,13 @@ import (
 )
 
 // dispatcherName is hookDispatcher of a frame named name, the answer a
-// nameMemo remembers: a module's call path is the same few frames
+// nameCache remembers: a module's call path is the same few frames
 // (module.py's _wrapped_call_impl, _call_impl and inner at one line
 // each), the parent of most frames of a deep stack, and parsing their
 // names again for every child was most of hook-overhead's walk.
-func dispatcherName(name string) bool { return hookDispatcher(&trace.PyFrame{Span: trace.Span{Name: name}}) }
+func dispatcherName(name string) bool {
+	return hookDispatcher(&trace.PyFrame{Span: trace.Span{Name: name}})
+}
 
 // hookKeyName is hookKey of a frame named name (a dispatcher's callees are
 // a few functions called again and again).
@@ -128,10 +130,10 @@ func topOpTimes(t *trace.Trace) *opTimes {
 // dispatcherOf is hookDispatcher(f) remembered in m. The suffix test that
 // rules out nearly every frame of a deep stack runs before the memo: it
 // is cheaper than a slot's compare.
-func dispatcherOf(m *nameMemo[bool], f *trace.PyFrame) bool {
+func dispatcherOf(m *nameCache[bool], f *trace.PyFrame) bool {
 	n := f.Name
 	if !strings.HasSuffix(n, "inner") && !strings.HasSuffix(n, "_call_impl") {
 		return false
 	}
-	return m.of(n, dispatcherName)
+	return m.get(n, dispatcherName)
 }

@@ -68,10 +68,10 @@ func (ix *index) allocHostUs(steps int) float64 {
 		return 0
 	}
 	per := make([]float64, steps)
-	var kinds nameMemo[string]
+	var kinds nameCache[string]
 	for i := range ix.t.APICalls {
 		c := &ix.t.APICalls[i]
-		if st := int(ix.apiStep[i]); st >= first && kinds.of(c.Name, allocCallKind) != "" {
+		if st := int(ix.apiStep[i]); st >= first && kinds.get(c.Name, allocCallKind) != "" {
 			per[st] += us(c.Dur())
 		}
 	}

@@ -80,11 +80,11 @@ func (p *Pass) opClasses() (*OpClassFacts, error) {
 func newOpClasses(t *trace.Trace) *OpClassFacts {
 	f := &OpClassFacts{class: make([]opClass, len(t.Ops)), parent: make([]trace.Index, len(t.Ops))}
 	inChunks(len(t.Ops), func(lo, hi int) {
-		var names nameMemo[opClass]
+		var names nameCache[opClass]
 		for i := lo; i < hi; i++ {
 			o := &t.Ops[i]
 			f.parent[i] = o.Parent
-			f.class[i] = names.of(o.Name, classifyOp)
+			f.class[i] = names.get(o.Name, classifyOp)
 		}
 	})
 	return f
