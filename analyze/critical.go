@@ -198,15 +198,17 @@ type criticalShares struct {
 	first       int32 // the first steady step
 }
 
-// newCriticalShares reads the Critical fact over the steps r calls steady
-// (every step after the first, or the only one).
-func newCriticalShares(ix *index, r *Result) *criticalShares {
+// newCriticalShares reads the Critical fact over the steps the metrics
+// call steady (every step after the first, or the only one; the metrics
+// have a step for each of the trace's). It reads no metric, so it is
+// built beside them.
+func newCriticalShares(ix *index) *criticalShares {
 	c := &criticalShares{byName: map[string][2]trace.Duration{}, ix: ix}
 	if ix.CriticalFacts == nil || ix.StepFacts == nil {
 		return c
 	}
 	first := 0
-	if len(r.Steps) > 1 {
+	if len(ix.t.Steps) > 1 {
 		first = 1
 	}
 	c.first = int32(first)

@@ -36,7 +36,7 @@ func BenchmarkFindingOnTrace(b *testing.B) {
 	all := newIndex(t, results)
 	r := all.metrics()
 	r.view = newView(t, all)
-	critical := newCriticalShares(all, r)
+	critical := newCriticalShares(all)
 	for _, n := range strings.Split(os.Getenv("FND_ANALYZERS"), ",") {
 		a := lookupAny(n)
 		if a == nil {

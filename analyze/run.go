@@ -119,25 +119,29 @@ func runWith(t *trace.Trace, as []*Analyzer, cfg Config) (*Result, error) {
 	all := newIndex(t, results)
 	all.peerWait = unionSpans(slices.Clone(cfg.PeerWait))
 	all.clock = clock
-	// The selected analyzers' facts that read no metric run beside the
-	// metrics, which read only all (built above): the two share no
-	// table, and the findings' graph below finds those facts done.
+	// The selected analyzers' facts that read no metric, the faces' view
+	// and the critical shares run beside the metrics, which read only all
+	// (built above): they share no table, and the findings' graph below
+	// finds those facts done.
 	var beside sync.WaitGroup
 	var besideErr error
 	if early := withoutMetrics(as); len(early) > 0 {
 		beside.Go(func() { _, besideErr = runGraph(t, early, nil, results, nil, budget, clock) })
 	}
+	var view *View
+	var critical *criticalShares
+	beside.Go(func() {
+		defer clock.start("view and critical shares")()
+		view, critical = newView(t, all), newCriticalShares(all)
+	})
 	r := all.metrics()
 	beside.Wait()
 	if besideErr != nil {
 		return nil, besideErr
 	}
 	r.Summary.StepSource, r.Summary.StepLabel = source, label
-	done = clock.start("view and critical shares")
-	r.view = newView(t, all)
+	r.view = view
 	r.Analyzers = []string{}
-	critical := newCriticalShares(all, r)
-	done()
 	// Findings join the Result only after every analyzer ran: no pass
 	// sees another analyzer's findings.
 	done = clock.start("findings")
