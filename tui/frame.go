@@ -18,6 +18,10 @@ func (m *Model) View() string {
 	if !m.loaded {
 		return m.loadingView(w, h)
 	}
+	if !m.drawn {
+		defer m.stage("first frame drawn")
+		m.drawn = true
+	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.tabBar(w))
 	var body []string

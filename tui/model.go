@@ -56,6 +56,11 @@ type Options struct {
 	// Renderer draws styles for the terminal the UI writes to; nil means
 	// lipgloss's default (stdout, honouring NO_COLOR).
 	Renderer *lipgloss.Renderer
+	// Stage, when set, is told as each part of loading ends ("tables
+	// built", "screens built", "first frame drawn"): what the command's
+	// $TRACELENS_STAGES prints, so a slow first frame can be pinned on a
+	// part without a profiler.
+	Stage func(what string)
 }
 
 // screen is one of the numbered views.
@@ -106,7 +111,9 @@ type Model struct {
 	bar     progress.Model
 	started time.Time
 	loaded  bool
-	err     error
+	// drawn is whether a loaded frame has been drawn (Options.Stage).
+	drawn bool
+	err   error
 
 	data    *data
 	screens [numScreens]screen
@@ -269,7 +276,17 @@ func (m *Model) load() tea.Msg {
 	if err != nil {
 		return loadedMsg{err: err}
 	}
-	return loadedMsg{d: d, screens: newScreens(d)}
+	m.stage("analysis and tables built")
+	screens := newScreens(d)
+	m.stage("screens built")
+	return loadedMsg{d: d, screens: screens}
+}
+
+// stage tells Options.Stage that what has ended.
+func (m *Model) stage(what string) {
+	if m.opts.Stage != nil {
+		m.opts.Stage(what)
+	}
 }
 
 // newScreens builds every screen's precomputed state (sorted orders,

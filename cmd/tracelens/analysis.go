@@ -20,7 +20,7 @@ func analyzeTrace(t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
 // waits): how the faces that analyze later, the TUI's screens, honour the
 // flags.
 func (e *env) analyze(t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
-	cfg.Enable, cfg.Disable = e.cfg.Enable, e.cfg.Disable
+	cfg.Enable, cfg.Disable, cfg.Stages = e.cfg.Enable, e.cfg.Disable, e.stages
 	return analyzeTrace(t, cfg)
 }
 

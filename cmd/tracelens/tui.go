@@ -57,6 +57,9 @@ func runTUI(e *env, args []string) error {
 	}
 	defer closeKeys()
 	opts := tui.Options{Name: pos[len(pos)-1], Load: loader(pos[len(pos)-1]), Analyze: e.analyze}
+	if e.stages != nil {
+		opts.Stage = e.stageAt
+	}
 	if isRun {
 		opts.Name = strings.Join(pos, " ")
 		runTUIOptions(&opts, pos, quietEnv(e))
