@@ -91,6 +91,8 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	// analysis, not after it.
 	lanesCh := make(chan []lane, 1)
 	go func() { lanesCh <- buildLanes(t) }()
+	opsCh := make(chan *placedOps, 1)
+	go func() { opsCh <- placeOps(t) }()
 	launches := map[string][]trace.Index{}
 	for i := range t.GPU {
 		if g := &t.GPU[i]; g.Kind == trace.Kernel {
@@ -110,12 +112,12 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	}
 	res := a.res
 	// The screens read the trace analyze read (its steps derived where
-	// the trace marks none) and its facts through the view. The op tree
-	// (a walk of every op and launch, 20-30 ms on a 500 MB trace) is
-	// built beside the kernel rows and the wait for the lanes.
+	// the trace marks none) and its facts through the view. The op
+	// tree's launches (its ops were placed beside the analysis) are hung
+	// beside the kernel rows and the wait for the lanes.
 	v := res.View()
 	treeCh := make(chan opTree, 1)
-	go func() { treeCh <- buildOpTree(v.Trace(), v.Op) }()
+	go func() { treeCh <- (<-opsCh).withGPU(v.Trace(), v.Op) }()
 	d := &data{name: sanitize(filepath.Base(t.Source)), t: v.Trace(), res: res, kernelIndex: make(map[string]int, len(res.Kernels))}
 	if lanes := <-lanesCh; d.t == t {
 		// (Where analyze derived the steps, its trace is another: the

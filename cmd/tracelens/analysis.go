@@ -21,6 +21,7 @@ func analyzeTrace(t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
 // flags.
 func (e *env) analyze(t *trace.Trace, cfg analyze.Config) (*analyze.Result, error) {
 	cfg.Enable, cfg.Disable, cfg.Stages = e.cfg.Enable, e.cfg.Disable, e.stages
+	defer e.stageAt("analysis returned")
 	return analyzeTrace(t, cfg)
 }
 
