@@ -28,6 +28,9 @@ type data struct {
 	// lanes are the timeline's lanes of t, built beside the analysis
 	// (they read only the trace); nil: the timeline builds them.
 	lanes []lane
+	// span is t's span (trace.Trace.Span, a walk of every event), found
+	// with the lanes; valid where lanes are set.
+	span trace.Span
 	// diff compares a BASE trace with this one; nil for a single trace.
 	diff *diff.Result
 	// run is the multi-rank run this trace is rank run.Ranks[rank] of;
@@ -89,8 +92,12 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	// The timeline's lanes (a walk of every event, a tenth of a second on
 	// millions of Python frames) need only the trace: built beside the
 	// analysis, not after it.
-	lanesCh := make(chan []lane, 1)
-	go func() { lanesCh <- buildLanes(t) }()
+	type laneSet struct {
+		lanes []lane
+		span  trace.Span
+	}
+	lanesCh := make(chan laneSet, 1)
+	go func() { lanesCh <- laneSet{buildLanes(t), t.Span()} }()
 	opsCh := make(chan *placedOps, 1)
 	go func() { opsCh <- placeOps(t) }()
 	launches := map[string][]trace.Index{}
@@ -119,10 +126,10 @@ func buildDataWith(t *trace.Trace, base *trace.Trace, cfg analyze.Config, run an
 	treeCh := make(chan opTree, 1)
 	go func() { treeCh <- (<-opsCh).withGPU(v.Trace(), v.Op) }()
 	d := &data{name: sanitize(filepath.Base(t.Source)), t: v.Trace(), res: res, kernelIndex: make(map[string]int, len(res.Kernels))}
-	if lanes := <-lanesCh; d.t == t {
+	if ls := <-lanesCh; d.t == t {
 		// (Where analyze derived the steps, its trace is another: the
 		// step lane comes from that one, so the timeline builds them.)
-		d.lanes = lanes
+		d.lanes, d.span = ls.lanes, ls.span
 	}
 	d.kernels = make([]kernelRow, len(res.Kernels))
 	for i, k := range res.Kernels {

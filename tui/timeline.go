@@ -51,10 +51,10 @@ const minLabelW = 11
 
 func newTimeline(d *data) *timelineScreen {
 	t := d.t
-	s := &timelineScreen{d: d, step: -1, whole: t.Span()}
+	s := &timelineScreen{d: d, step: -1, whole: d.span}
 	lanes := d.lanes
 	if lanes == nil {
-		lanes = buildLanes(t)
+		lanes, s.whole = buildLanes(t), t.Span()
 	}
 	s.setLanes(lanes)
 	if d.run != nil {
