@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -13,20 +12,20 @@ import (
 	"github.com/tracelens/tracelens/membudget"
 )
 
-// sideBySideProcs is the fewest cores on which diff reads and analyzes
-// BASE and NEW side by side. On two cores one read already keeps both
-// busy, and an analysis beside a read measured slower than the two one
-// after the other; on 16, one read uses about eight.
-const sideBySideProcs = 4
-
 // loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
 // command's options (e.cfg: --enable/--disable reach both sides): side by
-// side where the cores and the memory budget allow (pairSideBySide), else
-// one after the other.
+// side under one collector scope where both are files and the memory
+// budget allows (pairSideBySide), else one after the other, each read as
+// every command reads.
 func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
-	if pairSideBySide(e, paths, runtime.GOMAXPROCS(0)) {
+	if pairSideBySide(e, paths) {
 		return loadPairSideBySide(e, paths)
 	}
+	return loadPairInOrder(e, paths)
+}
+
+// loadPairInOrder reads and analyzes BASE, then NEW, as report would each.
+func loadPairInOrder(e *env, paths []string) ([2]*analyze.Result, error) {
 	var out [2]*analyze.Result
 	for i, p := range paths {
 		t, err := loadTrace(e, p)
@@ -40,14 +39,14 @@ func loadAnalyzedPair(e *env, paths []string) ([2]*analyze.Result, error) {
 	return out, nil
 }
 
-// pairSideBySide reports whether diff reads paths side by side on procs
-// cores: both regular files (standard input and embedded traces are read
-// one after the other), at least sideBySideProcs cores, and both reads'
-// collector limit within half the memory budget, so that a tight
-// --max-memory keeps the sequential reads, whose garbage of the first is
-// gone before the second begins.
-func pairSideBySide(e *env, paths []string, procs int) bool {
-	if procs < sideBySideProcs || len(paths) != 2 {
+// pairSideBySide reports whether diff reads and analyzes paths side by
+// side under one collector scope (loadPairSideBySide): both regular files
+// (standard input and embedded traces are read as every command reads
+// them), and both reads' collector limit within half the memory budget,
+// so that a tight --max-memory keeps each read's own scope, whose garbage
+// of the first is gone before the second begins.
+func pairSideBySide(e *env, paths []string) bool {
+	if len(paths) != 2 {
 		return false
 	}
 	for _, p := range paths {
@@ -66,29 +65,45 @@ func pairSideBySide(e *env, paths []string, procs int) bool {
 // readTrace gives one big read (45% of its JSON above what is live), for
 // the two together.
 func pairCollectorLimit(paths []string) int64 {
+	return pairSize(paths)*45/100 + membudget.LiveHeap()
+}
+
+// pairSize is the size of both traces' JSON (ingest.JSONSize).
+func pairSize(paths []string) int64 {
 	var size int64
 	for _, p := range paths {
 		size += ingest.JSONSize(p)
 	}
-	return size*45/100 + membudget.LiveHeap()
+	return size
 }
 
 // loadPairSideBySide reads and analyzes BASE and NEW at once, each on its
-// own goroutine: on 16 cores the second read and analysis had doubled
-// diff's time over report's. The collector's settings are process-wide,
-// so one scope holds for both reads and analyses (neither read sets its
-// own, nor does the analysis tighten the limit under the other's read);
-// the budget names both files. The first error in BASE, NEW order wins.
+// own goroutine, under one collector scope for both reads and analyses:
+// neither read sets its own, nor does an analysis tighten the limit (and
+// collect the whole heap) before it runs. On 16 cores the second read and
+// analysis had doubled diff's time over report's; on 2, each read's own
+// scope had the collector mark BASE's model and analysis again and again
+// through NEW's read (a sixth of diff's CPU), and side by side under one
+// scope measured faster than one after the other under it (1.50 against
+// 1.60 s on a 400 MB pair, the same peak RSS). The budget names both
+// files. The first error in BASE, NEW order wins.
 func loadPairSideBySide(e *env, paths []string) ([2]*analyze.Result, error) {
 	var out [2]*analyze.Result
-	limit := pairCollectorLimit(paths)
 	both := strings.Join(paths, " and ")
 	b := e.memBudget()
 	if b != nil {
-		limit = min(limit, b.Limit()*9/10)
 		b.Enter(both, "reading and analysis")
 	}
-	restore := ingest.CollectorLimit(limit)
+	restore := func() {}
+	if limit := pairCollectorLimit(paths); pairSize(paths) > bigTrace {
+		// As readTrace for one big read: small traces keep the
+		// collector's own pacing (a limit of a few MB would collect
+		// without pause).
+		if b != nil {
+			limit = min(limit, b.Limit()*9/10)
+		}
+		restore = ingest.CollectorLimit(limit)
+	}
 	progress := newPairProgress(e, both)
 	var errs [2]error
 	var wg sync.WaitGroup

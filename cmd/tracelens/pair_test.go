@@ -1,25 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 
+	"github.com/tracelens/tracelens/jsonout"
 	"github.com/tracelens/tracelens/membudget"
 )
 
-// diffAt runs `diff --format json BASE NEW` in process on procs cores.
-func diffAt(t *testing.T, procs int, base, next string) (string, string, int) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	return runCLI(t, nil, "diff", "--format", "json", base, next)
-}
-
-// TestDiffSideBySideMatchesSequential: on enough cores diff reads and
-// analyzes BASE and NEW side by side; its output, exit status and errors
-// are those of the reads one after the other.
+// TestDiffSideBySideMatchesSequential: diff reads and analyzes BASE and
+// NEW side by side under one collector scope; its analyses and errors are
+// those of the reads one after the other, each as every command reads.
 func TestDiffSideBySideMatchesSequential(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "ts": 1, "dur": 3}`), 0o644); err != nil {
@@ -32,24 +26,41 @@ func TestDiffSideBySideMatchesSequential(t *testing.T) {
 		{bad, fixture("eggroll_hooks.json.gz")},
 	}
 	for _, p := range pairs {
-		if !pairSideBySide(&env{}, p[:], sideBySideProcs) {
-			t.Fatalf("%v: not read side by side on %d cores", p, sideBySideProcs)
+		e := &env{}
+		if !pairSideBySide(e, p[:]) {
+			t.Fatalf("%v: not read side by side", p)
 		}
-		seqOut, seqErr, seqCode := diffAt(t, 1, p[0], p[1])
-		out, errOut, code := diffAt(t, sideBySideProcs, p[0], p[1])
-		if code != seqCode || out != seqOut || errOut != seqErr {
-			t.Errorf("%v: side by side exit %d, stderr %q, %d bytes out; one after the other exit %d, stderr %q, %d bytes out",
-				p, code, errOut, len(out), seqCode, seqErr, len(seqOut))
+		side, sideErr := loadPairSideBySide(e, p[:])
+		seq, seqErr := loadPairInOrder(e, p[:])
+		if fmt.Sprint(sideErr) != fmt.Sprint(seqErr) {
+			t.Errorf("%v: side by side %v, one after the other %v", p, sideErr, seqErr)
+			continue
 		}
-		if strings.Contains(p[0]+p[1], "bad") && (code != exitUsageOrBad || !strings.Contains(errOut, "bad.json")) {
-			t.Errorf("%v: exit %d, stderr %q: want exit %d naming bad.json", p, code, errOut, exitUsageOrBad)
+		if seqErr != nil {
+			continue
 		}
+		for i := range side {
+			var a, b bytes.Buffer
+			if err := jsonout.Write(&a, side[i]); err != nil {
+				t.Fatal(err)
+			}
+			if err := jsonout.Write(&b, seq[i]); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("%s: the analyses differ side by side and one after the other", p[i])
+			}
+		}
+	}
+	out, errOut, code := runCLI(t, nil, "diff", fixture("eggroll_hooks.json.gz"), bad)
+	if code != exitUsageOrBad || out != "" || !bytes.Contains([]byte(errOut), []byte("bad.json")) {
+		t.Errorf("diff with a bad NEW: exit %d, stdout %q, stderr %q: want exit %d naming bad.json", code, out, errOut, exitUsageOrBad)
 	}
 }
 
 // TestPairSideBySideOnlyWhereItHelps: standard input, embedded traces,
-// two cores and a memory budget the two reads would crowd keep the reads
-// one after the other.
+// directories, missing files and a memory budget the two reads would
+// crowd are read one after the other.
 func TestPairSideBySideOnlyWhereItHelps(t *testing.T) {
 	a, b := fixture("eggroll_hooks.json.gz"), fixture("eggroll_direct.json.gz")
 	tight := &env{mem: &memState{budget: membudget.New(pairCollectorLimit([]string{a, b}) * 3 / 2)}}
@@ -58,19 +69,17 @@ func TestPairSideBySideOnlyWhereItHelps(t *testing.T) {
 		name  string
 		e     *env
 		paths []string
-		procs int
 		want  bool
 	}{
-		{"files on 16 cores", &env{}, []string{a, b}, 16, true},
-		{"within the budget", roomy, []string{a, b}, 16, true},
-		{"two cores", &env{}, []string{a, b}, 2, false},
-		{"standard input", &env{}, []string{"-", b}, 16, false},
-		{"embedded", &env{}, []string{embeddedPrefix + "x", b}, 16, false},
-		{"a directory", &env{}, []string{a, filepath.Dir(b)}, 16, false},
-		{"missing", &env{}, []string{a, b + ".missing"}, 16, false},
-		{"tight budget", tight, []string{a, b}, 16, false},
+		{"two files", &env{}, []string{a, b}, true},
+		{"within the budget", roomy, []string{a, b}, true},
+		{"standard input", &env{}, []string{"-", b}, false},
+		{"embedded", &env{}, []string{embeddedPrefix + "x", b}, false},
+		{"a directory", &env{}, []string{a, filepath.Dir(b)}, false},
+		{"missing", &env{}, []string{a, b + ".missing"}, false},
+		{"tight budget", tight, []string{a, b}, false},
 	} {
-		if got := pairSideBySide(c.e, c.paths, c.procs); got != c.want {
+		if got := pairSideBySide(c.e, c.paths); got != c.want {
 			t.Errorf("%s: side by side %v, want %v", c.name, got, c.want)
 		}
 	}
