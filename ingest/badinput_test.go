@@ -45,6 +45,14 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"trailing comma", []byte(`[` + goodEvent + `,]`), "trailing comma"},
 		{"garbage after", []byte(`[` + goodEvent + `] x`), "unexpected data after the top-level value"},
 		{"deep nesting", []byte(`[{"args":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}]`), "nesting deeper than 256 levels"},
+		// A member without its value or key: gjson read on, the member
+		// absent (a slice of no duration); the offset is the member's.
+		{"key without a value", []byte(`[` + goodEvent + `, {"ph": "X", "ts": 1, "dur": }]`), `invalid JSON at byte 137: expected a value after "dur": in an event, found '}'`},
+		{"key without a value, escaped name", []byte(`[{"ph": "X", "name": "a\n", "ts": 1, "dur": }]`), `invalid JSON at byte 44: expected a value after "dur": in an event, found '}'`},
+		{"two commas in an event", []byte(`[{"ph": "X", "ts": 1,, "dur": 3}]`), `byte 21: expected a "key" in an event, found ','`},
+		{"missing colon in an event", []byte(`[{"ph": "X", "ts" 1}]`), `byte 18: expected ':' after "ts" in an event, found '1'`},
+		{"missing comma in an event", []byte(`[{"ph": "X" "ts": 1}]`), `byte 12: expected ',' or '}' after "ph"'s value in an event, found '"'`},
+		{"trailing comma in an event", []byte(`[{"ph": "X", "ts": 1, }]`), `byte 22: expected a "key" in an event, found '}'`},
 		{"gzip that is not gzip", append([]byte{0x1f, 0x8b}, []byte("definitely not deflate data")...), "not a valid gzip file"},
 		{"truncated gzip", gz(fixture)[:2000], "corrupt gzip data"},
 	}

@@ -289,6 +289,16 @@ func (w *worker) event(r *chunkResult, s string, off int64) {
 	}
 	var f fields
 	if w.slow || !fastFields(s, &f) {
+		if at, want := misshapenMember(s); at >= 0 {
+			if r.err == nil {
+				found := "the event's end"
+				if at < len(s) {
+					found = fmt.Sprintf("%q", s[at])
+				}
+				r.err = &SyntaxError{Offset: off + int64(at), Msg: fmt.Sprintf("expected %s in an event, found %s", want, found)}
+			}
+			return
+		}
 		f = fields{}
 		slowFields(s, &f)
 	}
