@@ -65,29 +65,6 @@ func compiledRegion(op string) bool {
 // CompileRegions fact).
 func (p *Pass) compileSpans() []trace.Span { return p.ix.CompileFacts.Spans() }
 
-// compiled reports whether GPU activity g runs code a compiler already
-// scheduled or runs for the compiler: launched inside a torch.compile
-// region (Torch-Compiled Region, CompiledFunction and its backward), by
-// Inductor's autotuner, or replayed from a CUDA graph. Its
-// kernels are what Inductor chose not to fuse (library calls, reductions
-// it splits on purpose); telling the user to fuse them with torch.compile
-// would be wrong.
-func (ix *index) compiled(g int) bool {
-	t := ix.t
-	if ix.autotune != nil && ix.autotune[g] {
-		return true
-	}
-	if graphLaunched(t, g) {
-		return true
-	}
-	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
-		if compiledOpName(t.Ops[op].Name) {
-			return true
-		}
-	}
-	return false
-}
-
 // graphLaunched reports whether GPU activity g came from a CUDA graph
 // launch.
 func graphLaunched(t *trace.Trace, g int) bool {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tracelens/tracelens/interval"
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -47,7 +48,7 @@ var Steps = &Analyzer{
 		// The trace's span and the two placements are independent, and
 		// each activity's or call's step is its own: in chunks, side by
 		// side.
-		eachTask(3, func(part int) {
+		parallel.Each(3, func(part int) {
 			switch part {
 			case 0:
 				s.whole = wholeSpan(t)
@@ -84,46 +85,16 @@ func gpuSteps(t *trace.Trace, launched map[int32]bool, out []int32, lo, hi int) 
 
 // wholeSpan is t.Span(), the earliest start and latest end of every
 // event, its families read in chunks side by side: the minimum and
-// maximum do not depend on the order they are taken in. Each family's
-// loop reads its slice directly (through a func per event, the fact
-// took a tenth longer on one core).
+// maximum do not depend on the order they are taken in. (One generic
+// walk for the five families costs 1.4 ms more on one core over 1.2 M
+// events than five hand-written loops did; the step fact is not the
+// facts' longest chain.)
 func wholeSpan(t *trace.Trace) trace.Span {
-	var parts []spanBounds
-	parts = append(parts, mapChunks(len(t.GPU), func(lo, hi int) spanBounds {
-		b := newBounds()
-		for i := lo; i < hi; i++ {
-			b.widen(&t.GPU[i].Span)
-		}
-		return b
-	})...)
-	parts = append(parts, mapChunks(len(t.APICalls), func(lo, hi int) spanBounds {
-		b := newBounds()
-		for i := lo; i < hi; i++ {
-			b.widen(&t.APICalls[i].Span)
-		}
-		return b
-	})...)
-	parts = append(parts, mapChunks(len(t.Ops), func(lo, hi int) spanBounds {
-		b := newBounds()
-		for i := lo; i < hi; i++ {
-			b.widen(&t.Ops[i].Span)
-		}
-		return b
-	})...)
-	parts = append(parts, mapChunks(len(t.Frames), func(lo, hi int) spanBounds {
-		b := newBounds()
-		for i := lo; i < hi; i++ {
-			b.widen(&t.Frames[i].Span)
-		}
-		return b
-	})...)
-	parts = append(parts, mapChunks(len(t.Annotations), func(lo, hi int) spanBounds {
-		b := newBounds()
-		for i := lo; i < hi; i++ {
-			b.widen(&t.Annotations[i].Span)
-		}
-		return b
-	})...)
+	parts := familyBounds(nil, t.GPU, func(a *trace.GPUActivity) *trace.Span { return &a.Span })
+	parts = familyBounds(parts, t.APICalls, func(c *trace.APICall) *trace.Span { return &c.Span })
+	parts = familyBounds(parts, t.Ops, func(o *trace.Op) *trace.Span { return &o.Span })
+	parts = familyBounds(parts, t.Frames, func(f *trace.PyFrame) *trace.Span { return &f.Span })
+	parts = familyBounds(parts, t.Annotations, func(a *trace.Annotation) *trace.Span { return &a.Span })
 	var s trace.Span
 	first := true
 	for _, b := range parts {
@@ -139,6 +110,18 @@ func wholeSpan(t *trace.Trace) trace.Span {
 		first = false
 	}
 	return s
+}
+
+// familyBounds appends to parts the bounds of one event family's spans,
+// chunk by chunk side by side (span: where an event's span is).
+func familyBounds[E any](parts []spanBounds, events []E, span func(*E) *trace.Span) []spanBounds {
+	return append(parts, mapChunks(len(events), func(lo, hi int) spanBounds {
+		b := newBounds()
+		for i := lo; i < hi; i++ {
+			b.widen(span(&events[i]))
+		}
+		return b
+	})...)
 }
 
 // spanBounds are the earliest start and latest end of the spans seen so

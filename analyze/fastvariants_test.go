@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -106,4 +107,41 @@ func TestTopOpsMatchesScan(t *testing.T) {
 	for i := len(tr.Frames) - 1; i >= 0; i -= 37 {
 		check(&tr.Frames[i])
 	}
+}
+
+// The reference implementations the fast variants replaced in the
+// analysis, kept here to check them against.
+
+// opAt returns the index of t's first op at or after k in the ops'
+// (thread, start) order. It reads the ops in place: a search through
+// slices.BinarySearchFunc copied a whole Op (96 bytes) at every probe,
+// twice per hook call on a hook-heavy trace.
+func opAt(t *trace.Trace, k threadTime) int {
+	return sort.Search(len(t.Ops), func(i int) bool {
+		o := &t.Ops[i]
+		return o.Thread > k.th || o.Thread == k.th && o.Start >= k.at
+	})
+}
+
+// compiled reports whether GPU activity g runs code a compiler already
+// scheduled or runs for the compiler: launched inside a torch.compile
+// region (Torch-Compiled Region, CompiledFunction and its backward), by
+// Inductor's autotuner, or replayed from a CUDA graph. Its
+// kernels are what Inductor chose not to fuse (library calls, reductions
+// it splits on purpose); telling the user to fuse them with torch.compile
+// would be wrong.
+func (ix *index) compiled(g int) bool {
+	t := ix.t
+	if ix.autotune != nil && ix.autotune[g] {
+		return true
+	}
+	if graphLaunched(t, g) {
+		return true
+	}
+	for op := ix.opOf(g); op != trace.None; op = t.Ops[op].Parent {
+		if compiledOpName(t.Ops[op].Name) {
+			return true
+		}
+	}
+	return false
 }

@@ -50,8 +50,15 @@ func epilogueOp(o *trace.Op, bias map[string]bool) bool {
 	return false
 }
 
-// compiledWith is index.compiled with the op classes: the walk up the
-// op tree reads their dense parents and compiled marks.
+// compiledWith reports whether GPU activity g runs code a compiler already
+// scheduled or runs for the compiler: launched inside a torch.compile
+// region (Torch-Compiled Region, CompiledFunction and its backward), by
+// Inductor's autotuner, or replayed from a CUDA graph. Its kernels are
+// what Inductor chose not to fuse (library calls, reductions it splits on
+// purpose); telling the user to fuse them with torch.compile would be
+// wrong. The walk up the op tree reads the op classes' dense parents and
+// compiled marks (TestCompiledWithMatchesCompiled holds it to the walk
+// over the ops it replaced).
 func (ix *index) compiledWith(oc *OpClassFacts, g int) bool {
 	if ix.autotune != nil && ix.autotune[g] || graphLaunched(ix.t, g) {
 		return true

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -45,7 +46,7 @@ type opTimes struct {
 func newTopOps(ot *opTimes) *topOps { return &topOps{opTimes: ot} }
 
 // in returns the time of top-level ops on thread th that start in
-// [from, to] (what the ops between opAt's answers for (th, from) and
+// [from, to] (what the ops between opAtFrom's answers for (th, from) and
 // (th, to+1) took). A question before the last one (frames out of order)
 // searches from the thread's first op.
 func (o *topOps) in(th trace.Index, from, to trace.Time) trace.Duration {
@@ -116,7 +117,7 @@ func topOpTimes(t *trace.Trace) *opTimes {
 		}
 		ot.thread[ops[i].Thread] = [2]int{i, end}
 	}
-	eachTask(len(chunks), func(k int) {
+	parallel.Each(len(chunks), func(k int) {
 		if offsets[k] == 0 {
 			return
 		}

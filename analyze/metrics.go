@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/stats"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -43,7 +44,7 @@ func (ix *index) metrics() *Result {
 		{{"launches", func(r *Result) { launches = ix.launches(r) }}},
 		{{"memory", ix.memoryTimeline}},
 	}
-	eachTask(len(chains), func(i int) {
+	parallel.Each(len(chains), func(i int) {
 		for _, part := range chains[i] {
 			done := ix.clock.start("metrics: " + part.name)
 			part.fn(r)
@@ -77,7 +78,7 @@ func (ix *index) kernels(r *Result) {
 	}
 	r.Kernels = make([]Kernel, len(rows))
 	// Each row reads only its own launches.
-	eachTask(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
+	parallel.Each(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i]) })
 }
 
 // kernelRowOf is the Kernel of one KernelTable row: its per-step counts

@@ -75,7 +75,8 @@ func eachThreadRun(t *trace.Trace, l *LaunchFacts, f func(th trace.Index, n int)
 	}
 }
 
-// opAtFrom is opAt for a key whose answer is known to be at least from:
+// opAtFrom returns the index of t's first op at or after k in the ops'
+// (thread, start) order, for a key whose answer is known to be at least from:
 // it gallops forward from there (a range's ops follow the last range's on
 // the same thread) instead of searching all of Ops.
 func opAtFrom(t *trace.Trace, k threadTime, from int) int {

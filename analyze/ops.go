@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tracelens/tracelens/trace"
@@ -99,17 +98,6 @@ func (ix *index) sameNameAncestor(i trace.Index) bool {
 type threadTime struct {
 	th trace.Index
 	at trace.Time
-}
-
-// opAt returns the index of t's first op at or after k in the ops'
-// (thread, start) order. It reads the ops in place: a search through
-// slices.BinarySearchFunc copied a whole Op (96 bytes) at every probe,
-// twice per hook call on a hook-heavy trace.
-func opAt(t *trace.Trace, k threadTime) int {
-	return sort.Search(len(t.Ops), func(i int) bool {
-		o := &t.Ops[i]
-		return o.Thread > k.th || o.Thread == k.th && o.Start >= k.at
-	})
 }
 
 // moduleFrame reports whether a Python frame is an nn.Module call as

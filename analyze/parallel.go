@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 )
 
 // minChunk is the fewest items a worker of inChunks takes: below it the
@@ -27,30 +26,6 @@ func inChunks(n int, fn func(lo, hi int)) {
 	for lo := 0; lo < n; lo += per {
 		hi := min(lo+per, n)
 		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
-}
-
-// eachTask calls fn(i) for every i in [0, n), on as many goroutines as
-// there are cores, each taking the next i when done: for a few tasks of
-// very different sizes (a kernel row per name: one name may have half the
-// launches). fn must only write what belongs to i.
-func eachTask(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
 	}
 	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 
 	"cmp"
@@ -234,7 +235,7 @@ var Phases = &Analyzer{
 		// The three parts read only the trace and the facts: side by
 		// side (the fact was the longest of the facts on 16 cores).
 		f := &PhaseFacts{}
-		eachTask(3, func(i int) {
+		parallel.Each(3, func(i int) {
 			switch i {
 			case 0:
 				f.autotune = AutotuneLaunches(t)

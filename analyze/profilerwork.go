@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/interval"
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -37,7 +38,7 @@ func newLeafWork(t *trace.Trace) leafWork {
 	// The leaves and the calls inside them are gathered, merged and
 	// cleaned side by side, each in chunks of events.
 	var leaves, calls []interval.Bounds
-	eachTask(2, func(k int) {
+	parallel.Each(2, func(k int) {
 		if k == 0 {
 			leaves = slices.DeleteFunc(interval.UnionBounds(leafBounds(t, parent)), func(b interval.Bounds) bool { return b.End <= b.Start })
 		} else {
@@ -124,7 +125,7 @@ func countedFill[T any](n int, count func(lo, hi int) int, fill func(lo, hi int,
 		at[k+1] = at[k] + c.n
 	}
 	out := make([]T, at[len(chunks)])
-	eachTask(len(chunks), func(k int) { fill(chunks[k].lo, chunks[k].hi, out[at[k]:at[k+1]]) })
+	parallel.Each(len(chunks), func(k int) { fill(chunks[k].lo, chunks[k].hi, out[at[k]:at[k+1]]) })
 	return out
 }
 

@@ -1,12 +1,10 @@
 package tui
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/tracelens/tracelens/analyze"
-	"github.com/tracelens/tracelens/ingest"
 )
 
 // TestPlacedOpsBesideTheAnalysis: the op tree whose ops were placed
@@ -14,7 +12,7 @@ import (
 // another trace (not the one analyze read) are placed again.
 func TestPlacedOpsBesideTheAnalysis(t *testing.T) {
 	read := func(name string) *analyze.Result {
-		tr, err := ingest.ReadFile(filepath.Join("..", "fixtures", name), ingest.Options{})
+		tr, err := fixtureLoader(name)(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

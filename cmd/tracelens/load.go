@@ -70,7 +70,7 @@ func (e *env) readOptions(path string, kernelsOnly bool, progress func(read, tot
 		// Plus what is live already: diff reads NEW with BASE's model and
 		// analysis held, and a limit below them kept the collector running
 		// back to back through the whole second read (twice its time).
-		opt.GCLimit = size*45/100 + membudget.LiveHeap()
+		opt.GCLimit = collectorLimit(size)
 	}
 	opt.Progress = e.readingProgress(path, progress)
 	if b := e.memBudget(); b != nil && opt.GCLimit > b.Limit()*9/10 {
@@ -104,6 +104,10 @@ func readFileOrStdin(e *env, path string, opt ingest.Options) (*trace.Trace, err
 	}
 	return t, nil
 }
+
+// collectorLimit is the collector's soft limit for reading size bytes of
+// JSON: 45% of it above what is live (see readOptions).
+func collectorLimit(size int64) int64 { return size*45/100 + membudget.LiveHeap() }
 
 // bigTrace is the input size above which loadTrace budgets memory.
 const bigTrace = 64 << 20

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tracelens/tracelens/analyze"
 	"github.com/tracelens/tracelens/ingest"
-	"github.com/tracelens/tracelens/membudget"
 )
 
 // loadAnalyzedPair reads and analyzes diff's BASE and NEW traces with the
@@ -62,11 +61,8 @@ func pairSideBySide(e *env, paths []string) bool {
 }
 
 // pairCollectorLimit is the soft memory limit both reads share: what
-// readTrace gives one big read (45% of its JSON above what is live), for
-// the two together.
-func pairCollectorLimit(paths []string) int64 {
-	return pairSize(paths)*45/100 + membudget.LiveHeap()
-}
+// readTrace gives one big read, for the two together.
+func pairCollectorLimit(paths []string) int64 { return collectorLimit(pairSize(paths)) }
 
 // pairSize is the size of both traces' JSON (ingest.JSONSize).
 func pairSize(paths []string) int64 {
@@ -95,10 +91,11 @@ func loadPairSideBySide(e *env, paths []string) ([2]*analyze.Result, error) {
 		b.Enter(both, "reading and analysis")
 	}
 	restore := func() {}
-	if limit := pairCollectorLimit(paths); pairSize(paths) > bigTrace {
+	if size := pairSize(paths); size > bigTrace {
 		// As readTrace for one big read: small traces keep the
 		// collector's own pacing (a limit of a few MB would collect
 		// without pause).
+		limit := collectorLimit(size)
 		if b != nil {
 			limit = min(limit, b.Limit()*9/10)
 		}
