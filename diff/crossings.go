@@ -3,7 +3,6 @@ package diff
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/tracelens/tracelens/stats"
 )
@@ -14,38 +13,67 @@ import (
 // long traces has thousands of steps a side, and listing (then sorting)
 // every pair took most of diff's time. Ratios are computed as b/n, the
 // same expression the list used, so each point is the same float.
+//
+// Each side is kept as its distinct values and how often each occurs:
+// step times that repeat (a trace of a few recurring step shapes) make
+// millions of equal ratios, which cost a bisection on the value down to
+// adjacent floats when counted one by one, and one entry each here.
 type crossings struct {
-	b, n []float64 // positive values, ascending
+	b, n   []float64 // distinct positive values, ascending
+	wb, wn []int     // how many samples hold each of them
+	// cb[j] is how many positive base samples are below b[j] (wb's
+	// prefix sums), so a count adds one product per new value.
+	cb     []int
+	nb, nn int // positive samples a side (with repeats)
 	// below is how many finite ratios are under 1 (x < 0); inf how many
 	// are +Inf (n = 0 < b), the last points of the rising side.
 	below, finite, inf int
 }
 
-// newCrossings sorts copies of rb and rn. A zero base value gives x = −1,
-// no crossing; a zero new value gives +Inf against a positive base value.
+// newCrossings groups rb's and rn's positive values (sorting copies when
+// they are not ascending already). A zero base value gives x = −1, no
+// crossing; a zero new value gives +Inf against a positive base value.
 func newCrossings(rb, rn []float64) *crossings {
 	c := &crossings{}
-	zeros := 0
-	for _, v := range rb {
-		if v > 0 {
-			c.b = append(c.b, v)
-		}
+	var zeros int
+	c.b, c.wb, _ = distinctPositive(rb)
+	c.n, c.wn, zeros = distinctPositive(rn)
+	c.cb = make([]int, len(c.b)+1)
+	for j, w := range c.wb {
+		c.cb[j+1] = c.cb[j] + w
 	}
-	for _, v := range rn {
-		if v > 0 {
-			c.n = append(c.n, v)
-		} else if v == 0 {
-			zeros++
-		}
+	c.nb = c.cb[len(c.b)]
+	for _, w := range c.wn {
+		c.nn += w
 	}
-	slices.Sort(c.b)
-	slices.Sort(c.n)
-	c.inf = zeros * len(c.b)
-	c.finite = len(c.b) * len(c.n)
+	c.inf = zeros * c.nb
+	c.finite = c.nb * c.nn
 	if c.finite > 0 {
 		c.below = c.countLT(1)
 	}
 	return c
+}
+
+// distinctPositive returns s's distinct positive values ascending, how
+// many times each occurs, and how many values are zero.
+func distinctPositive(s []float64) (vals []float64, counts []int, zeros int) {
+	if !slices.IsSorted(s) {
+		s = slices.Clone(s)
+		slices.Sort(s)
+	}
+	vals, counts = make([]float64, 0, len(s)), make([]int, 0, len(s))
+	for i, v := range s {
+		switch {
+		case v == 0:
+			zeros++
+		case !(v > 0):
+		case i > 0 && v == s[i-1]:
+			counts[len(counts)-1]++
+		default:
+			vals, counts = append(vals, v), append(counts, 1)
+		}
+	}
+	return vals, counts, zeros
 }
 
 // up is the number of crossings at x ≥ 0, down at −1 < x < 0.
@@ -64,38 +92,54 @@ func (c *crossings) upAt(i int) float64 {
 // the ratios under 1, largest first.
 func (c *crossings) downAt(i int) float64 { return -(c.kth(c.below-i) - 1) }
 
-// countLE is how many ratios b/n are ≤ v: for each n (ascending) those
-// b with b/n ≤ v are a prefix of b that only grows as n grows.
-func (c *crossings) countLE(v float64) int {
-	k, j := 0, 0
-	for _, n := range c.n {
-		for j < len(c.b) && c.b[j]/n <= v {
-			j++
-		}
-		k += j
+// past is the first index from j on whose b gives a ratio to n above v:
+// for n ascending, and v fixed, the base values at or under v form a
+// prefix of b that only grows, so a walk over all n moves j once across b.
+func (c *crossings) past(j int, n, v float64) int {
+	for j < len(c.b) && c.b[j]/n <= v {
+		j++
 	}
-	return k
+	return j
+}
+
+// countLE is how many ratios b/n are ≤ v, and in how many distinct
+// (b, n) pairs: one merge-like walk over both sides.
+func (c *crossings) countLE(v float64) (count, pairs int) {
+	j := 0
+	for i, n := range c.n {
+		j = c.past(j, n, v)
+		count += c.cb[j] * c.wn[i]
+		pairs += j
+	}
+	return count, pairs
 }
 
 // countLT is how many ratios are < v: those ≤ the float below v.
-func (c *crossings) countLT(v float64) int { return c.countLE(math.Nextafter(v, math.Inf(-1))) }
+func (c *crossings) countLT(v float64) int {
+	n, _ := c.countLE(math.Nextafter(v, math.Inf(-1)))
+	return n
+}
 
 // kth is the k-th smallest finite ratio (1-based).
 func (c *crossings) kth(k int) float64 {
 	lo := math.Nextafter(c.b[0]/c.n[len(c.n)-1], math.Inf(-1))
 	hi := c.b[len(c.b)-1] / c.n[0]
-	return stats.Kth(k, lo, hi, max(4096, 4*(len(c.b)+len(c.n))), c.countLE, c.listed)
+	// A count walks both sides once, and listing the pairs left costs
+	// about that much plus sorting them, so bisection goes on until the
+	// pairs left are a fraction of the two sides.
+	return stats.KthWeighted(k, lo, hi, max(64, (len(c.b)+len(c.n))/4), c.countLE, c.listed)
 }
 
-// listed is the ratios in (lo, hi]: for each n, the b whose ratio is in it
-// are a run of b, found by binary search.
-func (c *crossings) listed(lo, hi float64) []float64 {
-	var in []float64
-	for _, n := range c.n {
-		from := sort.Search(len(c.b), func(j int) bool { return c.b[j]/n > lo })
-		to := sort.Search(len(c.b), func(j int) bool { return c.b[j]/n > hi })
-		for _, b := range c.b[from:to] {
-			in = append(in, b/n)
+// listed is the distinct pairs' ratios in (lo, hi], each with how many
+// sample pairs give it: for each n, the b whose ratio is in it are the run
+// between the walk at lo and the walk at hi.
+func (c *crossings) listed(lo, hi float64) []stats.Weighted {
+	var in []stats.Weighted
+	from, to := 0, 0
+	for i, n := range c.n {
+		from, to = c.past(from, n, lo), c.past(to, n, hi)
+		for j := from; j < to; j++ {
+			in = append(in, stats.Weighted{V: c.b[j] / n, N: c.wb[j] * c.wn[i]})
 		}
 	}
 	return in
@@ -138,14 +182,14 @@ func (c *crossings) minDetectableNormal(rb, rn []float64, alpha float64) (float6
 	// Growing: U counts base values above scaled new ones; past the
 	// L-th smallest ratio L finite pairs are below, and so is every zero
 	// base against a positive new value.
-	up := func(l int) float64 { return nm - float64(l) - float64(zb)*float64(len(c.n)) - zz/2 }
+	up := func(l int) float64 { return nm - float64(l) - float64(zb)*float64(c.nn) - zz/2 }
 	if l := first(c.below+1, c.finite, up); l > 0 {
 		best = min(best, (c.kth(l)-1)*100)
 	}
 	// Shrinking: U counts the G finite ratios above the scale and every
 	// positive base against a zero new value; the G-th largest ratio is
 	// the (finite−G+1)-th smallest.
-	down := func(g int) float64 { return float64(g) + float64(zn)*float64(len(c.b)) + zz/2 }
+	down := func(g int) float64 { return float64(g) + float64(zn)*float64(c.nb) + zz/2 }
 	if g := first(c.finite-c.below+1, c.finite, down); g > 0 {
 		best = min(best, (1-c.kth(c.finite-g+1))*100)
 	}
@@ -171,10 +215,15 @@ func sampleTies(rb, rn []float64) (ties []int, zb, zn int, ok bool) {
 }
 
 // appendTies appends the sizes of s's groups of equal positive values to
-// ties and counts its zeros; false if a value is negative.
+// ties and counts its zeros; false if a value is negative. It sorts a
+// copy only when s is not ascending (MinDetectablePct's are: sorted
+// samples over a positive median).
 func appendTies(ties []int, s []float64) ([]int, int, bool) {
-	v := slices.Clone(s)
-	slices.Sort(v)
+	v := s
+	if !slices.IsSorted(v) {
+		v = slices.Clone(s)
+		slices.Sort(v)
+	}
 	if len(v) > 0 && v[0] < 0 {
 		return nil, 0, false
 	}

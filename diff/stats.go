@@ -80,7 +80,13 @@ func CompareSamples(base, new []float64, alpha float64) Delta {
 		d.Note = "no samples on one side"
 		return d
 	}
-	_, d.P = stats.MannWhitneyU(base, new)
+	if math.IsNaN(d.Base.Values[0]) || math.IsNaN(d.New.Values[0]) {
+		// NaN, sorted first, has no order to merge by.
+		_, d.P = stats.MannWhitneyU(base, new)
+	} else {
+		// The summaries' sorted copies rank in one merge, not a sort.
+		_, d.P = stats.MannWhitneyUSorted(d.Base.Values, d.New.Values)
+	}
 	if stats.MinP(n1, n2) >= alpha {
 		d.Note = fmt.Sprintf("need ≥ %d samples per side to detect a difference at α=%g", stats.MinSamples(alpha), alpha)
 		if d.Separated() {

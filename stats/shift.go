@@ -145,32 +145,6 @@ func (d pairDiffs) kth(k int) float64 {
 	return Kth(k, lo, hi, max(4096, 4*(len(d.x)+len(d.y))), d.countLE, d.listed)
 }
 
-// Kth returns the k-th smallest (1-based) of a large set of values that
-// are only counted and listed, never stored: count(v) is how many are
-// ≤ v, list(lo, hi) those in (lo, hi]; all lie in (lo, hi]. Bisection on
-// the value narrows the interval until at most limit values fall inside,
-// which are then listed and sorted: the order statistics of the n·m
-// pairwise differences or ratios of two samples in O((n+m)·log) memory.
-func Kth(k int, lo, hi float64, limit int, count func(float64) int, list func(lo, hi float64) []float64) float64 {
-	below := 0 // values ≤ lo
-	for {
-		if count(hi)-below <= limit {
-			in := list(lo, hi)
-			slices.Sort(in)
-			return in[k-below-1]
-		}
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			return hi // (lo, hi] holds one float: every candidate equals hi
-		}
-		if c := count(mid); c >= k {
-			hi = mid
-		} else {
-			lo, below = mid, c
-		}
-	}
-}
-
 // listed returns the differences in (lo, hi]: for each y[j], those of the
 // x[i] between the first whose difference is ≤ hi and the first whose
 // difference is ≤ lo.

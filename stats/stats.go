@@ -72,6 +72,28 @@ func MannWhitneyU(x, y []float64) (u, p float64) {
 		return 0, 1
 	}
 	ranks2, ties := doubledRanks(x, y)
+	return uTest(ranks2, ties, n1, n2)
+}
+
+// MannWhitneyUSorted is MannWhitneyU of x and y already sorted ascending
+// (without NaN), bit for bit: the pooled ranks come from one merge of the
+// two instead of sorting them together, which on thousands of steps a
+// side cost more than the rest of a diff row's statistics. The tied
+// groups come in the same ascending order, so the normal
+// approximation's tie sum adds the same terms in the same order; the
+// exact p-value counts subsets with integers far below 2⁵³, so the order
+// the ranks come in does not change it.
+func MannWhitneyUSorted(x, y []float64) (u, p float64) {
+	if len(x) == 0 || len(y) == 0 {
+		return 0, 1
+	}
+	ranks2, ties := mergedRanks(x, y)
+	return uTest(ranks2, ties, len(x), len(y))
+}
+
+// uTest is MannWhitneyU from the doubled ranks (x's first) and the tied
+// groups' sizes.
+func uTest(ranks2, ties []int, n1, n2 int) (u, p float64) {
 	r1 := 0 // twice x's rank sum
 	for _, r := range ranks2[:n1] {
 		r1 += r
@@ -81,6 +103,43 @@ func MannWhitneyU(x, y []float64) (u, p float64) {
 		return u, exactP(ranks2, n1, r1)
 	}
 	return u, normalP(u, n1, n2, ties)
+}
+
+// mergedRanks is doubledRanks of two ascending samples: walking both at
+// once, each group of equal values is the run of it in x and the run in y.
+func mergedRanks(x, y []float64) (ranks2 []int, ties []int) {
+	n1 := len(x)
+	ranks2 = make([]int, n1+len(y))
+	i, j := 0, 0
+	for i < n1 || j < len(y) {
+		var v float64
+		switch {
+		case j == len(y) || (i < n1 && x[i] < y[j]):
+			v = x[i]
+		default:
+			v = y[j]
+		}
+		lo, ei, ej := i+j, i, j
+		for ei < n1 && x[ei] == v {
+			ei++
+		}
+		for ej < len(y) && y[ej] == v {
+			ej++
+		}
+		// As in doubledRanks: ranks lo+1 … hi share lo+1+hi, doubled.
+		r := lo + 1 + ei + ej
+		for k := i; k < ei; k++ {
+			ranks2[k] = r
+		}
+		for k := j; k < ej; k++ {
+			ranks2[n1+k] = r
+		}
+		if ei+ej-lo > 1 {
+			ties = append(ties, ei+ej-lo)
+		}
+		i, j = ei, ej
+	}
+	return ranks2, ties
 }
 
 // doubledRanks ranks x followed by y together, giving tied values their
