@@ -212,16 +212,25 @@ func newCriticalShares(ix *index) *criticalShares {
 		first = 1
 	}
 	c.first = int32(first)
+	// Each name's totals found by the name's address (nameCache), not
+	// by hashing it twice per activity; integer sums, so the map filled
+	// after holds what summing into it directly did.
+	var sums nameCache[*[2]trace.Duration]
+	newSum := func(string) *[2]trace.Duration { return new([2]trace.Duration) }
 	for g := range ix.t.GPU {
 		a := &ix.t.GPU[g]
 		if st := ix.gpuStep[g]; st < int32(first) || a.End <= a.Start {
 			continue
 		}
 		d, cr := trace.Duration(a.End-a.Start), ix.CriticalFacts.Of(g)
-		v := c.byName[a.Name]
-		c.byName[a.Name] = [2]trace.Duration{v[0] + cr, v[1] + d}
+		v := sums.get(a.Name, newSum)
+		v[0] += cr
+		v[1] += d
 		c.crit += cr
 		c.total += d
+	}
+	for name, v := range sums.byName {
+		c.byName[name] = *v
 	}
 	return c
 }

@@ -15,19 +15,7 @@ import (
 // computed once beforehand: for profiling one analyzer on a big trace.
 // Skipped without FND_TRACE.
 func BenchmarkFindingOnTrace(b *testing.B) {
-	path := os.Getenv("FND_TRACE")
-	if path == "" {
-		b.Skip("FND_TRACE not set")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	t, err := ingest.Read(f, path, ingest.Options{})
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	t := benchTraceAt(b, "FND_TRACE")
 	t, _, _ = deriveSteps(t)
 	results := map[*Analyzer]any{}
 	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{}); err != nil {
@@ -87,4 +75,23 @@ func lookupAny(name string) *Analyzer {
 		}
 	}
 	return nil
+}
+
+// benchTraceAt reads the trace at the path in environment variable env,
+// skipping the benchmark when it is not set.
+func benchTraceAt(b *testing.B, env string) *trace.Trace {
+	path := os.Getenv(env)
+	if path == "" {
+		b.Skip(env + " not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	t, err := ingest.Read(f, path, ingest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
 }

@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -90,6 +93,12 @@ func (p *Pass) occurrenceSavings(groups map[string]*chainGroup, keys []string, l
 			all = append(all, ref{ki, i})
 		}
 	}
+	// Read in trace order, not group by group: a group's occurrences are
+	// spread over the whole trace, and the ops, calls and busy intervals
+	// of one after another missed the cache. Each occurrence's saving is
+	// its own (the sizes and the idle cursor only remember), so the
+	// order they are read in changes nothing.
+	slices.SortFunc(all, func(a, b ref) int { return cmp.Compare(occ[a.key][a.i][0], occ[b.key][b.i][0]) })
 	inChunks(len(all), func(lo, hi int) {
 		sizes := map[[2]string]int64{}
 		idle := &idleCursor{b: p.ix.BusyFacts}

@@ -88,33 +88,27 @@ func kernelTable(t *trace.Trace, tune []bool) ([]KernelStat, trace.Duration) {
 // autotune mark), each GPU activity's row (-1: not a kernel), the rows'
 // launch counts and the kernels' total time.
 func kernelRows(t *trace.Trace, tune []bool) (rows []KernelStat, rowOf []int32, counts []int, all trace.Duration) {
-	type key struct {
-		name     string
-		autotune bool
-	}
-	byName := map[key]int32{}
+	// A row per name, found by the name's address (the reader interns
+	// names): hashing each launch's name was most of this pass where
+	// kernels of several names alternate. One cache per autotune mark.
+	var byName [2]nameCache[int32]
 	rowOf = make([]int32, len(t.GPU))
-	// Consecutive launches are mostly of one kernel: the last row found
-	// saves a map lookup (hashing the name) per launch.
-	last, lastRow := key{}, int32(-1)
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.Kind != trace.Kernel {
 			rowOf[i] = -1
 			continue
 		}
-		k := key{g.Name, tune != nil && tune[i]}
-		j := lastRow
-		if j < 0 || k != last {
-			var ok bool
-			if j, ok = byName[k]; !ok {
-				j = int32(len(rows))
-				byName[k] = j
-				rows = append(rows, KernelStat{Name: g.Name, Autotune: k.autotune})
-				counts = append(counts, 0)
-			}
-			last, lastRow = k, j
+		autotune := tune != nil && tune[i]
+		mark := 0
+		if autotune {
+			mark = 1
 		}
+		j := byName[mark].get(g.Name, func(name string) int32 {
+			rows = append(rows, KernelStat{Name: name, Autotune: autotune})
+			counts = append(counts, 0)
+			return int32(len(rows) - 1)
+		})
 		rowOf[i] = j
 		counts[j]++
 		all += g.Dur()

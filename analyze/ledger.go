@@ -301,3 +301,24 @@ func appendIntersect(dst, a, b []trace.Span) []trace.Span {
 	}
 	return dst
 }
+
+// appendSubtract appends a less b, both sorted and disjoint, to dst.
+func appendSubtract(dst, a, b []trace.Span) []trace.Span {
+	j := 0
+	for _, s := range a {
+		for j < len(b) && b[j].End <= s.Start {
+			j++
+		}
+		cur := s.Start
+		for k := j; k < len(b) && b[k].Start < s.End; k++ {
+			if b[k].Start > cur {
+				dst = append(dst, trace.Span{Start: cur, End: b[k].Start})
+			}
+			cur = max(cur, b[k].End)
+		}
+		if cur < s.End {
+			dst = append(dst, trace.Span{Start: cur, End: s.End})
+		}
+	}
+	return dst
+}

@@ -199,6 +199,13 @@ type hostFiler struct {
 	// next is the last interval's end's place among the windows' starts
 	// (see before).
 	next int
+	// cover is, per source, the last interval filed whole (no window
+	// left out for enclosing it; covered says there is one): an
+	// interval inside it adds nothing to the union stepLedger takes,
+	// and is not filed (the frames and ops nested in the last one, most
+	// of a deep stack's).
+	cover   [nSources]interval.Bounds
+	covered [nSources]bool
 }
 
 // before returns the index (in li.order, between lo and hi) of f's first
@@ -234,7 +241,11 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 	if !f.touches(s) {
 		return
 	}
+	if c := f.cover[src]; f.covered[src] && s.Start >= c.Start && s.End <= c.End {
+		return
+	}
 	li := f.li
+	whole := true
 	// f's windows starting before s ends, walked back while one of them
 	// can still reach past s's start.
 	for i := f.before(s.End) - 1; i >= f.lo && li.reach[i] > s.Start; i-- {
@@ -245,6 +256,7 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 		}
 		part := interval.Bounds{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
 		if s.Start <= w.Start && s.End >= w.End && !keepsEnclosing(src) {
+			whole = false
 			continue
 		}
 		if f.host[wi] == nil {
@@ -263,6 +275,9 @@ func (f *hostFiler) add(src ledgerSource, s trace.Span) {
 			*parts = make([]interval.Bounds, 0, f.capHint(i, src))
 		}
 		*parts = append(*parts, part)
+	}
+	if whole {
+		f.cover[src], f.covered[src] = interval.Bounds{Start: s.Start, End: s.End}, true
 	}
 }
 
@@ -482,25 +497,4 @@ func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScr
 		out = append(out, LedgerEntry{Line: line, Us: us(spansDuration(v))})
 	}
 	return out
-}
-
-// appendSubtract appends a less b, both sorted and disjoint, to dst.
-func appendSubtract(dst, a, b []trace.Span) []trace.Span {
-	j := 0
-	for _, s := range a {
-		for j < len(b) && b[j].End <= s.Start {
-			j++
-		}
-		cur := s.Start
-		for k := j; k < len(b) && b[k].Start < s.End; k++ {
-			if b[k].Start > cur {
-				dst = append(dst, trace.Span{Start: cur, End: b[k].Start})
-			}
-			cur = max(cur, b[k].End)
-		}
-		if cur < s.End {
-			dst = append(dst, trace.Span{Start: cur, End: s.End})
-		}
-	}
-	return dst
 }

@@ -16,12 +16,12 @@ func (ix *index) ops() []OpStat {
 	// ops' names hashed was a third of the table.
 	var rows nameCache[*OpStat]
 	newRow := func(name string) *OpStat { return &OpStat{Name: name, PerStep: make([]StepShare, len(t.Steps))} }
-	childCPU := make([]trace.Duration, len(t.Ops))
-	for i := range t.Ops {
-		if p := t.Ops[i].Parent; p != trace.None {
-			childCPU[p] += t.Ops[i].Dur()
-		}
-	}
+	// self[i] is op i's time less its children's, gathered in the one
+	// pass over the ops (a child adds to self[i] before or after i's own
+	// duration: integers, exact in any order) and turned into the rows'
+	// self time after, in op order, from the two dense arrays: a pass of
+	// its own over the ops to sum the children first read them twice.
+	self := make([]trace.Duration, len(t.Ops))
 	steps := newStepCursor(t)
 	// Each op's row, found once here: the GPU pass below walks every
 	// kernel's ops up to the root and reads their rows by index, not by
@@ -29,10 +29,13 @@ func (ix *index) ops() []OpStat {
 	rowOf := make([]*OpStat, len(t.Ops))
 	for i := range t.Ops {
 		o := &t.Ops[i]
+		self[i] += o.Dur()
+		if p := o.Parent; p != trace.None {
+			self[p] -= o.Dur()
+		}
 		r := rows.get(o.Name, newRow)
 		rowOf[i] = r
 		r.Calls++
-		r.SelfCPUUs += us(max(o.Dur()-childCPU[i], 0))
 		st := steps.of(o.Start)
 		if st >= 0 {
 			r.PerStep[st].Count++
@@ -43,6 +46,9 @@ func (ix *index) ops() []OpStat {
 				r.PerStep[st].Us += us(o.Dur())
 			}
 		}
+	}
+	for i, r := range rowOf {
+		r.SelfCPUUs += us(max(self[i], 0))
 	}
 	var path []*OpStat // the rows (names) met on the way up
 	for g := range t.GPU {

@@ -146,8 +146,14 @@ func tf32Fix(t *trace.Trace, where string) string {
 // under an op named op.
 func (ix *index) launchedOutside(op string) map[string]bool {
 	out := map[string]bool{}
+	// Each name's answer so far found by the name's address (nameCache),
+	// not by hashing it per activity.
+	var found nameCache[*bool]
+	newFound := func(string) *bool { return new(bool) }
 	for g := range ix.t.GPU {
-		if name := ix.t.GPU[g].Name; !out[name] && ix.opNamed(ix.opOf(g), op) == trace.None {
+		name := ix.t.GPU[g].Name
+		if f := found.get(name, newFound); !*f && ix.opNamed(ix.opOf(g), op) == trace.None {
+			*f = true
 			out[name] = true
 		}
 	}

@@ -16,21 +16,33 @@ import (
 // export, so both name the same Python line for a kernel.
 type UserFrames struct {
 	t *trace.Trace
-	// memo holds each frame's answer (-2 = not computed yet). Finding
-	// analyzers run side by side and resolve frames as they meet them:
-	// each entry is read and written atomically (two goroutines may
-	// compute one frame; they store the same answer).
+	// memo holds each frame's answer plus memoShift (0 = not computed
+	// yet, so a fresh slice needs no filling: storing -2 in each of 2 M
+	// frames' entries, atomically, was most of the Attribution fact on a
+	// deep-stack trace). Finding analyzers run side by side and resolve
+	// frames as they meet them: each entry is read and written atomically
+	// (two goroutines may compute one frame; they store the same answer).
 	memo []atomic.Int32
 }
 
+// memoShift is added to a memoised answer (trace.None and up), so that
+// the zero value means not computed.
+const memoShift = 2
+
 // NewUserFrames returns a resolver over t's Python frames.
 func NewUserFrames(t *trace.Trace) *UserFrames {
-	memo := make([]atomic.Int32, len(t.Frames))
-	for i := range memo {
-		memo[i].Store(-2)
-	}
-	return &UserFrames{t: t, memo: memo}
+	return &UserFrames{t: t, memo: make([]atomic.Int32, len(t.Frames))}
 }
+
+// load returns frame f's memoised answer (answer's input) and whether it
+// has one.
+func (u *UserFrames) load(f trace.Index) (int32, bool) {
+	v := u.memo[f].Load()
+	return v - memoShift, v != 0
+}
+
+// store memoises v (answer's input) as frame f's answer.
+func (u *UserFrames) store(f trace.Index, v int32) { u.memo[f].Store(v + memoShift) }
 
 // Of returns the user frame at or above f (see UserFrames), or trace.None.
 // Each frame it walks through is given its own answer: the user frame
@@ -43,7 +55,7 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	if f == trace.None {
 		return trace.None
 	}
-	if v := u.memo[f].Load(); v != -2 {
+	if v, ok := u.load(f); ok {
 		return answer(v)
 	}
 	t := u.t
@@ -55,7 +67,7 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	seen, located := seenBuf[:0], locatedBuf[:0]
 	res, above, aboveUser := trace.None, trace.None, false
 	for cur := f; cur != trace.None && len(seen) < 1<<12; cur = t.Frames[cur].Parent {
-		if v := u.memo[cur].Load(); v != -2 {
+		if v, ok := u.load(cur); ok {
 			above = answer(v)
 			aboveUser = v >= 0 && (v&userMark != 0 || len(t.Frames) >= userMark && u.isUser(above))
 			break
@@ -76,7 +88,7 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 			v |= userMark
 		}
 		for _, s := range seen {
-			u.memo[s].Store(v)
+			u.store(s, v)
 		}
 		return res
 	}
@@ -87,7 +99,7 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		if located[i] {
 			ans = seen[i]
 		}
-		u.memo[seen[i]].Store(ans)
+		u.store(seen[i], ans)
 	}
 	return ans
 }

@@ -1,0 +1,50 @@
+package analyze
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkRunOnTrace runs the whole analysis (Run, every analyzer) over
+// the trace at RUN_TRACE, read once: for profiling the analysis of a big
+// trace without the read's samples; with RUN_STAGES set, each run's
+// stage times go to stderr (run it with -cpu 1 for one core's
+// CPU). Skipped without RUN_TRACE.
+func BenchmarkRunOnTrace(b *testing.B) {
+	t := benchTraceAt(b, "RUN_TRACE")
+	var cfg Config
+	if os.Getenv("RUN_STAGES") != "" {
+		cfg.Stages = os.Stderr
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		// Collected before each run, as the CLI collects before its
+		// analysis (membudget.TightenForAnalysis): the run's own
+		// garbage then fits under the collector's goal, as it does
+		// there, and no run pays for an earlier one's.
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		before := processCPU()
+		if _, err := Run(t, cfg); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU() - before
+	}
+	// CPU time, not wall time, is what a loaded machine leaves steady.
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
