@@ -30,10 +30,15 @@ import (
 // of "in a step" (and so of "per step") that every metric, finding and
 // face uses.
 var Steps = &Analyzer{
-	Name: "steps",
-	Doc:  "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
+	Name:     "steps",
+	Doc:      "Assigns each GPU activity to the step its launch call started in (its own start without one) and each API call to the step it started in.",
+	Requires: []*Analyzer{HostTable},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
 		s := &StepFacts{gpuStep: make([]int32, len(t.GPU)), apiStep: make([]int32, len(t.APICalls))}
 		// On a device whose kernels carry their launch calls, a kernel
 		// without one was launched before profiling started (the tail of
@@ -51,7 +56,7 @@ var Steps = &Analyzer{
 		parallel.Each(3, func(part int) {
 			switch part {
 			case 0:
-				s.whole = wholeSpan(t)
+				s.whole = wholeSpan(t, host)
 			case 1:
 				inChunks(len(t.GPU), func(lo, hi int) { gpuSteps(t, launched, s.gpuStep, lo, hi) })
 			default:
@@ -89,11 +94,11 @@ func gpuSteps(t *trace.Trace, launched map[int32]bool, out []int32, lo, hi int) 
 // walk for the five families costs 1.4 ms more on one core over 1.2 M
 // events than five hand-written loops did; the step fact is not the
 // facts' longest chain.)
-func wholeSpan(t *trace.Trace) trace.Span {
+func wholeSpan(t *trace.Trace, host *hostTable) trace.Span {
 	parts := familyBounds(nil, t.GPU, func(a *trace.GPUActivity) *trace.Span { return &a.Span })
 	parts = familyBounds(parts, t.APICalls, func(c *trace.APICall) *trace.Span { return &c.Span })
-	parts = familyBounds(parts, t.Ops, func(o *trace.Op) *trace.Span { return &o.Span })
-	parts = familyBounds(parts, t.Frames, func(f *trace.PyFrame) *trace.Span { return &f.Span })
+	// The ops' and frames' bounds came with their columns (HostTable).
+	parts = append(parts, host.ops.bounds, host.frames.bounds)
 	parts = familyBounds(parts, t.Annotations, func(a *trace.Annotation) *trace.Span { return &a.Span })
 	var s trace.Span
 	first := true
@@ -435,7 +440,7 @@ func (s *ShapeFacts) GEMM(o *trace.Op) GEMMShape {
 // reads: they run first, on every Run. Other facts run when a selected
 // analyzer requires them.
 func Facts() []*Analyzer {
-	return []*Analyzer{Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership, ProfilerClock}
+	return []*Analyzer{HostTable, Steps, KernelCategories, Attribution, Launches, IdleGaps, Shapes, CompileRegions, Phases, Critical, Ownership, ProfilerClock}
 }
 
 // unionSpans returns the union of spans as sorted, disjoint spans (it

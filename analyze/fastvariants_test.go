@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"sort"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestIdleCursorMatchesIdleGaps(t *testing.T) {
 // asked in order and out of it.
 func TestTopOpsMatchesScan(t *testing.T) {
 	tr := load(t, "eggroll_hooks.json.gz")
-	o := newTopOps(topOpTimes(tr))
+	o := newTopOps(topOpTimes(&newHostTable(tr).ops))
 	check := func(f *trace.PyFrame) {
 		var want trace.Duration
 		for i := range tr.Ops {
@@ -144,4 +145,46 @@ func (ix *index) compiled(g int) bool {
 		}
 	}
 	return false
+}
+
+// TestHostTableMatchesTrace: the host table's columns, bounds, thread
+// runs and sorted frame starts are what the ops and frames themselves
+// say, and the trace span built from it is Trace.Span, on fixtures with
+// deep Python stacks, several threads and none.
+func TestHostTableMatchesTrace(t *testing.T) {
+	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/dataloader_mlp.json.gz", "recorded/amp_gpt_fused.json.gz"} {
+		tr := load(t, name)
+		if len(tr.Ops) == 0 || len(tr.Frames) == 0 {
+			t.Fatalf("%s: no ops or frames: the test would prove nothing", name)
+		}
+		h := newHostTable(tr)
+		for i := range tr.Ops {
+			o := &tr.Ops[i]
+			if h.ops.start[i] != o.Start || h.ops.end[i] != o.End || h.ops.parent[i] != o.Parent {
+				t.Fatalf("%s: op %d: columns %d %d %d, op %d %d %d", name, i, h.ops.start[i], h.ops.end[i], h.ops.parent[i], o.Start, o.End, o.Parent)
+			}
+			if r, ok := h.ops.threads[o.Thread]; !ok || i < r[0] || i >= r[1] {
+				t.Fatalf("%s: op %d on thread %d outside its run %v", name, i, o.Thread, r)
+			}
+		}
+		starts := make([]trace.Time, len(tr.Frames))
+		for i := range tr.Frames {
+			starts[i] = tr.Frames[i].Start
+			if h.frames.parent[i] != tr.Frames[i].Parent {
+				t.Fatalf("%s: frame %d: parent column %d, frame %d", name, i, h.frames.parent[i], tr.Frames[i].Parent)
+			}
+		}
+		slices.Sort(starts)
+		if !slices.Equal(starts, h.frameStarts) {
+			t.Fatalf("%s: sorted frame starts differ", name)
+		}
+		if got, want := wholeSpan(tr, h), tr.Span(); got.Start != want.Start || got.End != want.End {
+			t.Fatalf("%s: wholeSpan %v, Trace.Span %v", name, got, want)
+		}
+	}
+	// No ops, no frames: bounds of nothing, no runs.
+	h := newHostTable(&trace.Trace{})
+	if h.ops.bounds.any || h.frames.bounds.any || len(h.ops.threads) != 0 {
+		t.Fatalf("empty trace: table %+v", h)
+	}
 }

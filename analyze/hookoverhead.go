@@ -22,7 +22,7 @@ var HookOverhead = &Analyzer{
 		"Needs Python stacks (with_stack=True). Saving model: hook Python overhead plus dispatch overhead per step, bounded by the GPU "+
 		"idle time during the hooked calls (CPU time the GPU does not wait for costs nothing). Reported when at least %.0f%% of the median step.",
 		HookMinShare*100),
-	Requires: []*Analyzer{IdleGaps},
+	Requires: []*Analyzer{IdleGaps, HostTable},
 	Run:      runHookOverhead,
 }
 
@@ -51,7 +51,7 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	t := ix.t
 	// The frames a dispatcher called: a deep stack has millions of frames
 	// and few dispatchers.
-	children := dispatchedFrames(t)
+	children := dispatchedFrames(t, &ix.host.frames)
 	hooks, keys := hookFrames(t, children)
 	inOps, idle := ix.hookTimes(hooks)
 	stats = map[string]*hookStat{}
@@ -117,7 +117,7 @@ func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
 	if len(hooks) == 0 {
 		return inOps, idle
 	}
-	ot := topOpTimes(t)
+	ot := topOpTimes(&ix.host.ops)
 	inChunks(len(hooks), func(lo, hi int) {
 		ops := newTopOps(ot)
 		for j := lo; j < hi; j++ {
@@ -180,19 +180,22 @@ func hookKey(f *trace.PyFrame) string {
 }
 
 // dispatchedFrames returns the frames a hook dispatcher called, in order,
-// walking the frames in chunks side by side (millions in a deep stack: a
-// hundredth of a second each million).
-func dispatchedFrames(t *trace.Trace) []int {
-	chunks := mapChunks(len(t.Frames), func(lo, hi int) []int {
+// walking the frames' parent column (frames) in chunks side by side
+// (millions in a deep stack: a hundredth of a second each million).
+func dispatchedFrames(t *trace.Trace, frames *spanColumns) []int {
+	chunks := mapChunks(len(frames.parent), func(lo, hi int) []int {
 		var found []int
 		var dispatchers nameCache[bool]
-		for i := lo; i < hi; i++ {
-			if par := t.Frames[i].Parent; par != trace.None && dispatcherOf(&dispatchers, &t.Frames[par]) {
-				found = append(found, i)
+		for i, par := range frames.parent[lo:hi] {
+			if par != trace.None && dispatcherOf(&dispatchers, &t.Frames[par]) {
+				found = append(found, lo+i)
 			}
 		}
 		return found
 	})
+	if len(chunks) == 1 {
+		return chunks[0] // one core: nothing to join, nothing to copy
+	}
 	var children []int
 	for _, found := range chunks {
 		children = append(children, found...)

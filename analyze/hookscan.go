@@ -76,46 +76,32 @@ func gallopStarts(starts []trace.Time, end int, at trace.Time, from int) int {
 	return lo + sort.Search(hi-lo, func(j int) bool { return starts[lo+j] >= at })
 }
 
-// topOpTimes returns t's op times (see opTimes): each chunk's own totals
-// and starts side by side, then each chunk's totals shifted by the
-// chunks before it (integer sums: exact in any order).
-func topOpTimes(t *trace.Trace) *opTimes {
-	ops := t.Ops
-	ot := &opTimes{pre: make([]trace.Duration, len(ops)+1), starts: make([]trace.Time, len(ops)), thread: map[trace.Index][2]int{}}
+// topOpTimes returns the op times (see opTimes) of the ops' columns:
+// each chunk's own totals side by side, then each chunk's totals shifted
+// by the chunks before it (integer sums: exact in any order). The starts
+// are the column itself (the op times live only as long as the pass).
+func topOpTimes(ops *spanColumns) *opTimes {
+	n := len(ops.start)
+	ot := &opTimes{pre: make([]trace.Duration, n+1), starts: ops.start, thread: ops.threads}
 	type chunk struct {
 		lo, hi int
 		sum    trace.Duration
-		// firsts are the ops where a thread's ops begin.
-		firsts []int
 	}
-	chunks := mapChunks(len(ops), func(lo, hi int) chunk {
+	chunks := mapChunks(n, func(lo, hi int) chunk {
 		c := chunk{lo: lo, hi: hi}
 		for i := lo; i < hi; i++ {
-			o := &ops[i]
-			if o.Parent == trace.None {
-				c.sum += o.Dur()
+			if ops.parent[i] == trace.None {
+				c.sum += trace.Duration(ops.end[i] - ops.start[i])
 			}
-			ot.pre[i+1], ot.starts[i] = c.sum, o.Start
-			if i == 0 || o.Thread != ops[i-1].Thread {
-				c.firsts = append(c.firsts, i)
-			}
+			ot.pre[i+1] = c.sum
 		}
 		return c
 	})
 	var off trace.Duration
 	offsets := make([]trace.Duration, len(chunks))
-	var firsts []int
 	for k, c := range chunks {
 		offsets[k] = off
 		off += c.sum
-		firsts = append(firsts, c.firsts...)
-	}
-	for j, i := range firsts {
-		end := len(ops)
-		if j+1 < len(firsts) {
-			end = firsts[j+1]
-		}
-		ot.thread[ops[i].Thread] = [2]int{i, end}
 	}
 	parallel.Each(len(chunks), func(k int) {
 		if offsets[k] == 0 {

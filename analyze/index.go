@@ -29,6 +29,9 @@ type index struct {
 	// owned is the Ownership fact (a named field: its Of and Activities
 	// would collide with other facts' methods).
 	owned *OwnershipFacts
+	// host is the HostTable fact (a named field: its columns are read
+	// by the few passes over every op or frame).
+	host *hostTable
 	// clock times the metrics' parts (Config.Stages; metrics only).
 	clock *stageClock
 }
@@ -46,6 +49,7 @@ func newIndex(t *trace.Trace, results map[*Analyzer]any) *index {
 	ix.PhaseFacts, _ = results[Phases].(*PhaseFacts)
 	ix.CriticalFacts, _ = results[Critical].(*CriticalFacts)
 	ix.owned, _ = results[Ownership].(*OwnershipFacts)
+	ix.host, _ = results[HostTable].(*hostTable)
 	return ix
 }
 

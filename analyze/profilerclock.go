@@ -20,7 +20,8 @@ type profilerClock struct {
 	// ops holds the starts of framework ops and host record_function
 	// ranges, loader those of the ops inside a DataLoader's ranges
 	// (loaderRanges; not in ops), frames of Python frame events, memory
-	// of allocator events, each sorted.
+	// of allocator events, each sorted (frames: the HostTable's, shared
+	// and only read).
 	ops, loader, frames, memory []trace.Time
 	// perOpUs is the cost of one recorded op with the trace's options
 	// (record_shapes adds OverheadPerShapesOpUs).
@@ -33,26 +34,27 @@ type profilerClock struct {
 	work     *leafWork
 	workOnce sync.Once
 	trace    *trace.Trace
+	host     *hostTable
 }
 
-// newProfilerClock returns t's clock, or nil when the per-event costs do
-// not apply: they were measured on torch.profiler traces only (another
-// profiler's cost per event is unknown).
-func newProfilerClock(t *trace.Trace) *profilerClock {
+// newProfilerClock returns t's clock (host: t's HostTable), or nil when
+// the per-event costs do not apply: they were measured on torch.profiler
+// traces only (another profiler's cost per event is unknown).
+func newProfilerClock(t *trace.Trace, host *hostTable) *profilerClock {
 	if t.Meta.Framework != "PyTorch" {
 		return nil
 	}
-	c := &profilerClock{perOpUs: OverheadPerOpUs, trace: t}
-	// Four independent sorts of up to millions of times, and the leaf
-	// work (every analyzer that prices an interval reads it), side by
-	// side: the clock is on the way of the analyzers that need it.
+	c := &profilerClock{perOpUs: OverheadPerOpUs, trace: t, host: host, frames: host.frameStarts}
+	// Two independent sorts of up to millions of times (the frames'
+	// came sorted with the HostTable), and the leaf work (every analyzer
+	// that prices an interval reads it), side by side: the clock is on
+	// the way of the analyzers that need it.
 	var wg sync.WaitGroup
-	wg.Go(func() { c.ops, c.loader = opStarts(t) })
-	wg.Go(func() { c.frames = frameStarts(t) })
+	wg.Go(func() { c.ops, c.loader = opStarts(t, host) })
 	wg.Go(func() { c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At }) })
 	if len(t.Ops) > 0 {
 		wg.Go(func() {
-			w := newLeafWork(t)
+			w := newLeafWork(t, host)
 			c.work = &w
 		})
 	}
@@ -65,22 +67,20 @@ func newProfilerClock(t *trace.Trace) *profilerClock {
 
 // opStarts returns the sorted starts of the framework ops and host
 // ranges outside a DataLoader's loading ranges, and of those inside. The
-// ops are read in chunks side by side (a sorted list of times does not
-// depend on the order they were gathered in).
-func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
+// ops' starts are read from their column (host), in chunks side by side
+// (a sorted list of times does not depend on the order they were
+// gathered in).
+func opStarts(t *trace.Trace, host *hostTable) (ops, loader []trace.Time) {
 	loading := loaderRanges(t)
+	starts := host.ops.start
 	if len(loading) == 0 {
-		ops = make([]trace.Time, len(t.Ops), len(t.Ops)+len(t.Annotations))
-		inChunks(len(t.Ops), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				ops[i] = t.Ops[i].Start
-			}
-		})
+		ops = make([]trace.Time, len(starts), len(starts)+len(t.Annotations))
+		copy(ops, starts)
 	} else {
-		ops = make([]trace.Time, 0, len(t.Ops)+len(t.Annotations))
-		for _, part := range mapChunks(len(t.Ops), func(lo, hi int) (p [2][]trace.Time) {
-			for i := lo; i < hi; i++ {
-				if at := t.Ops[i].Start; overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
+		ops = make([]trace.Time, 0, len(starts)+len(t.Annotations))
+		for _, part := range mapChunks(len(starts), func(lo, hi int) (p [2][]trace.Time) {
+			for _, at := range starts[lo:hi] {
+				if overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
 					p[1] = append(p[1], at)
 				} else {
 					p[0] = append(p[0], at)
@@ -99,19 +99,6 @@ func opStarts(t *trace.Trace) (ops, loader []trace.Time) {
 	sortTimes(ops)
 	sortTimes(loader)
 	return ops, loader
-}
-
-// frameStarts returns the sorted starts of t's Python frames, read in
-// chunks side by side.
-func frameStarts(t *trace.Trace) []trace.Time {
-	v := make([]trace.Time, len(t.Frames))
-	inChunks(len(v), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v[i] = t.Frames[i].Start
-		}
-	})
-	sortTimes(v)
-	return v
 }
 
 // loaderRanges are the host ranges a DataLoader records around each
@@ -148,7 +135,7 @@ func (c *profilerClock) costUs(a, b trace.Time) float64 {
 func (c *profilerClock) leafWorkIn(a, b trace.Time) trace.Duration {
 	c.workOnce.Do(func() {
 		if c.work == nil {
-			w := newLeafWork(c.trace)
+			w := newLeafWork(c.trace, c.host)
 			c.work = &w
 		}
 	})

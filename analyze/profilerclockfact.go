@@ -8,9 +8,16 @@ package analyze
 // Its value is a *profilerClock, nil for a trace whose profiler's costs
 // were never measured (not torch.profiler).
 var ProfilerClock = &Analyzer{
-	Name: "profiler-clock",
-	Doc:  "Prices the profiler's own host work in an interval from the ops, Python frames and allocator events recorded in it (torch.profiler traces only).",
-	Fact: func(p *Pass) (any, error) { return newProfilerClock(p.Trace), nil },
+	Name:     "profiler-clock",
+	Doc:      "Prices the profiler's own host work in an interval from the ops, Python frames and allocator events recorded in it (torch.profiler traces only).",
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newProfilerClock(p.Trace, host), nil
+	},
 }
 
 // profilerClockOf is the ProfilerClock fact of p's analyzer, which must

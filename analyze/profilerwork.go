@@ -27,11 +27,12 @@ type leafWork struct {
 	cum   []trace.Duration
 }
 
-// newLeafWork collects t's leaf-op work.
-func newLeafWork(t *trace.Trace) leafWork {
+// newLeafWork collects t's leaf-op work (host: t's HostTable, whose op
+// columns it reads).
+func newLeafWork(t *trace.Trace, host *hostTable) leafWork {
 	parent := make([]bool, len(t.Ops))
-	for i := range t.Ops {
-		if p := t.Ops[i].Parent; p != trace.None {
+	for _, p := range host.ops.parent {
+		if p != trace.None {
 			parent[p] = true
 		}
 	}
@@ -40,15 +41,29 @@ func newLeafWork(t *trace.Trace) leafWork {
 	var leaves, calls []interval.Bounds
 	parallel.Each(2, func(k int) {
 		if k == 0 {
-			leaves = slices.DeleteFunc(interval.UnionBounds(leafBounds(t, parent)), func(b interval.Bounds) bool { return b.End <= b.Start })
+			leaves = slices.DeleteFunc(interval.UnionBounds(leafBounds(&host.ops, parent)), func(b interval.Bounds) bool { return b.End <= b.Start })
 		} else {
 			calls = interval.UnionBounds(leafCallBounds(t, parent))
 		}
 	})
 	// The leaves less the calls: each leaf's parts outside every call,
-	// sized for the most there can be, then kept at their exact size
-	// (the work lives as long as the analysis).
-	w := leafWork{spans: make([]interval.Bounds, 0, len(leaves)+len(calls)), cum: make([]trace.Duration, 1, len(leaves)+len(calls)+1)}
+	// counted, then made at their exact size (the work lives as long as
+	// the analysis; sized for the most there can be and then copied to
+	// size, it was a fifth of a Run's garbage).
+	n := 0
+	leafParts(leaves, calls, func(from, to trace.Time) {
+		if to > from {
+			n++
+		}
+	})
+	w := leafWork{spans: make([]interval.Bounds, 0, n), cum: make([]trace.Duration, 1, n+1)}
+	leafParts(leaves, calls, w.span)
+	return w
+}
+
+// leafParts calls part with each leaf's parts outside every call, in
+// order (leaves and calls sorted and disjoint; a part may be empty).
+func leafParts(leaves, calls []interval.Bounds, part func(from, to trace.Time)) {
 	j := 0
 	for _, s := range leaves {
 		for j < len(calls) && calls[j].End <= s.Start {
@@ -59,22 +74,20 @@ func newLeafWork(t *trace.Trace) leafWork {
 			if c.Start >= s.End {
 				break
 			}
-			w.span(from, c.Start)
+			part(from, c.Start)
 			from = max(from, c.End)
 		}
-		w.span(from, s.End)
+		part(from, s.End)
 	}
-	w.spans, w.cum = slices.Clone(w.spans), slices.Clone(w.cum)
-	return w
 }
 
-// leafBounds returns the intervals of t's leaf ops (parent[i]: op i has
-// an op inside it), in op order, gathered in chunks side by side. Counted
+// leafBounds returns the intervals of the leaf ops (ops: their columns;
+// parent[i]: op i has an op inside it), in op order, gathered in chunks side by side. Counted
 // first, then filled: appended one by one, a trace of 300 k ops spent
 // most of newLeafWork regrowing them. Bounds, not Spans: half the bytes
 // to sort and nothing for the collector to scan.
-func leafBounds(t *trace.Trace, parent []bool) []interval.Bounds {
-	return countedFill(len(t.Ops), func(lo, hi int) int {
+func leafBounds(ops *spanColumns, parent []bool) []interval.Bounds {
+	return countedFill(len(ops.start), func(lo, hi int) int {
 		n := 0
 		for i := lo; i < hi; i++ {
 			if !parent[i] {
@@ -86,7 +99,7 @@ func leafBounds(t *trace.Trace, parent []bool) []interval.Bounds {
 		dst = dst[:0]
 		for i := lo; i < hi; i++ {
 			if !parent[i] {
-				dst = append(dst, interval.Bounds{Start: t.Ops[i].Start, End: t.Ops[i].End})
+				dst = append(dst, interval.Bounds{Start: ops.start[i], End: ops.end[i]})
 			}
 		}
 	})

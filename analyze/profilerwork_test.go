@@ -24,7 +24,7 @@ func TestLeafWork(t *testing.T) {
 		},
 		APICalls: []trace.APICall{{Span: trace.Span{Name: "cudaLaunchKernel", Start: 20, End: 30}, Op: 1}},
 	}
-	w := newLeafWork(tr)
+	w := newLeafWork(tr, newHostTable(tr))
 	// Work: 10–20, 30–40, 50–120.
 	for _, c := range []struct {
 		a, b trace.Time
@@ -60,7 +60,7 @@ func TestLoaderOpsPriced(t *testing.T) {
 		Ops:         []trace.Op{op(10_000), op(20_000), op(150_000)},
 		Annotations: []trace.Annotation{{Span: trace.Span{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Start: 0, End: 100_000}}},
 	}
-	c := newProfilerClock(tr)
+	c := newProfilerClock(tr, newHostTable(tr))
 	if ops, loader, _, _ := c.counts(0, 200_000); ops != 2 || loader != 2 {
 		t.Fatalf("counts: %d ops, %d loading ops, want 2 and 2", ops, loader)
 	}

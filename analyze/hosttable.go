@@ -1,0 +1,124 @@
+package analyze
+
+import (
+	"github.com/tracelens/tracelens/trace"
+)
+
+// HostTable holds the few fields of the framework ops and Python frames
+// that the whole-trace passes read (start, end, parent, thread) in dense
+// columns (hostTable). An op is 96 bytes and a frame 56, and a pass that
+// reads one or two of their fields streams all of them: 40 MB each on a
+// trace of 400 k ops and 700 k frames, 4 ms on one core, and the steps'
+// trace span, the profiler clock's starts and leaf work and the hook
+// dispatch each made such passes. The columns are 24 bytes an event,
+// read once here; the families' bounds (the trace span's part) come with
+// the read. Its value is a *hostTable.
+var HostTable = &Analyzer{
+	Name: "host-table",
+	Doc:  "Gathers the start, end, parent and thread of every framework op and Python frame into dense columns that the whole-trace passes read.",
+	Fact: func(p *Pass) (any, error) { return newHostTable(p.Trace), nil },
+}
+
+// hostTable is the ops' and the frames' columns. Of the frames, only
+// the parent column is by frame; their starts are kept sorted
+// (frameStarts, what the profiler clock counts in), and their end and
+// thread columns are nil: no pass reads them. A Run's garbage must fit
+// under the collector's goal (BenchmarkRunOnTrace, the CLI's
+// membudget): each column is made anew on every Run, so none is made
+// that no pass reads.
+type hostTable struct {
+	ops, frames spanColumns
+	// frameStarts are the frames' starts, sorted.
+	frameStarts []trace.Time
+}
+
+// spanColumns are one host family's columns, by the family's index, and
+// the earliest start and latest end of its spans.
+type spanColumns struct {
+	start, end []trace.Time
+	parent     []trace.Index
+	// threads are the [lo, hi) of each thread's events, for a family in
+	// thread order (the ops; not a column: a thread's events are one
+	// run of them).
+	threads map[trace.Index][2]int
+	bounds  spanBounds
+}
+
+// newSpanColumns returns columns for n events (bounds: of none): the
+// parent column, and the start and end columns when full.
+func newSpanColumns(n int, full bool) spanColumns {
+	c := spanColumns{parent: make([]trace.Index, n), bounds: newBounds()}
+	if full {
+		c.start, c.end = make([]trace.Time, n), make([]trace.Time, n)
+	}
+	return c
+}
+
+// columnsChunk is what a chunk of a family's events adds to its columns
+// besides the rows: its spans' bounds and the events where a thread's
+// run begins.
+type columnsChunk struct {
+	bounds spanBounds
+	firsts []int
+}
+
+// join takes the chunks' bounds into c's (a minimum and a maximum: any
+// order) and, with thread (the thread of an event), the threads' runs
+// from the chunks' firsts, in chunk order.
+func (c *spanColumns) join(parts []columnsChunk, thread func(i int) trace.Index) {
+	var firsts []int
+	for _, p := range parts {
+		if b := p.bounds; b.any {
+			c.bounds.start, c.bounds.end, c.bounds.any = min(c.bounds.start, b.start), max(c.bounds.end, b.end), true
+		}
+		firsts = append(firsts, p.firsts...)
+	}
+	if thread == nil {
+		return
+	}
+	c.threads = make(map[trace.Index][2]int, len(firsts))
+	for j, i := range firsts {
+		end := len(c.parent)
+		if j+1 < len(firsts) {
+			end = firsts[j+1]
+		}
+		c.threads[thread(i)] = [2]int{i, end}
+	}
+}
+
+// newHostTable reads t's ops and frames into columns, each family in
+// chunks side by side.
+func newHostTable(t *trace.Trace) *hostTable {
+	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false), frameStarts: make([]trace.Time, len(t.Frames))}
+	// Two loops, not one generic walk: a call through a field accessor
+	// per event costs what the columns save on the smaller passes.
+	h.ops.join(mapChunks(len(t.Ops), func(lo, hi int) columnsChunk {
+		c := columnsChunk{bounds: newBounds()}
+		for i := lo; i < hi; i++ {
+			o := &t.Ops[i]
+			h.ops.start[i], h.ops.end[i], h.ops.parent[i] = o.Start, o.End, o.Parent
+			c.bounds.widen(&o.Span)
+			if i == 0 || o.Thread != t.Ops[i-1].Thread {
+				c.firsts = append(c.firsts, i)
+			}
+		}
+		return c
+	}), func(i int) trace.Index { return t.Ops[i].Thread })
+	h.frames.join(mapChunks(len(t.Frames), func(lo, hi int) columnsChunk {
+		c := columnsChunk{bounds: newBounds()}
+		for i := lo; i < hi; i++ {
+			f := &t.Frames[i]
+			h.frameStarts[i], h.frames.parent[i] = f.Start, f.Parent
+			c.bounds.widen(&f.Span)
+		}
+		return c
+	}), nil)
+	sortTimes(h.frameStarts)
+	return h
+}
+
+// hostTableOf is the HostTable fact of p's analyzer, which must require
+// it.
+func hostTableOf(p *Pass) (*hostTable, error) {
+	return FactOf[*hostTable](p, HostTable)
+}
