@@ -10,14 +10,20 @@ import (
 // CompileRegions finds torch.compile's own work: Dynamo and Inductor ops
 // and ranges (see compileEvent).
 var CompileRegions = &Analyzer{
-	Name: "compile-regions",
-	Doc:  "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
+	Name:     "compile-regions",
+	Doc:      "Finds the spans of torch.compile's own work (Dynamo tracing, Inductor lowering and code generation, guards, caches): ops and record_function ranges.",
+	Requires: []*Analyzer{HostTable},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		// The ops' name column, not the ops: compile ops are few.
 		var spans []trace.Span
-		var isCompile nameCache[bool]
-		for i := range t.Ops {
-			if isCompile.get(t.Ops[i].Name, compileEvent) {
+		isCompile := byName(&host.ops, compileEvent)
+		for i, n := range host.ops.name {
+			if isCompile[n] {
 				spans = append(spans, t.Ops[i].Span)
 			}
 		}

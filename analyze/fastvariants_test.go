@@ -25,7 +25,7 @@ func factsOf(t *testing.T, tr *trace.Trace) *index {
 func TestCompiledWithMatchesCompiled(t *testing.T) {
 	for _, name := range []string{"recorded/compile_autotune_mlp.json.gz", "nanobragg_compile.json.gz", "eggroll_hooks.json.gz"} {
 		tr := load(t, name)
-		ix, oc := factsOf(t, tr), newOpClasses(tr)
+		ix, oc := factsOf(t, tr), newOpClasses(newHostTable(tr))
 		compiled := 0
 		for g := range tr.GPU {
 			want := ix.compiled(g)
@@ -187,4 +187,44 @@ func TestHostTableMatchesTrace(t *testing.T) {
 	if h.ops.bounds.any || h.frames.bounds.any || len(h.ops.threads) != 0 {
 		t.Fatalf("empty trace: table %+v", h)
 	}
+}
+
+// TestOpNameColumnMatchesNames: the ops' name numbers name what the ops
+// do, each distinct name once, and sameNameAbove answers what a walk up
+// the ops comparing names answers, on fixtures with recursive and
+// nested ops.
+func TestOpNameColumnMatchesNames(t *testing.T) {
+	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/compile_autotune_mlp.json.gz", "recorded/amp_gpt_fused.json.gz"} {
+		tr := load(t, name)
+		h := newHostTable(tr)
+		if len(h.ops.names) == 0 || len(slices.Compact(slices.Sorted(slices.Values(h.ops.names)))) != len(h.ops.names) {
+			t.Fatalf("%s: %d names, not each once", name, len(h.ops.names))
+		}
+		above := 0
+		for i := range tr.Ops {
+			if got := h.ops.names[h.ops.name[i]]; got != tr.Ops[i].Name {
+				t.Fatalf("%s: op %d: name column says %q, op %q", name, i, got, tr.Ops[i].Name)
+			}
+			want := sameNameAncestor(tr, trace.Index(i))
+			if got := h.ops.sameNameAbove(trace.Index(i)); got != want {
+				t.Fatalf("%s: op %d (%s): sameNameAbove %v, walk %v", name, i, tr.Ops[i].Name, got, want)
+			}
+			if want {
+				above++
+			}
+		}
+		t.Logf("%s: %d ops, %d names, %d under an op of their name", name, len(tr.Ops), len(h.ops.names), above)
+	}
+}
+
+// sameNameAncestor reports whether an enclosing op has op i's name, so
+// recursive calls count once in the total.
+func sameNameAncestor(t *trace.Trace, i trace.Index) bool {
+	name := t.Ops[i].Name
+	for p := t.Ops[i].Parent; p != trace.None; p = t.Ops[p].Parent {
+		if t.Ops[p].Name == name {
+			return true
+		}
+	}
+	return false
 }

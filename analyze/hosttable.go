@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -37,6 +38,12 @@ type hostTable struct {
 type spanColumns struct {
 	start, end []trace.Time
 	parent     []trace.Index
+	// name is each event's name as an index into names, the family's
+	// distinct names (the ops'; nil for the frames): a pass that
+	// classifies names does it once per distinct name, into a table it
+	// reads by the 4-byte column.
+	name  []int32
+	names []string
 	// threads are the [lo, hi) of each thread's events, for a family in
 	// thread order (the ops; not a column: a thread's events are one
 	// run of them).
@@ -49,7 +56,7 @@ type spanColumns struct {
 func newSpanColumns(n int, full bool) spanColumns {
 	c := spanColumns{parent: make([]trace.Index, n), bounds: newBounds()}
 	if full {
-		c.start, c.end = make([]trace.Time, n), make([]trace.Time, n)
+		c.start, c.end, c.name = make([]trace.Time, n), make([]trace.Time, n), make([]int32, n)
 	}
 	return c
 }
@@ -58,8 +65,12 @@ func newSpanColumns(n int, full bool) spanColumns {
 // besides the rows: its spans' bounds and the events where a thread's
 // run begins.
 type columnsChunk struct {
+	lo, hi int
 	bounds spanBounds
 	firsts []int
+	// names are the chunk's distinct names, its name column's values
+	// indexing them until join numbers them over the family.
+	names []string
 }
 
 // join takes the chunks' bounds into c's (a minimum and a maximum: any
@@ -73,6 +84,7 @@ func (c *spanColumns) join(parts []columnsChunk, thread func(i int) trace.Index)
 		}
 		firsts = append(firsts, p.firsts...)
 	}
+	c.joinNames(parts)
 	if thread == nil {
 		return
 	}
@@ -86,6 +98,41 @@ func (c *spanColumns) join(parts []columnsChunk, thread func(i int) trace.Index)
 	}
 }
 
+// joinNames numbers the chunks' names over the family, first seen first
+// in chunk order (the same numbers on any core count), and renumbers a
+// chunk's column where its own numbers differ, chunks side by side.
+func (c *spanColumns) joinNames(parts []columnsChunk) {
+	if c.name == nil {
+		return
+	}
+	id := map[string]int32{}
+	remap := make([][]int32, len(parts))
+	for k, p := range parts {
+		same := true
+		for j, n := range p.names {
+			g, ok := id[n]
+			if !ok {
+				g = int32(len(c.names))
+				id[n] = g
+				c.names = append(c.names, n)
+			}
+			remap[k] = append(remap[k], g)
+			same = same && g == int32(j)
+		}
+		if same {
+			remap[k] = nil
+		}
+	}
+	parallel.Each(len(parts), func(k int) {
+		if m := remap[k]; m != nil {
+			col := c.name[parts[k].lo:parts[k].hi]
+			for i, v := range col {
+				col[i] = m[v]
+			}
+		}
+	})
+}
+
 // newHostTable reads t's ops and frames into columns, each family in
 // chunks side by side.
 func newHostTable(t *trace.Trace) *hostTable {
@@ -93,10 +140,15 @@ func newHostTable(t *trace.Trace) *hostTable {
 	// Two loops, not one generic walk: a call through a field accessor
 	// per event costs what the columns save on the smaller passes.
 	h.ops.join(mapChunks(len(t.Ops), func(lo, hi int) columnsChunk {
-		c := columnsChunk{bounds: newBounds()}
+		c := columnsChunk{lo: lo, hi: hi, bounds: newBounds()}
+		var ids nameCache[int32]
+		newID := func(n string) int32 {
+			c.names = append(c.names, n)
+			return int32(len(c.names) - 1)
+		}
 		for i := lo; i < hi; i++ {
 			o := &t.Ops[i]
-			h.ops.start[i], h.ops.end[i], h.ops.parent[i] = o.Start, o.End, o.Parent
+			h.ops.start[i], h.ops.end[i], h.ops.parent[i], h.ops.name[i] = o.Start, o.End, o.Parent, ids.get(o.Name, newID)
 			c.bounds.widen(&o.Span)
 			if i == 0 || o.Thread != t.Ops[i-1].Thread {
 				c.firsts = append(c.firsts, i)
@@ -105,7 +157,7 @@ func newHostTable(t *trace.Trace) *hostTable {
 		return c
 	}), func(i int) trace.Index { return t.Ops[i].Thread })
 	h.frames.join(mapChunks(len(t.Frames), func(lo, hi int) columnsChunk {
-		c := columnsChunk{bounds: newBounds()}
+		c := columnsChunk{lo: lo, hi: hi, bounds: newBounds()}
 		for i := lo; i < hi; i++ {
 			f := &t.Frames[i]
 			h.frameStarts[i], h.frames.parent[i] = f.Start, f.Parent
@@ -121,4 +173,14 @@ func newHostTable(t *trace.Trace) *hostTable {
 // it.
 func hostTableOf(p *Pass) (*hostTable, error) {
 	return FactOf[*hostTable](p, HostTable)
+}
+
+// byName returns fn of each of c's distinct names, by name number: what
+// a pass over the name column reads instead of the names.
+func byName[V any](c *spanColumns, fn func(string) V) []V {
+	out := make([]V, len(c.names))
+	for k, n := range c.names {
+		out[k] = fn(n)
+	}
+	return out
 }

@@ -328,15 +328,16 @@ func (ix *index) fileCalls(f *hostFiler, copies []trace.Span) {
 }
 
 // fileOps adds the host's ops and ranges to the data-loading, profiler
-// and framework sources.
+// and framework sources. The ops are read from the HostTable's columns,
+// each distinct name classified once.
 func (ix *index) fileOps(f *hostFiler) {
-	t := ix.t
-	opSrc := sourceByName{classify: func(n string) ledgerSource { return hostRangeSource(n, false) }}
-	lo, hi := f.span(len(t.Ops))
+	t, ops := ix.t, &ix.host.ops
+	opSrc := byName(ops, func(n string) ledgerSource { return hostRangeSource(n, false) })
+	lo, hi := f.span(len(ops.name))
 	f.blocks.ops.runs(lo, hi, f.from, f.to, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if o := &t.Ops[i]; f.touches(o.Span) {
-				f.add(opSrc.of(o.Name), o.Span)
+			if s := (trace.Span{Start: ops.start[i], End: ops.end[i]}); f.touches(s) {
+				f.add(opSrc[ops.name[i]], s)
 			}
 		}
 	})

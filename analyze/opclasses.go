@@ -16,7 +16,14 @@ var OpClasses = &Analyzer{
 	Name: "op-classes",
 	Doc: "Classifies every op by what its name says (torch.compile's runtime, autograd nodes and gradient accumulation, collectives, " +
 		"framework ops, a few ATen ops by name), each distinct name tested once, and keeps each op's parent beside it, chunk by chunk side by side.",
-	Fact:      func(p *Pass) (any, error) { return newOpClasses(p.Trace), nil },
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newOpClasses(host), nil
+	},
 	NoMetrics: true,
 }
 
@@ -76,15 +83,16 @@ func (p *Pass) opClasses() (*OpClassFacts, error) {
 	return FactOf[*OpClassFacts](p, OpClasses)
 }
 
-// newOpClasses classifies t's ops chunk by chunk side by side.
-func newOpClasses(t *trace.Trace) *OpClassFacts {
-	f := &OpClassFacts{class: make([]opClass, len(t.Ops)), parent: make([]trace.Index, len(t.Ops))}
-	inChunks(len(t.Ops), func(lo, hi int) {
-		var names nameCache[opClass]
-		for i := lo; i < hi; i++ {
-			o := &t.Ops[i]
-			f.parent[i] = o.Parent
-			f.class[i] = names.get(o.Name, classifyOp)
+// newOpClasses classifies the ops of a HostTable by their name column
+// (each distinct name once), chunk by chunk side by side; the parents
+// are the table's column, shared (only read).
+func newOpClasses(host *hostTable) *OpClassFacts {
+	ops := &host.ops
+	f := &OpClassFacts{class: make([]opClass, len(ops.name)), parent: ops.parent}
+	classes := byName(ops, classifyOp)
+	inChunks(len(ops.name), func(lo, hi int) {
+		for i, n := range ops.name[lo:hi] {
+			f.class[lo+i] = classes[n]
 		}
 	})
 	return f

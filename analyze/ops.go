@@ -12,10 +12,14 @@ import (
 // kernel → launch call → innermost op, then up the op's parents.
 func (ix *index) ops() []OpStat {
 	t := ix.t
-	// A row per name, found by the name's address (nameCache): 300 k
-	// ops' names hashed was a third of the table.
-	var rows nameCache[*OpStat]
-	newRow := func(name string) *OpStat { return &OpStat{Name: name, PerStep: make([]StepShare, len(t.Steps))} }
+	// The ops are read from the HostTable's columns (the ops themselves
+	// are 96 bytes each, of which the table reads 28), a row per
+	// distinct name, by the name column.
+	ops := &ix.host.ops
+	rowOfName := make([]*OpStat, len(ops.names))
+	for k, name := range ops.names {
+		rowOfName[k] = &OpStat{Name: name, PerStep: make([]StepShare, len(t.Steps))}
+	}
 	// self[i] is op i's time less its children's, gathered in the one
 	// pass over the ops (a child adds to self[i] before or after i's own
 	// duration: integers, exact in any order) and turned into the rows'
@@ -23,32 +27,31 @@ func (ix *index) ops() []OpStat {
 	// its own over the ops to sum the children first read them twice.
 	self := make([]trace.Duration, len(t.Ops))
 	steps := newStepCursor(t)
-	// Each op's row, found once here: the GPU pass below walks every
-	// kernel's ops up to the root and reads their rows by index, not by
-	// hashing their names again (300 k lookups on the copies class).
-	rowOf := make([]*OpStat, len(t.Ops))
-	for i := range t.Ops {
-		o := &t.Ops[i]
-		self[i] += o.Dur()
-		if p := o.Parent; p != trace.None {
-			self[p] -= o.Dur()
+	// An op's row is its name's (rowOfName by the name column): the GPU
+	// pass below walks every kernel's ops up to the root and reads their
+	// rows by index, not by hashing their names again (300 k lookups on
+	// the copies class), and no array of rows per op is made.
+	for i, n := range ops.name {
+		d := trace.Duration(ops.end[i] - ops.start[i])
+		self[i] += d
+		if p := ops.parent[i]; p != trace.None {
+			self[p] -= d
 		}
-		r := rows.get(o.Name, newRow)
-		rowOf[i] = r
+		r := rowOfName[n]
 		r.Calls++
-		st := steps.of(o.Start)
+		st := steps.of(ops.start[i])
 		if st >= 0 {
 			r.PerStep[st].Count++
 		}
-		if !ix.sameNameAncestor(trace.Index(i)) {
-			r.TotalCPUUs += us(o.Dur())
+		if !ops.sameNameAbove(trace.Index(i)) {
+			r.TotalCPUUs += us(d)
 			if st >= 0 {
-				r.PerStep[st].Us += us(o.Dur())
+				r.PerStep[st].Us += us(d)
 			}
 		}
 	}
-	for i, r := range rowOf {
-		r.SelfCPUUs += us(max(self[i], 0))
+	for i, n := range ops.name {
+		rowOfName[n].SelfCPUUs += us(max(self[i], 0))
 	}
 	var path []*OpStat // the rows (names) met on the way up
 	for g := range t.GPU {
@@ -57,10 +60,10 @@ func (ix *index) ops() []OpStat {
 			continue
 		}
 		d := us(t.GPU[g].Dur())
-		rowOf[op].SelfGPUUs += d
+		rowOfName[ops.name[op]].SelfGPUUs += d
 		path = path[:0]
-		for cur := op; cur != trace.None; cur = t.Ops[cur].Parent {
-			r := rowOf[cur]
+		for cur := op; cur != trace.None; cur = ops.parent[cur] {
+			r := rowOfName[ops.name[cur]]
 			if slices.Contains(path, r) {
 				continue
 			}
@@ -71,8 +74,8 @@ func (ix *index) ops() []OpStat {
 			}
 		}
 	}
-	out := make([]OpStat, 0, len(rows.byName))
-	for _, r := range rows.byName {
+	out := make([]OpStat, 0, len(rowOfName))
+	for _, r := range rowOfName {
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b OpStat) int {
@@ -87,13 +90,13 @@ func (ix *index) ops() []OpStat {
 	return out
 }
 
-// sameNameAncestor reports whether an enclosing op has op i's name, so
-// recursive calls count once in the total.
-func (ix *index) sameNameAncestor(i trace.Index) bool {
-	t := ix.t
-	name := t.Ops[i].Name
-	for p := t.Ops[i].Parent; p != trace.None; p = t.Ops[p].Parent {
-		if t.Ops[p].Name == name {
+// sameNameAbove reports whether an op enclosing op i has its name, so
+// recursive calls count once in the total: read from the name and
+// parent columns (equal numbers: equal names).
+func (c *spanColumns) sameNameAbove(i trace.Index) bool {
+	name := c.name[i]
+	for p := c.parent[i]; p != trace.None; p = c.parent[p] {
+		if c.name[p] == name {
 			return true
 		}
 	}
