@@ -37,16 +37,24 @@ func autotuneRange(name string) bool {
 // thread) rather than for the workload. It returns nil when the trace has
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
-	// The ops are classified in chunks side by side, each with its own
-	// memo of names (nameCache); the chunks' spans are joined in chunk order, so each
-	// thread's spans come in op order as before.
+	return autotuneLaunches(t, newHostTable(t))
+}
+
+// autotuneLaunches is AutotuneLaunches over t's HostTable host: the ops'
+// name column is read, not the ops (the autotuner's are few).
+func autotuneLaunches(t *trace.Trace, host *hostTable) []bool {
+	// The ops are classified in chunks side by side, each distinct name
+	// once; the chunks' spans are joined in chunk order, so each thread's
+	// spans come in op order as before.
+	ops := &host.ops
+	isAutotune := byName(ops, autotuneRange)
 	spans := threadSpans{}
-	for _, part := range mapChunks(len(t.Ops), func(lo, hi int) threadSpans {
-		var memo nameCache[bool]
+	for _, part := range mapChunks(len(ops.name), func(lo, hi int) threadSpans {
 		part := threadSpans{}
-		for i := lo; i < hi; i++ {
-			if memo.get(t.Ops[i].Name, autotuneRange) {
-				part.add(t.Ops[i].Thread, t.Ops[i].Span)
+		for i, n := range ops.name[lo:hi] {
+			if isAutotune[n] {
+				o := &t.Ops[lo+i]
+				part.add(o.Thread, o.Span)
 			}
 		}
 		return part

@@ -228,3 +228,32 @@ func sameNameAncestor(t *trace.Trace, i trace.Index) bool {
 	}
 	return false
 }
+
+// TestBackwardOpsMatchWalk: the memoised walk up the parent and name
+// columns (backwardOps) answers, op by op and in any order, what a walk up
+// the ops testing each name with backwardOp answers.
+func TestBackwardOpsMatchWalk(t *testing.T) {
+	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/compile_autotune_mlp.json.gz", "recorded/amp_gpt_fused.json.gz"} {
+		tr := load(t, name)
+		h := newHostTable(tr)
+		bwd := backwardOps{ops: &h.ops, backward: byName(&h.ops, backwardOp), memo: make([]uint8, len(tr.Ops))}
+		inside := 0
+		for k := range tr.Ops {
+			i := trace.Index((k * 7919) % len(tr.Ops)) // out of order: the memo is read before it is complete
+			want := false
+			for cur := i; cur != trace.None; cur = tr.Ops[cur].Parent {
+				if backwardOp(tr.Ops[cur].Name) {
+					want = true
+					break
+				}
+			}
+			if got := bwd.of(i); got != want {
+				t.Fatalf("%s: op %d (%s): backwardOps %v, walk %v", name, i, tr.Ops[i].Name, got, want)
+			}
+			if want {
+				inside++
+			}
+		}
+		t.Logf("%s: %d of %d ops in backward", name, inside, len(tr.Ops))
+	}
+}

@@ -57,8 +57,8 @@ func optimizerRange(name string) bool {
 }
 
 // phases returns the phase of every GPU activity of t, classified once
-// per launching op.
-func phases(t *trace.Trace, attr *AttributionFacts) []phase {
+// per launching op (ops: the ops' HostTable columns).
+func phases(t *trace.Trace, ops *spanColumns, attr *AttributionFacts) []phase {
 	out := make([]phase, len(t.GPU))
 	opt := threadSpans{}
 	for i := range t.Annotations {
@@ -69,8 +69,9 @@ func phases(t *trace.Trace, attr *AttributionFacts) []phase {
 	opt.merge()
 	// Each chunk of activities keeps its own answers per op (a byte an
 	// op: a map of one entry per launching op was most of the fact).
+	isBackward := byName(ops, backwardOp)
 	inChunks(len(t.GPU), func(lo, hi int) {
-		bwd := backwardOps{t: t, memo: make([]uint8, len(t.Ops))}
+		bwd := backwardOps{ops: ops, backward: isBackward, memo: make([]uint8, len(t.Ops))}
 		for g := lo; g < hi; g++ {
 			if op := attr.opOf(g); op != trace.None && bwd.of(op) {
 				out[g] = backward
@@ -87,28 +88,29 @@ func phases(t *trace.Trace, attr *AttributionFacts) []phase {
 // backwardOps answers whether an op is or runs inside a backward op,
 // memoising each op on the walks up: 0 not known yet, 1 no, 2 yes.
 type backwardOps struct {
-	t    *trace.Trace
-	memo []uint8
+	// ops are the ops' columns, backward backwardOp of each name number.
+	ops      *spanColumns
+	backward []bool
+	memo     []uint8
 }
 
 // of reports whether op or an op around it is autograd's wrapper of a
 // backward node. An op between op and the first backward op found is
 // inside it; with none, no op on the walk is inside one.
 func (b *backwardOps) of(op trace.Index) bool {
-	t := b.t
 	v := uint8(1)
 	cur := op
-	for ; cur != trace.None; cur = t.Ops[cur].Parent {
+	for ; cur != trace.None; cur = b.ops.parent[cur] {
 		if m := b.memo[cur]; m != 0 {
 			v = m
 			break
 		}
-		if backwardOp(t.Ops[cur].Name) {
+		if b.backward[b.ops.name[cur]] {
 			v = 2
 			break
 		}
 	}
-	for x := op; x != cur; x = t.Ops[x].Parent {
+	for x := op; x != cur; x = b.ops.parent[x] {
 		b.memo[x] = v
 	}
 	if cur != trace.None {
@@ -229,18 +231,22 @@ func (bl *backwardLaunches) causedElsewhere(th trace.Index, from, to trace.Time)
 var Phases = &Analyzer{
 	Name:     "phases",
 	Doc:      "Marks each GPU activity forward, backward (autograd's evaluate_function ops, on any thread) or optimizer (Optimizer.step#/zero_grad# ranges); marks the launches torch.compile's compiler and autotuner made; splits GPU busy time into compute and communication (NCCL/RCCL) unions.",
-	Requires: []*Analyzer{Attribution, KernelCategories},
+	Requires: []*Analyzer{Attribution, KernelCategories, HostTable},
 	Fact: func(p *Pass) (any, error) {
 		t := p.Trace
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
 		// The three parts read only the trace and the facts: side by
 		// side (the fact was the longest of the facts on 16 cores).
 		f := &PhaseFacts{}
 		parallel.Each(3, func(i int) {
 			switch i {
 			case 0:
-				f.autotune = AutotuneLaunches(t)
+				f.autotune = autotuneLaunches(t, host)
 			case 1:
-				f.phase = phases(t, p.ix.AttributionFacts)
+				f.phase = phases(t, &host.ops, p.ix.AttributionFacts)
 			default:
 				f.comm = splitBusy(t, p.ix.CategoryFacts)
 			}
