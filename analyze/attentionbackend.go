@@ -32,7 +32,7 @@ var AttentionBackend = &Analyzer{
 		"no explicit mask; memory-efficient: also masks and fp32; cuDNN: fp16/bf16) and whether the code pins the backend "+
 		"(sdpa_kernel calls in the Python stack). Saving model: the math path's GPU time per step less the same attention FLOPs at "+
 		"%.0f%% of the device's 16-bit tensor peak.", sdpaMathOp, SDPAMathMinShare*100, SDPAFusedEfficiency*100),
-	Requires: []*Analyzer{Steps, Attribution},
+	Requires: []*Analyzer{Steps, Attribution, HostTable},
 	Run:      runAttentionBackend,
 }
 
@@ -52,13 +52,15 @@ func runAttentionBackend(p *Pass) ([]Finding, error) {
 	}
 	var mathUs, allUs float64
 	calls := map[trace.Index]bool{}
+	// The walks up each kernel's ops read the parent and name columns.
+	ops, isMath := &ix.host.ops, byName(&ix.host.ops, oneOf(sdpaMathOp))
 	for g := range t.GPU {
 		if st := ix.gpuStep[g]; st < int32(first) {
 			continue
 		}
 		d := us(t.GPU[g].Dur())
 		allUs += d
-		if op := ix.opNamed(ix.opOf(g), sdpaMathOp); op != trace.None {
+		if op := ops.firstIn(ix.opOf(g), isMath); op != trace.None {
 			mathUs += d
 			calls[op] = true
 		}

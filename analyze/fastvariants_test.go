@@ -257,3 +257,34 @@ func TestBackwardOpsMatchWalk(t *testing.T) {
 		t.Logf("%s: %d of %d ops in backward", name, inside, len(tr.Ops))
 	}
 }
+
+// TestFirstInMatchesWalk: the walk up the parent and name columns
+// (firstIn) finds, from every op, the op a walk up the ops testing each
+// name finds, for the name tests the analyzers ask.
+func TestFirstInMatchesWalk(t *testing.T) {
+	tests := []func(string) bool{flopOp, oneOf("aten::softmax", "aten::_softmax"), oneOf(sdpaMathOp), oneOf("aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")}
+	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/compile_autotune_mlp.json.gz", "recorded/amp_gpt_fused.json.gz"} {
+		tr := load(t, name)
+		h := newHostTable(tr)
+		found := 0
+		for k, test := range tests {
+			in := byName(&h.ops, test)
+			for i := range tr.Ops {
+				want := trace.Index(trace.None)
+				for cur := trace.Index(i); cur != trace.None; cur = tr.Ops[cur].Parent {
+					if test(tr.Ops[cur].Name) {
+						want = cur
+						break
+					}
+				}
+				if got := h.ops.firstIn(trace.Index(i), in); got != want {
+					t.Fatalf("%s: test %d, op %d (%s): firstIn %d, walk %d", name, k, i, tr.Ops[i].Name, got, want)
+				}
+				if want != trace.None {
+					found++
+				}
+			}
+		}
+		t.Logf("%s: %d ops found under a tested name", name, found)
+	}
+}

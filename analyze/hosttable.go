@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"slices"
+
 	"github.com/tracelens/tracelens/parallel"
 	"github.com/tracelens/tracelens/trace"
 )
@@ -183,4 +185,21 @@ func byName[V any](c *spanColumns, fn func(string) V) []V {
 		out[k] = fn(n)
 	}
 	return out
+}
+
+// oneOf returns a test of whether a name is one of names (for byName).
+func oneOf(names ...string) func(string) bool {
+	return func(n string) bool { return slices.Contains(names, n) }
+}
+
+// firstIn returns op i or the innermost op enclosing it whose name number
+// marks in (byName's answer), or trace.None: a walk up the parent and
+// name columns, not the ops.
+func (c *spanColumns) firstIn(i trace.Index, in []bool) trace.Index {
+	for ; i != trace.None; i = c.parent[i] {
+		if in[c.name[i]] {
+			return i
+		}
+	}
+	return trace.None
 }

@@ -95,10 +95,11 @@ type rooflineCall struct {
 // main kernel stays the first of its longest.
 func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
 	t := ix.t
+	isFlop := byName(&ix.host.ops, flopOp)
 	parts := mapChunks(len(t.GPU), func(lo, hi int) map[trace.Index]*rooflineCall {
 		calls := map[trace.Index]*rooflineCall{}
 		for g := lo; g < hi; g++ {
-			op := ix.rooflineOp(g)
+			op := ix.rooflineOp(g, isFlop)
 			if op == trace.None {
 				continue
 			}
@@ -132,8 +133,9 @@ func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
 }
 
 // rooflineOp returns the GEMM op call whose FLOPs kernel g computes (the
-// innermost op around its launch that flopOp knows), or None.
-func (ix *index) rooflineOp(g int) trace.Index {
+// innermost op around its launch that flopOp knows: isFlop, by name
+// number), or None.
+func (ix *index) rooflineOp(g int, isFlop []bool) trace.Index {
 	t := ix.t
 	if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.category(g)) || ix.autotune != nil && ix.autotune[g] {
 		// Only the GEMM or attention kernel does the op's FLOPs: under
@@ -141,12 +143,7 @@ func (ix *index) rooflineOp(g int) trace.Index {
 		// bias add, which must not dilute its rate.
 		return trace.None
 	}
-	for cur := ix.opOf(g); cur != trace.None; cur = t.Ops[cur].Parent {
-		if flopOp(t.Ops[cur].Name) {
-			return cur
-		}
-	}
-	return trace.None
+	return ix.host.ops.firstIn(ix.opOf(g), isFlop)
 }
 
 // rooflineGroup is one roofline row being summed: its calls and GPU time.

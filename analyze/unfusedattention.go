@@ -30,19 +30,14 @@ var UnfusedAttention = &Analyzer{
 		"matmuls (scale, mask, casts, softmax) per step, which a fused attention kernel (FlashAttention via "+
 		"scaled_dot_product_attention) does not run. Softmax inside scaled_dot_product_attention's math backend is attention-backend's.",
 		AttentionWindow, AttentionMinShare*100),
-	Requires: []*Analyzer{KernelCategories, Attribution},
+	Requires: []*Analyzer{KernelCategories, Attribution, HostTable},
 	Run:      runUnfusedAttention,
 }
 
-// opPathHas reports whether op i or one of its parents is named one of
-// names.
-func (ix *index) opPathHas(i trace.Index, names ...string) bool {
-	for ; i != trace.None; i = ix.t.Ops[i].Parent {
-		if slices.Contains(names, ix.t.Ops[i].Name) {
-			return true
-		}
-	}
-	return false
+// opPathHas reports whether op i or one of its parents has a name whose
+// number marks names (byName of oneOf the names).
+func (ix *index) opPathHas(i trace.Index, names []bool) bool {
+	return ix.host.ops.firstIn(i, names) != trace.None
 }
 
 func runUnfusedAttention(p *Pass) ([]Finding, error) {
@@ -51,14 +46,16 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 	var between trace.Duration
 	var names, lines []string
 	var softmaxKernel string
+	ops := &ix.host.ops
+	softmax, notAttention := byName(ops, oneOf("aten::softmax", "aten::_softmax")), byName(ops, oneOf("aten::log_softmax", "aten::_log_softmax", sdpaMathOp))
+	matmul := byName(ops, oneOf("aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum"))
 	for g := range t.GPU {
-		if t.GPU[g].Kind != trace.Kernel || !ix.opPathHas(ix.opOf(g), "aten::softmax", "aten::_softmax") ||
-			ix.opPathHas(ix.opOf(g), "aten::log_softmax", "aten::_log_softmax", sdpaMathOp) {
+		if t.GPU[g].Kind != trace.Kernel || !ix.opPathHas(ix.opOf(g), softmax) || ix.opPathHas(ix.opOf(g), notAttention) {
 			// scaled_dot_product_attention's math backend is already SDPA:
 			// attention-backend says which backend to run instead.
 			continue
 		}
-		before, after := ix.matmulsAround(g)
+		before, after := ix.matmulsAround(g, matmul)
 		if before < 0 || after < 0 {
 			continue
 		}
@@ -120,12 +117,13 @@ func runUnfusedAttention(p *Pass) ([]Finding, error) {
 
 // matmulsAround returns the nearest batched matmul kernels before and
 // after GPU activity g on its stream, within AttentionWindow kernels (-1
-// where there is none): the Q·Kᵀ and ·V of an attention around a softmax.
-func (ix *index) matmulsAround(g int) (before, after int) {
+// where there is none): the Q·Kᵀ and ·V of an attention around a softmax
+// (matmul marks the batched matmul ops by name number).
+func (ix *index) matmulsAround(g int, matmul []bool) (before, after int) {
 	t := ix.t
 	isMatmul := func(g int) bool {
 		return t.GPU[g].Kind == trace.Kernel && (ix.category(g) == CategoryGEMM || ix.category(g) == CategoryGEMV) &&
-			ix.opPathHas(ix.opOf(g), "aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum")
+			ix.opPathHas(ix.opOf(g), matmul)
 	}
 	sameStream := func(a, b int) bool {
 		return t.GPU[a].Device == t.GPU[b].Device && t.GPU[a].Stream == t.GPU[b].Stream
