@@ -168,11 +168,26 @@ func TestHostTableMatchesTrace(t *testing.T) {
 			}
 		}
 		starts := make([]trace.Time, len(tr.Frames))
+		var dispatchers, called []int
 		for i := range tr.Frames {
 			starts[i] = tr.Frames[i].Start
 			if h.frames.parent[i] != tr.Frames[i].Parent {
 				t.Fatalf("%s: frame %d: parent column %d, frame %d", name, i, h.frames.parent[i], tr.Frames[i].Parent)
 			}
+			if want := hookDispatcher(&tr.Frames[i]); h.dispatcher(trace.Index(i)) != want {
+				t.Fatalf("%s: frame %d (%s): dispatcher bit %v, hookDispatcher %v", name, i, tr.Frames[i].Name, !want, want)
+			} else if want {
+				dispatchers = append(dispatchers, i)
+			}
+			if p := tr.Frames[i].Parent; p != trace.None && hookDispatcher(&tr.Frames[p]) {
+				called = append(called, i)
+			}
+		}
+		if name == "eggroll_hooks.json.gz" && len(dispatchers) == 0 {
+			t.Fatalf("%s: no hook dispatcher: the bits are not tested", name)
+		}
+		if got := dispatchedFrames(h); !slices.Equal(got, called) {
+			t.Fatalf("%s: dispatchedFrames %d frames, %d called by a dispatcher", name, len(got), len(called))
 		}
 		slices.Sort(starts)
 		if !slices.Equal(starts, h.frameStarts) {

@@ -51,7 +51,7 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	t := ix.t
 	// The frames a dispatcher called: a deep stack has millions of frames
 	// and few dispatchers.
-	children := dispatchedFrames(t, &ix.host.frames)
+	children := dispatchedFrames(ix.host)
 	hooks, keys := hookFrames(t, children)
 	inOps, idle := ix.hookTimes(hooks)
 	stats = map[string]*hookStat{}
@@ -180,14 +180,14 @@ func hookKey(f *trace.PyFrame) string {
 }
 
 // dispatchedFrames returns the frames a hook dispatcher called, in order,
-// walking the frames' parent column (frames) in chunks side by side
-// (millions in a deep stack: a hundredth of a second each million).
-func dispatchedFrames(t *trace.Trace, frames *spanColumns) []int {
-	chunks := mapChunks(len(frames.parent), func(lo, hi int) []int {
+// walking the HostTable's frame parent column and dispatcher bits in
+// chunks side by side (millions of frames in a deep stack).
+func dispatchedFrames(host *hostTable) []int {
+	parents := host.frames.parent
+	chunks := mapChunks(len(parents), func(lo, hi int) []int {
 		var found []int
-		var dispatchers nameCache[bool]
-		for i, par := range frames.parent[lo:hi] {
-			if par != trace.None && dispatcherOf(&dispatchers, &t.Frames[par]) {
+		for i, par := range parents[lo:hi] {
+			if par != trace.None && host.dispatcher(par) {
 				found = append(found, lo+i)
 			}
 		}
