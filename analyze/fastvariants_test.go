@@ -168,13 +168,13 @@ func TestHostTableMatchesTrace(t *testing.T) {
 			}
 		}
 		starts := make([]trace.Time, len(tr.Frames))
-		var dispatchers, called []int
+		var dispatchers, called, modules []int
 		for i := range tr.Frames {
 			starts[i] = tr.Frames[i].Start
 			if h.frames.parent[i] != tr.Frames[i].Parent {
 				t.Fatalf("%s: frame %d: parent column %d, frame %d", name, i, h.frames.parent[i], tr.Frames[i].Parent)
 			}
-			if want := hookDispatcher(&tr.Frames[i]); h.dispatcher(trace.Index(i)) != want {
+			if want := hookDispatcher(&tr.Frames[i]); h.dispatchers.has(trace.Index(i)) != want {
 				t.Fatalf("%s: frame %d (%s): dispatcher bit %v, hookDispatcher %v", name, i, tr.Frames[i].Name, !want, want)
 			} else if want {
 				dispatchers = append(dispatchers, i)
@@ -182,9 +182,17 @@ func TestHostTableMatchesTrace(t *testing.T) {
 			if p := tr.Frames[i].Parent; p != trace.None && hookDispatcher(&tr.Frames[p]) {
 				called = append(called, i)
 			}
+			if _, ok := moduleFrame(tr.Frames[i].Name); ok {
+				modules = append(modules, i)
+			}
 		}
-		if name == "eggroll_hooks.json.gz" && len(dispatchers) == 0 {
-			t.Fatalf("%s: no hook dispatcher: the bits are not tested", name)
+		var marked []int
+		h.modules.each(func(i int) { marked = append(marked, i) })
+		if !slices.Equal(marked, modules) {
+			t.Fatalf("%s: %d frames marked modules, %d module frames", name, len(marked), len(modules))
+		}
+		if name == "eggroll_hooks.json.gz" && (len(dispatchers) == 0 || len(modules) == 0) {
+			t.Fatalf("%s: no hook dispatcher or module frame: the bits are not tested", name)
 		}
 		if got := dispatchedFrames(h); !slices.Equal(got, called) {
 			t.Fatalf("%s: dispatchedFrames %d frames, %d called by a dispatcher", name, len(got), len(called))

@@ -77,7 +77,7 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 		}
 	}
 	// inner()'s own time: dispatching hooks, building results.
-	childDur := calleeTime(t, children, dispatchers)
+	childDur := calleeTime(t, ix.host.frames.parent, children, dispatchers)
 	for _, par := range dispatchers {
 		dispatch += max(t.Frames[par].Dur()-childDur[par], 0)
 	}
@@ -134,8 +134,9 @@ func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
 // dispatchers that ran hooks are asked for, a few of the many, marked in
 // a bit per frame so that the other callees cost a bit test. Each chunk
 // of children sums its own by the dispatcher's dense id (integer sums:
-// exact in any order).
-func calleeTime(t *trace.Trace, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
+// exact in any order). The parents are read from the parent column
+// (parents), and a frame itself only when its dispatcher was asked for.
+func calleeTime(t *trace.Trace, parents []trace.Index, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
 	id := make(map[trace.Index]int, len(dispatchers))
 	asked := make([]uint64, (len(t.Frames)+63)/64)
 	for _, par := range dispatchers {
@@ -151,9 +152,8 @@ func calleeTime(t *trace.Trace, children []int, dispatchers []trace.Index) map[t
 	parts := mapChunks(len(children), func(lo, hi int) []trace.Duration {
 		part := make([]trace.Duration, len(id))
 		for _, i := range children[lo:hi] {
-			f := &t.Frames[i]
-			if asked[f.Parent/64]&(1<<(f.Parent%64)) != 0 {
-				part[id[f.Parent]] += f.Dur()
+			if par := parents[i]; asked[par/64]&(1<<(par%64)) != 0 {
+				part[id[par]] += t.Frames[i].Dur()
 			}
 		}
 		return part
@@ -187,7 +187,7 @@ func dispatchedFrames(host *hostTable) []int {
 	chunks := mapChunks(len(parents), func(lo, hi int) []int {
 		var found []int
 		for i, par := range parents[lo:hi] {
-			if par != trace.None && host.dispatcher(par) {
+			if par != trace.None && host.dispatchers.has(par) {
 				found = append(found, lo+i)
 			}
 		}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math/bits"
 	"slices"
 	"sync/atomic"
 
@@ -39,7 +40,34 @@ type hostTable struct {
 	// frame's parent, and the parent read from the frames themselves
 	// missed the cache at nearly every frame of a deep stack (a
 	// fiftieth of a second on 7 M frames); the name is at hand here.
-	dispatchers []uint64
+	// modules marks the nn.Module frames (moduleFrame), which the
+	// annotations table reads: a pass over every frame's name of its
+	// own otherwise.
+	dispatchers, modules frameBits
+}
+
+// frameBits is a bit per frame.
+type frameBits []uint64
+
+// newFrameBits returns the bits of n frames, none set.
+func newFrameBits(n int) frameBits { return make(frameBits, (n+63)/64) }
+
+// set sets frame i's bit. Chunks set bits side by side: a chunk's first
+// and last words may be another chunk's too, so the bit is set
+// atomically (the frames marked are few: rarely contended).
+func (b frameBits) set(i int) { atomic.OrUint64(&b[i/64], 1<<(i%64)) }
+
+// has reports whether frame i's bit is set.
+func (b frameBits) has(i trace.Index) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// each calls fn with the frames whose bits are set, in order, skipping
+// the words with none.
+func (b frameBits) each(fn func(i int)) {
+	for w, word := range b {
+		for ; word != 0; word &= word - 1 {
+			fn(w*64 + bits.TrailingZeros64(word))
+		}
+	}
 }
 
 // spanColumns are one host family's columns, by the family's index, and
@@ -146,7 +174,7 @@ func (c *spanColumns) joinNames(parts []columnsChunk) {
 // chunks side by side.
 func newHostTable(t *trace.Trace) *hostTable {
 	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false), frameStarts: make([]trace.Time, len(t.Frames)),
-		dispatchers: make([]uint64, (len(t.Frames)+63)/64)}
+		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames))}
 	// Two loops, not one generic walk: a call through a field accessor
 	// per event costs what the columns save on the smaller passes.
 	h.ops.join(mapChunks(len(t.Ops), func(lo, hi int) columnsChunk {
@@ -174,25 +202,16 @@ func newHostTable(t *trace.Trace) *hostTable {
 			h.frameStarts[i], h.frames.parent[i] = f.Start, f.Parent
 			c.bounds.widen(&f.Span)
 			if dispatcherOf(&dispatchers, f) {
-				h.markDispatcher(i)
+				h.dispatchers.set(i)
+			}
+			if _, ok := moduleFrame(f.Name); ok {
+				h.modules.set(i)
 			}
 		}
 		return c
 	}), nil)
 	sortTimes(h.frameStarts)
 	return h
-}
-
-// markDispatcher marks frame i a hook dispatcher. Chunks mark side by
-// side: a chunk's first and last words may be another chunk's too, so
-// the bit is set atomically (dispatchers are few: rarely contended).
-func (h *hostTable) markDispatcher(i int) {
-	atomic.OrUint64(&h.dispatchers[i/64], 1<<(i%64))
-}
-
-// dispatcher reports whether frame i is a hook dispatcher.
-func (h *hostTable) dispatcher(i trace.Index) bool {
-	return h.dispatchers[i/64]&(1<<(i%64)) != 0
 }
 
 // hostTableOf is the HostTable fact of p's analyzer, which must require

@@ -131,13 +131,16 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 		}
 	}
 	names := make([]launchNames, len(rows))
+	// An op's name from the HostTable's name column: 4 bytes an op read,
+	// not the op's 96.
+	ops := &ix.host.ops
 	for g, r := range rowOf {
 		l := t.GPU[g].Launch
 		if r < 0 || l == trace.None {
 			continue
 		}
 		if op := t.APICalls[l].Op; op != trace.None {
-			names[r].ops.add(t.Ops[op].Name)
+			names[r].ops.add(ops.names[ops.name[op]])
 		}
 		if f := ix.userFrameOf(t.APICalls[l].Frame); f != trace.None && t.Frames[f].Name != "" {
 			names[r].lines.add(t.Frames[f].Name)

@@ -163,12 +163,13 @@ func (ix *index) annotations() []AnnotationStat {
 		}
 		add(AnnotationRange, a.Name, a.Thread, a.Span)
 	}
-	for i := range t.Frames {
+	// The module frames marked in the HostTable's frame pass, in frame
+	// order: not every frame's name read again.
+	ix.host.modules.each(func(i int) {
 		f := &t.Frames[i]
-		if name, ok := moduleFrame(f.Name); ok {
-			add(AnnotationModule, name, f.Thread, f.Span)
-		}
-	}
+		name, _ := moduleFrame(f.Name)
+		add(AnnotationModule, name, f.Thread, f.Span)
+	})
 	out := make([]AnnotationStat, 0, len(rows))
 	for _, r := range rows {
 		r.MedianGPUUs = median(r.perCall)
