@@ -37,19 +37,27 @@ func autotuneRange(name string) bool {
 // thread) rather than for the workload. It returns nil when the trace has
 // no such range.
 func AutotuneLaunches(t *trace.Trace) []bool {
-	return autotuneLaunches(t, newHostTable(t))
+	// top and demo call this once, without an analysis: each chunk keeps
+	// its own memo of names rather than a HostTable being built, whose
+	// frame columns (1.9 M frames on a compile trace) nothing here reads.
+	return autotuneMarks(t, mapChunks(len(t.Ops), func(lo, hi int) threadSpans {
+		var memo nameCache[bool]
+		part := threadSpans{}
+		for i := lo; i < hi; i++ {
+			if o := &t.Ops[i]; memo.get(o.Name, autotuneRange) {
+				part.add(o.Thread, o.Span)
+			}
+		}
+		return part
+	}))
 }
 
 // autotuneLaunches is AutotuneLaunches over t's HostTable host: the ops'
 // name column is read, not the ops (the autotuner's are few).
 func autotuneLaunches(t *trace.Trace, host *hostTable) []bool {
-	// The ops are classified in chunks side by side, each distinct name
-	// once; the chunks' spans are joined in chunk order, so each thread's
-	// spans come in op order as before.
 	ops := &host.ops
 	isAutotune := byName(ops, autotuneRange)
-	spans := threadSpans{}
-	for _, part := range mapChunks(len(ops.name), func(lo, hi int) threadSpans {
+	return autotuneMarks(t, mapChunks(len(ops.name), func(lo, hi int) threadSpans {
 		part := threadSpans{}
 		for i, n := range ops.name[lo:hi] {
 			if isAutotune[n] {
@@ -58,7 +66,16 @@ func autotuneLaunches(t *trace.Trace, host *hostTable) []bool {
 			}
 		}
 		return part
-	}) {
+	}))
+}
+
+// autotuneMarks marks the GPU activities launched inside the autotuner's
+// op spans (parts: the ops classified in chunks side by side, joined here
+// in chunk order, so each thread's spans come in op order) or its host
+// annotations; nil when there are none.
+func autotuneMarks(t *trace.Trace, parts []threadSpans) []bool {
+	spans := threadSpans{}
+	for _, part := range parts {
 		for th, s := range part {
 			spans[th] = append(spans[th], s...)
 		}

@@ -311,3 +311,26 @@ func TestFirstInMatchesWalk(t *testing.T) {
 		t.Logf("%s: %d ops found under a tested name", name, found)
 	}
 }
+
+// TestAutotuneLaunchesSameEitherWay: the exported AutotuneLaunches (top's
+// kernel table: a memo of names per chunk, no HostTable) and the
+// analysis's autotuneLaunches over the HostTable's name column mark the
+// same GPU activities, on traces with and without the autotuner.
+func TestAutotuneLaunchesSameEitherWay(t *testing.T) {
+	marked := 0
+	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/compile_autotune_mlp.json.gz", "recorded/compile_autotune_gemm.json.gz", "recorded/sincos_compile_cold.json.gz"} {
+		tr := load(t, name)
+		direct, viaTable := AutotuneLaunches(tr), autotuneLaunches(tr, newHostTable(tr))
+		if !slices.Equal(direct, viaTable) {
+			t.Errorf("%s: AutotuneLaunches and autotuneLaunches over the HostTable differ (%d and %d activities)", name, len(direct), len(viaTable))
+		}
+		for _, m := range direct {
+			if m {
+				marked++
+			}
+		}
+	}
+	if marked == 0 {
+		t.Error("no activity marked autotune on the autotune traces: the test compares nothing")
+	}
+}
