@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -12,8 +13,17 @@ import (
 )
 
 // TestKernelNamesMatchRowByRow: the op names and user lines counted in
-// GPU order (kernelNames) are those counted launch by launch of each row.
+// GPU order (kernelNames), in one chunk or several summed, are those
+// counted launch by launch of each row.
 func TestKernelNamesMatchRowByRow(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		testKernelNames(t)
+	}
+}
+
+func testKernelNames(t *testing.T) {
 	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/compile_autotune_mlp.json.gz", "nanobragg_compile.json.gz"} {
 		tr := load(t, name)
 		ix := factsOf(t, tr)

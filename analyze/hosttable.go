@@ -3,6 +3,7 @@ package analyze
 import (
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tracelens/tracelens/parallel"
@@ -175,8 +176,22 @@ func (c *spanColumns) joinNames(parts []columnsChunk) {
 func newHostTable(t *trace.Trace) *hostTable {
 	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false), frameStarts: make([]trace.Time, len(t.Frames)),
 		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames))}
-	// Two loops, not one generic walk: a call through a field accessor
-	// per event costs what the columns save on the smaller passes.
+	// The two families are read side by side: the table is the first
+	// fact, the profiler clock's chain waits on it, and each family's join
+	// (and the frame starts' sort) runs on one core: read one family after
+	// the other, the table put 6-8 ms on the facts' longest chain at 16
+	// cores.
+	var wg sync.WaitGroup
+	wg.Go(func() { h.readOps(t) })
+	h.readFrames(t)
+	wg.Wait()
+	return h
+}
+
+// readOps fills the ops' columns in chunks side by side. Its loop and
+// readFrames' are two, not one generic walk: a call through a field
+// accessor per event costs what the columns save on the smaller passes.
+func (h *hostTable) readOps(t *trace.Trace) {
 	h.ops.join(mapChunks(len(t.Ops), func(lo, hi int) columnsChunk {
 		c := columnsChunk{lo: lo, hi: hi, bounds: newBounds()}
 		var ids nameCache[int32]
@@ -194,6 +209,11 @@ func newHostTable(t *trace.Trace) *hostTable {
 		}
 		return c
 	}), func(i int) trace.Index { return t.Ops[i].Thread })
+}
+
+// readFrames fills the frames' parent column, their sorted starts and
+// their bits in chunks side by side.
+func (h *hostTable) readFrames(t *trace.Trace) {
 	h.frames.join(mapChunks(len(t.Frames), func(lo, hi int) columnsChunk {
 		c := columnsChunk{lo: lo, hi: hi, bounds: newBounds()}
 		var dispatchers nameCache[bool]
@@ -211,7 +231,6 @@ func newHostTable(t *trace.Trace) *hostTable {
 		return c
 	}), nil)
 	sortTimes(h.frameStarts)
-	return h
 }
 
 // hostTableOf is the HostTable fact of p's analyzer, which must require
