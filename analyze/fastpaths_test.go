@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"maps"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -16,11 +15,7 @@ import (
 // GPU order (kernelNames), in one chunk or several summed, are those
 // counted launch by launch of each row.
 func TestKernelNamesMatchRowByRow(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []int{1, 3, 8} {
-		runtime.GOMAXPROCS(procs)
-		testKernelNames(t)
-	}
+	atCores([]int{1, 3, 8}, func(int) { testKernelNames(t) })
 }
 
 func testKernelNames(t *testing.T) {

@@ -196,9 +196,12 @@ func (c *nameCounts) flush() {
 
 // addAll adds o's counts to c's.
 func (c *nameCounts) addAll(o *nameCounts) {
+	c.flush()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
 	for name, n := range o.counts() {
-		c.flush()
-		c.last, c.lastRuns = name, n
+		c.n[name] += n
 	}
 }
 

@@ -37,24 +37,42 @@ func TestSameResultOnAnyCores(t *testing.T) {
 	for _, name := range []string{"eggroll_hooks.json.gz", "recorded/sleep_mlp.json.gz", "recorded/compile_autotune_mlp.json.gz"} {
 		traces[name] = load(t, name)
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for name, tr := range traces {
-		var want []byte
-		for _, procs := range []int{1, 2, 4} {
-			runtime.GOMAXPROCS(procs)
-			r, err := Run(tr, Config{})
-			if err != nil {
-				t.Fatalf("%s at %d cores: %v", name, procs, err)
-			}
-			got, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want == nil {
-				want = got
-			} else if string(got) != string(want) {
-				t.Errorf("%s: the Result at %d cores differs from one core's", name, procs)
-			}
-		}
+		sameOnCores(t, name, tr, []int{1, 2, 4}, "the Result", func(r *Result) any { return r })
 	}
+}
+
+// atCores calls fn at each core count of procs in turn (GOMAXPROCS),
+// and restores the count it found.
+func atCores(procs []int, fn func(procs int)) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, p := range procs {
+		runtime.GOMAXPROCS(p)
+		fn(p)
+	}
+}
+
+// sameOnCores analyzes tr at each core count of procs and fails when
+// what pick takes of the Result (the whole of it, its findings) differs,
+// as JSON, from the first count's; it returns the first count's Result.
+func sameOnCores(t *testing.T, name string, tr *trace.Trace, procs []int, what string, pick func(*Result) any) *Result {
+	t.Helper()
+	var first *Result
+	var want []byte
+	atCores(procs, func(p int) {
+		r, err := Run(tr, Config{})
+		if err != nil {
+			t.Fatalf("%s at %d cores: %v", name, p, err)
+		}
+		got, err := json.Marshal(pick(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			first, want = r, got
+		} else if string(got) != string(want) {
+			t.Errorf("%s: %s at %d cores differs from one core's", name, what, p)
+		}
+	})
+	return first
 }
