@@ -225,8 +225,8 @@ var summaryMetrics = []struct {
 	key, name      string
 	time, optional bool
 }{
-	{StepTime, "step time", true, false},
-	{UntracedStep, "step time untraced (est.)", true, true},
+	{StepTime, "step period", true, false},
+	{UntracedStep, "step period untraced (est.)", true, true},
 	{HostPeriod, "host period", true, false},
 	{GPUPeriod, "GPU period", true, false},
 	{StepWall, "step wall", true, false},

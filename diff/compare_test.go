@@ -106,7 +106,7 @@ func TestSelfComparisonFindsNothing(t *testing.T) {
 func TestGateTripsOnRegression(t *testing.T) {
 	r := mustCompare(t, "fusedlinear_cublas.json.gz", "fusedlinear_naive.json.gz", Options{})
 	failures, _ := r.Gate(5)
-	if len(failures) != 2 || !strings.Contains(failures[0], "step time") || !strings.Contains(failures[1], "GPU busy") {
+	if len(failures) != 2 || !strings.Contains(failures[0], "step period") || !strings.Contains(failures[1], "GPU busy") {
 		t.Errorf("gate failures %q, want step time and GPU busy", failures)
 	}
 	// The improvement direction never trips the gate.
@@ -116,7 +116,7 @@ func TestGateTripsOnRegression(t *testing.T) {
 	}
 	// A threshold above the regression passes.
 	r = mustCompare(t, "eggroll_direct.json.gz", "eggroll_hooks.json.gz", Options{})
-	if f, _ := r.Gate(5); len(f) != 1 || !strings.Contains(f[0], "step time") {
+	if f, _ := r.Gate(5); len(f) != 1 || !strings.Contains(f[0], "step period") {
 		t.Errorf("hooks after direct at 5%%: %q, want step time", f)
 	}
 	if f, _ := r.Gate(60); len(f) != 0 {
@@ -226,7 +226,7 @@ func TestGateWithFewSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, u := r.Gate(10)
-	if len(f) != 1 || len(u) != 1 || !strings.Contains(f[0], "step time regressed more than 10% by the medians; significance could not be tested") {
+	if len(f) != 1 || len(u) != 1 || !strings.Contains(f[0], "step period regressed more than 10% by the medians; significance could not be tested") {
 		t.Errorf("+417%% over 2 steps: failures %q untested %q, want the step time judged on medians", f, u)
 	}
 	if m := r.Metric(StepWall); m.Significant || math.Abs(m.Pct-417) > 0.5 {

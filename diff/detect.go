@@ -106,8 +106,8 @@ func detectableNote(d Delta, alpha float64) string {
 	case math.IsNaN(m):
 		return ""
 	case math.IsInf(m, 1):
-		return fmt.Sprintf("with %d+%d steps no step-time change is detectable at any size (the U test needs ≥ %d per side)", nb, nn, stats.MinSamples(alpha))
+		return fmt.Sprintf("with %d+%d steps no step-period change is detectable at any size (the U test needs ≥ %d per side)", nb, nn, stats.MinSamples(alpha))
 	default:
-		return fmt.Sprintf("with %d+%d steps at these spreads, the smallest step-time change the U test can detect is about %s", nb, nn, strings.TrimPrefix(FormatPct(m), "+"))
+		return fmt.Sprintf("with %d+%d steps at these spreads, the smallest step-period change the U test can detect is about %s", nb, nn, strings.TrimPrefix(FormatPct(m), "+"))
 	}
 }

@@ -30,13 +30,13 @@ func ExampleCompareTraces() {
 		log.Fatal(err)
 	}
 	fmt.Println(r.SummaryLine())
-	wall := r.Metric(diff.StepTime)
-	fmt.Printf("%s: significant %v, %d+%d steps\n", wall.Name, wall.Significant, len(wall.Base.Values), len(wall.New.Values))
+	period := r.Metric(diff.StepTime)
+	fmt.Printf("%s: significant %v, %d+%d steps\n", period.Name, period.Significant, len(period.Base.Values), len(period.New.Values))
 	if f, _ := r.Gate(5); len(f) == 0 {
 		fmt.Println("gate at 5%: passed")
 	}
 	// Output:
-	// step time 2.03 ms → 1.39 ms (−31%, p=0.029) [profiler-limited, untraced est. −58%: see notes] · GPU busy 135 µs → 135 µs (~, p=0.343)
-	// step time: significant true, 4+4 steps
+	// step period 2.03 ms → 1.39 ms (−31%, p=0.029) [profiler-limited, untraced est. −58%: see notes] · GPU busy 135 µs → 135 µs (~, p=0.343)
+	// step period: significant true, 4+4 steps
 	// gate at 5%: passed
 }

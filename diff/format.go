@@ -122,9 +122,9 @@ func vsBase(d Delta, fn *footnotes, bold bool) string {
 	return p + " " + stat
 }
 
-// SummaryLine is the one-line verdict: step time (the period, see
-// StepTime) and GPU busy, e.g.
-// "step time 2.00 ms → 1.38 ms (−31%, p=0.029) · GPU busy 135 µs → 136 µs (~, p=0.343)".
+// SummaryLine is the one-line verdict: the step period (StepTime) and
+// GPU busy, e.g.
+// "step period 2.00 ms → 1.38 ms (−31%, p=0.029) · GPU busy 135 µs → 136 µs (~, p=0.343)".
 func (r *Result) SummaryLine() string {
 	var parts []string
 	for _, key := range []string{StepTime, GPUBusy} {

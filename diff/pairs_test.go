@@ -443,7 +443,7 @@ func TestHostAheadStepTime(t *testing.T) {
 	if m := r.Metric(StepTime); math.Abs(m.Pct-want["tf32_chain"].TruthPct) > 1 {
 		t.Errorf("tf32_chain step time %+.1f%%, CUDA events %+.1f%%", m.Pct, want["tf32_chain"].TruthPct)
 	}
-	if !strings.HasPrefix(r.SummaryLine(), "step time 16.2 ms → 2.30 ms") {
+	if !strings.HasPrefix(r.SummaryLine(), "step period 16.2 ms → 2.30 ms") {
 		t.Errorf("summary line %q, want the step time", r.SummaryLine())
 	}
 }

@@ -93,7 +93,7 @@ func unsteadyNotes(d Delta) []string {
 		sum   Summary
 	}{{"base", d.Base}, {"new", d.New}} {
 		if s := side.sum; s.Spread > UnsteadySpread {
-			notes = append(notes, fmt.Sprintf("%s's step times vary ±%.0f%% around their median (%s): its steps come in bursts or stalls, so %d steps sample its period poorly and its step time is uncertain; profile more steps (a longer active window) or time it untraced", side.label, s.Spread*100, FormatTime(s.Median), len(s.Values)))
+			notes = append(notes, fmt.Sprintf("%s's step periods vary ±%.0f%% around their median (%s): its steps come in bursts or stalls, so %d steps sample its period poorly and its step period is uncertain; profile more steps (a longer active window) or time it untraced", side.label, s.Spread*100, FormatTime(s.Median), len(s.Values)))
 		}
 	}
 	return notes

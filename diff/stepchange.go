@@ -80,7 +80,7 @@ func decompose(base, next *analyze.Result) StepChange {
 		lc.LoUs, lc.HiUs = changeRange(base, next, func(s *analyze.Step) float64 { return analyze.LedgerUs(s.Ledger, line) })
 		c.add(lc)
 	}
-	ex := LineChange{Line: LineWallExcess, Text: "step time − wall (queued work, host period)",
+	ex := LineChange{Line: LineWallExcess, Text: "step period − wall (queued work, host period)",
 		BaseUs: bs.SteadyPeriodUs - bs.SteadyWallUs, NewUs: ns.SteadyPeriodUs - ns.SteadyWallUs}
 	ex.LoUs, ex.HiUs = changeRange(base, next, func(s *analyze.Step) float64 { return s.PeriodUs - s.WallUs })
 	c.add(ex)
@@ -207,14 +207,14 @@ func (r *Result) stepChangeTables() []table {
 		return nil
 	}
 	lo, hi := c.PctRange()
-	t := table{title: fmt.Sprintf("Step time change by ledger line (steady step; %s → %s, %s; interval from the steps' extremes)",
+	t := table{title: fmt.Sprintf("Step period change by ledger line (steady step; %s → %s, %s; interval from the steps' extremes)",
 		FormatTime(c.BaseUs), FormatTime(c.NewUs), signedTime(c.DeltaUs)),
 		header: []string{"line", "base", "new", "change", "interval"}, right: []bool{false, true, true, true, true}}
 	for _, l := range c.Lines {
 		t.rows = append(t.rows, []string{l.Text, savedTime(l.BaseUs), savedTime(l.NewUs), signedTime(l.DeltaUs),
 			signedTime(l.LoUs) + " … " + signedTime(l.HiUs)})
 	}
-	t.rows = append(t.rows, []string{"total (step time)", FormatTime(c.BaseUs), FormatTime(c.NewUs), signedTime(c.DeltaUs),
+	t.rows = append(t.rows, []string{"total (step period)", FormatTime(c.BaseUs), FormatTime(c.NewUs), signedTime(c.DeltaUs),
 		fmt.Sprintf("%s … %s", FormatPct(lo), FormatPct(hi))})
 	out := []table{t}
 	p := table{title: "Predicted vs delivered (each BASE finding's saving against the change of the ledger lines it named, in the traced runs)",

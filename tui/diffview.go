@@ -218,15 +218,22 @@ func (s *diffScreen) render(w, h int, st *styles) []string {
 		return []string{"", cut("  One trace is open. To compare two, run: tracelens tui BASE NEW", w)}
 	}
 	r := s.r
+	// The names' column is as wide as the longest name ("step period
+	// untraced (est.)"), or that row's figures sit under the wrong
+	// headers.
+	nameW := 16
+	for i := range r.Summary {
+		nameW = max(nameW, lipgloss.Width(r.Summary[i].Name))
+	}
 	out := []string{
 		cut(" BASE "+side(&r.Base), w),
 		cut(" NEW  "+side(&r.New), w),
-		st.header.Render(cut(fmt.Sprintf("   %-16s %17s %17s %8s %5s", "PER STEP", "BASE", "NEW", "DELTA", "P"), w)),
+		st.header.Render(cut(fmt.Sprintf("   %-*s %14s %14s %8s %5s", nameW, "PER STEP", "BASE", "NEW", "DELTA", "P"), w)),
 	}
 	for i := range r.Summary {
 		m := &r.Summary[i]
 		mk := mark(diff.Changed, &m.Delta)
-		line := cut(fmt.Sprintf(" %s %-16s %17s %17s %8s %5s", mk, m.Name,
+		line := cut(fmt.Sprintf(" %s %-*s %14s %14s %8s %5s", mk, nameW, m.Name,
 			diff.FormatSummary(m.Base, m.Time), diff.FormatSummary(m.New, m.Time), pct(m.Pct), pval(m.P)), w)
 		if mk != markNoise {
 			line = st.change(mk).Render(line)

@@ -51,6 +51,9 @@ func (s *tmuxSession) settled() string {
 // bright or 256-colour).
 var sgrColour = regexp.MustCompile(`\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;5;[0-9]+)m`)
 
+// sgrAny matches any SGR sequence (colour, attribute or reset).
+var sgrAny = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
 // checkFrame asserts what every frame of the UI has: the tab bar with the
 // current tab, the status line, and the process still running.
 func checkFrame(t *testing.T, s *tmuxSession, screen, what string) {
@@ -190,8 +193,12 @@ func walkEnd(t *testing.T, s *tmuxSession, run string) {
 		s.keys("6")
 		s.waitFor("diff", "[6 Diff]", "▼ step wall")
 		styled := s.styled()
+		// The colour in force at the row is the last SGR before it:
+		// tmux leaves out a repeated one, so the row's own may be a
+		// line or more above it.
 		i := strings.Index(styled, "▼ step wall")
-		if i < 0 || !sgrColour.MatchString(styled[max(i-20, 0):i]) {
+		sgrs := sgrAny.FindAllString(styled[:max(i, 0)], -1)
+		if i < 0 || len(sgrs) == 0 || !sgrColour.MatchString(sgrs[len(sgrs)-1]) {
 			t.Errorf("the diff's ▼ is not coloured:\n%q", styled)
 		}
 	}

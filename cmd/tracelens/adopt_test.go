@@ -318,7 +318,7 @@ func TestTUIInputForms(t *testing.T) {
 	b, _ := filepath.Abs(fixture("runs/ddp_compute_straggler"))
 	// The figures themselves are TestDiffNumbersOneFormat's: the same as
 	// diff DIR DIR prints.
-	_, code = tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step time", "PER STEP")
+	_, code = tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step period", "PER STEP")
 	if code != "0" {
 		t.Errorf("tui DIR DIR: exit %s", code)
 	}
@@ -415,7 +415,7 @@ func TestDiffNumbersOneFormat(t *testing.T) {
 	}
 	var cli []string
 	for _, l := range strings.Split(out, "\n") {
-		if rest, ok := strings.CutPrefix(l, "step time "); ok && strings.Contains(l, "(p=") && !strings.HasPrefix(rest, "untraced") {
+		if rest, ok := strings.CutPrefix(l, "step period "); ok && strings.Contains(l, "(p=") && !strings.HasPrefix(rest, "untraced") {
 			// "2.03 ms ± 7%   1.39 ms ± 3%  −31% (p=0.029 n=4+4)"
 			cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(rest), -1)
 			pct, stat, _ := strings.Cut(cells[2], " (p=")
@@ -423,19 +423,19 @@ func TestDiffNumbersOneFormat(t *testing.T) {
 		}
 	}
 	if len(cli) != 4 {
-		t.Fatalf("no step time row in diff's output:\n%s", out)
+		t.Fatalf("no step period row in diff's output:\n%s", out)
 	}
-	screen, _ := tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step time")
+	screen, _ := tuiInTmux(t, `"$TL" tui '`+a+`' '`+b+`'`, "[6 Diff]", "step period")
 	for _, l := range strings.Split(screen, "\n") {
-		if !strings.Contains(l, "step time") {
+		if !strings.Contains(l, "step period") {
 			continue
 		}
 		for _, want := range cli {
 			if !strings.Contains(l, want) {
-				t.Errorf("the UI's step time row lacks %q of diff's %q:\n%s", want, cli, l)
+				t.Errorf("the UI's step period row lacks %q of diff's %q:\n%s", want, cli, l)
 			}
 		}
 		return
 	}
-	t.Errorf("no step time row on the UI's diff screen:\n%s", screen)
+	t.Errorf("no step period row on the UI's diff screen:\n%s", screen)
 }

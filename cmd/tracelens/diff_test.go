@@ -25,7 +25,7 @@ func TestDiffCLI(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
 		first := strings.SplitN(out, "\n", 2)[0]
-		if !regexp.MustCompile(`^\*\*step time 2\.03 ms → 1\.39 ms \(−31%, p=0\.029\) \[profiler-limited, untraced est\. −58%: see notes\] · GPU busy 135 µs → 135 µs \(~, p=0\.\d+\)\*\*$`).MatchString(first) {
+		if !regexp.MustCompile(`^\*\*step period 2\.03 ms → 1\.39 ms \(−31%, p=0\.029\) \[profiler-limited, untraced est\. −58%: see notes\] · GPU busy 135 µs → 135 µs \(~, p=0\.\d+\)\*\*$`).MatchString(first) {
 			t.Errorf("first line %q", first)
 		}
 		for _, want := range []string{"| metric | base | new | vs base |", "| step wall | 1.98 ms ± 5% | 1.37 ms ± 5% | **−31%** (p=0.029 n=4+4) |", "#### Kernels", "`gemmk1_kernel<cublasGemmk1Params, float>`"} {
@@ -37,7 +37,7 @@ func TestDiffCLI(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		out, _, code := run(t, hooks, direct)
-		if code != 0 || !strings.HasPrefix(out, "step time 2.03 ms → 1.39 ms (−31%, p=0.029)") || strings.Contains(out, "|") {
+		if code != 0 || !strings.HasPrefix(out, "step period 2.03 ms → 1.39 ms (−31%, p=0.029)") || strings.Contains(out, "|") {
 			t.Errorf("exit %d, text output:\n%s", code, out)
 		}
 	})
@@ -117,7 +117,7 @@ func TestDiffCLI(t *testing.T) {
 		// cannot be tested: the medians decide, and the message says
 		// significance could not be tested.
 		_, stderr, code := run(t, "--fail-on-regression", "5", direct, fx("recorded/amp_gpt_foreach.json.gz"))
-		if code != 1 || !strings.Contains(stderr, "step time regressed more than 5% by the medians; significance could not be tested") {
+		if code != 1 || !strings.Contains(stderr, "step period regressed more than 5% by the medians; significance could not be tested") {
 			t.Errorf("untestable regression: exit %d, stderr %q", code, stderr)
 		}
 		// A trace against itself: nothing significant in any format.

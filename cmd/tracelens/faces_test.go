@@ -180,7 +180,7 @@ func TestHeadlineFiguresAgreeAcrossFaces(t *testing.T) {
 			if err := diff.WriteText(&dtext, d); err != nil {
 				t.Fatal(err)
 			}
-			requireAll(t, "diff", dtext.String(), "step time "+diff.FormatTime(ss.SteadyPeriodUs)+" → "+diff.FormatTime(ss.SteadyPeriodUs))
+			requireAll(t, "diff", dtext.String(), "step period "+diff.FormatTime(ss.SteadyPeriodUs)+" → "+diff.FormatTime(ss.SteadyPeriodUs))
 			bySubject := map[string]float64{}
 			for _, f := range r.Findings {
 				bySubject[f.ID+"\x00"+f.Subject] += f.SavingUs
