@@ -98,6 +98,12 @@ const (
 	// colSameStream: on the device and stream of the activity before
 	// it.
 	colSameStream
+	// colLaunched: a GEMM, attention or memory-bound activity with a
+	// launch, whose op (and frame) the columns hold.
+	colLaunched
+	// colMemoryBound: a memory-bound kernel or memset (no memcpy) with a
+	// launch, whose start, end and device the columns hold.
+	colMemoryBound
 )
 
 // fusionColumns reads the columns (see fusionColumns) chunk by chunk side
@@ -123,29 +129,50 @@ func (ix *index) fusionColumns() *fusionColumns {
 		if lo > 0 {
 			dev, stream = t.GPU[lo-1].Device, t.GPU[lo-1].Stream
 		}
-		for g := lo; g < hi; g++ {
-			a := &t.GPU[g]
-			var f uint8
-			if a.Device == dev && a.Stream == stream {
-				f = colSameStream
+		// A block's activities first, then their launches: each loop
+		// reads one array, its loads in flight together (the launches'
+		// addresses are the activities' Launch, held in frames until
+		// read).
+		for b := lo; b < hi; b += columnsBlock {
+			end := min(b+columnsBlock, hi)
+			for g := b; g < end; g++ {
+				a := &t.GPU[g]
+				var f uint8
+				if a.Device == dev && a.Stream == stream {
+					f = colSameStream
+				}
+				dev, stream = a.Device, a.Stream
+				ask := asks[ix.cat[g]]
+				cols.ops[g], cols.frames[g] = trace.None, trace.None
+				if ask != 0 && a.Launch != trace.None {
+					f |= colLaunched
+					cols.frames[g] = a.Launch
+					if ask == 2 && a.Kind != trace.Memcpy {
+						f |= colMemoryBound
+						cols.start[g], cols.end[g], cols.device[g] = a.Start, a.End, a.Device
+					}
+				}
+				cols.flags[g] = f
 			}
-			dev, stream = a.Device, a.Stream
-			ask := asks[ix.cat[g]]
-			if ask == 0 || a.Launch == trace.None {
-				cols.flags[g], cols.ops[g], cols.frames[g] = f, trace.None, trace.None
-				continue
+			for g := b; g < end; g++ {
+				f := cols.flags[g]
+				if f&colLaunched == 0 {
+					continue
+				}
+				c := &t.APICalls[cols.frames[g]]
+				cols.ops[g], cols.frames[g] = c.Op, c.Frame
+				if f&colMemoryBound != 0 && c.Op != trace.None && !strings.Contains(c.Name, "GraphLaunch") {
+					cols.flags[g] = f | colCandidate
+				}
 			}
-			c := &t.APICalls[a.Launch]
-			cols.ops[g], cols.frames[g] = c.Op, c.Frame
-			if ask == 2 && a.Kind != trace.Memcpy && c.Op != trace.None && !strings.Contains(c.Name, "GraphLaunch") {
-				f |= colCandidate
-				cols.start[g], cols.end[g], cols.device[g] = a.Start, a.End, a.Device
-			}
-			cols.flags[g] = f
 		}
 	})
 	return cols
 }
+
+// columnsBlock is how many activities fusionColumns reads before their
+// launches.
+const columnsBlock = 1024
 
 // fusable reports whether candidate GPU activity g (colCandidate),
 // launched by op, may join a fusion chain, with excluded answering for

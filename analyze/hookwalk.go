@@ -83,7 +83,7 @@ func walkDispatched(t *trace.Trace, host *hostTable) dispatched {
 		}
 		p.callee = make([]trace.Duration, n)
 		var names nameCache[string]
-		var found [walkBlock]int32
+		found, name, dur := make([]int32, walkBlock), make([]string, walkBlock), make([]trace.Duration, walkBlock)
 		for b := lo; b < hi; b += walkBlock {
 			k := 0
 			for i, par := range parents[b:min(b+walkBlock, hi)] {
@@ -92,10 +92,18 @@ func walkDispatched(t *trace.Trace, host *hostTable) dispatched {
 					k++
 				}
 			}
-			for _, i := range found[:k] {
-				f, par := &t.Frames[i], parents[i]
-				p.callee[rank.of(par)] += f.Dur()
-				if key := names.get(f.Name, hookKeyName); key != "" {
+			// The callees' frames read in a loop of their own, their
+			// loads in flight together, before the names are looked
+			// up.
+			for j, i := range found[:k] {
+				f := &t.Frames[i]
+				name[j], dur[j] = f.Name, f.Dur()
+			}
+			for j, i := range found[:k] {
+				par := parents[i]
+				p.callee[rank.of(par)] += dur[j]
+				if key := names.get(name[j], hookKeyName); key != "" {
+					f := &t.Frames[i]
 					p.hooks = append(p.hooks, hookCall{frame: i, parent: par, thread: f.Thread, start: f.Start, end: f.End, key: key})
 				}
 			}
