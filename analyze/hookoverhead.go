@@ -53,10 +53,13 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	// and few dispatchers.
 	d := walkDispatched(t, ix.host)
 	inOps, idle := ix.hookTimes(d.hooks)
+	parents := parentSpans(t, d.hooks)
 	stats = map[string]*hookStat{}
 	// The dispatchers that ran hooks, once per run of their hooks (their
-	// own time is summed once their callees' time is known).
-	var dispatchers []trace.Index
+	// own time is summed once their callees' time is known): at most one
+	// a hook.
+	dispatchers := make([]trace.Index, 0, len(d.hooks))
+	hooked = make([]trace.Span, 0, len(d.hooks))
 	var st *hookStat
 	for j := range d.hooks {
 		h := &d.hooks[j]
@@ -76,8 +79,8 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 		st.inOps += inOps[j]
 		st.overhead += max(dur-inOps[j], 0)
 		st.idle += idle[j]
-		if pf := &t.Frames[h.parent]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
-			hooked = append(hooked, pf.Span)
+		if ps := parents[j]; len(hooked) == 0 || hooked[len(hooked)-1] != ps {
+			hooked = append(hooked, ps)
 			dispatchers = append(dispatchers, h.parent)
 		}
 	}

@@ -112,16 +112,29 @@ func walkDispatched(t *trace.Trace, host *hostTable) dispatched {
 	})
 	d := dispatched{rank: rank}
 	for k, p := range parts {
-		d.hooks = append(d.hooks, p.hooks...)
 		if k == 0 {
-			d.callee = p.callee
+			d.hooks, d.callee = p.hooks, p.callee // the first chunk's, the others added to them
 			continue
 		}
+		d.hooks = append(d.hooks, p.hooks...)
 		for j, v := range p.callee {
 			d.callee[j] += v
 		}
 	}
 	return d
+}
+
+// parentSpans returns the span of each hook call's dispatcher, read in a
+// loop of its own (chunks side by side), the frames' loads in flight
+// together.
+func parentSpans(t *trace.Trace, hooks []hookCall) []trace.Span {
+	spans := make([]trace.Span, len(hooks))
+	inChunks(len(hooks), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			spans[j] = t.Frames[hooks[j].parent].Span
+		}
+	})
+	return spans
 }
 
 // hookTimes returns, for each hook call, the time of the top-level ops
