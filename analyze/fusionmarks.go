@@ -255,6 +255,8 @@ func (k *fusableKernel) backwardRoot(oc *OpClassFacts) bool {
 // with the one before. b is the activity right after a (its device and
 // stream are colSameStream's).
 func (ix *index) chainBreak(oc *OpClassFacts, cols *fusionColumns, a, b *fusableKernel) bool {
+	// Kernels launched from one frame share its user frame: asked only
+	// where the frames differ.
 	return cols.flags[b.g]&colSameStream == 0 || ix.gpuStep[a.g] != ix.gpuStep[b.g] ||
-		ix.userFrame(a) != ix.userFrame(b) || !ix.sameTensor(oc, a, b)
+		a.frame != b.frame && ix.userFrame(a) != ix.userFrame(b) || !ix.sameTensor(oc, a, b)
 }
