@@ -168,7 +168,7 @@ func TestHostTableMatchesTrace(t *testing.T) {
 			}
 		}
 		starts := make([]trace.Time, len(tr.Frames))
-		var dispatchers, called, modules []int
+		var dispatchers, modules []int
 		for i := range tr.Frames {
 			starts[i] = tr.Frames[i].Start
 			if h.frames.parent[i] != tr.Frames[i].Parent {
@@ -178,9 +178,6 @@ func TestHostTableMatchesTrace(t *testing.T) {
 				t.Fatalf("%s: frame %d (%s): dispatcher bit %v, hookDispatcher %v", name, i, tr.Frames[i].Name, !want, want)
 			} else if want {
 				dispatchers = append(dispatchers, i)
-			}
-			if p := tr.Frames[i].Parent; p != trace.None && hookDispatcher(&tr.Frames[p]) {
-				called = append(called, i)
 			}
 			if _, ok := moduleFrame(tr.Frames[i].Name); ok {
 				modules = append(modules, i)
@@ -193,9 +190,6 @@ func TestHostTableMatchesTrace(t *testing.T) {
 		}
 		if name == "eggroll_hooks.json.gz" && (len(dispatchers) == 0 || len(modules) == 0) {
 			t.Fatalf("%s: no hook dispatcher or module frame: the bits are not tested", name)
-		}
-		if got := dispatchedFrames(h); !slices.Equal(got, called) {
-			t.Fatalf("%s: dispatchedFrames %d frames, %d called by a dispatcher", name, len(got), len(called))
 		}
 		slices.Sort(starts)
 		if !slices.Equal(starts, h.frameStarts) {

@@ -74,7 +74,11 @@ type fusionSaving struct {
 func chainSaving(gr *chainGroup, occs []occSaving, steps float64) (fusionSaving, float64, []int) {
 	var sv fusionSaving
 	var trafficTotal float64
-	var kernels []int
+	n := 0
+	for _, occ := range gr.occ {
+		n += len(occ)
+	}
+	kernels := make([]int, 0, n)
 	for i, occ := range gr.occ {
 		kernels = append(kernels, occ...)
 		o := &occs[i]
@@ -96,21 +100,26 @@ type occSaving struct {
 	gpuSave, gapSave, kernelUs, idle, span, traffic float64
 }
 
-// occurrenceSaving is occurrence occ's figures (see occSaving), with ops
-// and dims the op of each of its kernels and that op's input dims and
-// types (read ahead: occOps). sizes caches the bytes of an op's first
-// input by its dims and types; idle sums the device's idle gaps.
-func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, sizes map[[2]string]int64, idle *idleCursor, launchCost, bw float64) occSaving {
-	t := p.Trace
+// occurrenceSaving is occurrence occ's figures (see occSaving), from the
+// columns of the fusable GPU activities (each one's op, start, end and
+// device).
+// An occurrence is consecutive GPU activities on one device and stream,
+// so a kernel's predecessor in it is the one before it in the GPU order.
+// inputs holds the bytes of the first input of the op of each kernel it
+// reads one of, in order (inputTexts), from this occurrence's on: it
+// returns the rest. idle sums the device's idle gaps.
+func (p *Pass) occurrenceSaving(occ []int, cols *fusionColumns, inputs []int64, idle *idleCursor, launchCost, bw float64) (occSaving, []int64) {
+	ops, start, end := cols.ops, cols.start, cols.end
+	dev := cols.device[occ[0]]
 	var sum, longest, unit trace.Duration
 	var traffic, idleUs, gapSave float64
 	for i, g := range occ {
-		d := t.GPU[g].Dur()
+		d := trace.Duration(end[g] - start[g])
 		sum += d
 		// An op call's own kernels stay as they are: its longest
 		// call's kernels are the work a fusion keeps at least, and
 		// no intermediate or launch between them goes.
-		if i > 0 && ops[i-1] != trace.None && ops[i-1] == ops[i] {
+		if i > 0 && ops[g-1] != trace.None && ops[g-1] == ops[g] {
 			unit += d
 			longest = max(longest, unit)
 			continue
@@ -120,17 +129,12 @@ func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, 
 		if i == 0 {
 			continue
 		}
-		k := dims[i]
-		b, ok := sizes[k]
-		if !ok {
-			b = firstTensorBytes(k[0], k[1])
-			sizes[k] = b
-		}
-		traffic += 2 * float64(b)
+		traffic += 2 * float64(inputs[0])
+		inputs = inputs[1:]
 		// The launch saved before kernel i shortens the chain only
 		// by the time the device sat idle waiting for it: another
 		// stream's work in the gap keeps the GPU busy anyway.
-		gap := idle.idleIn(t.GPU[g].Device, t.GPU[occ[i-1]].End, t.GPU[g].Start)
+		gap := idle.idleIn(dev, end[g-1], start[g])
 		idleUs += us(gap)
 		gapSave += min(launchCost, us(gap))
 	}
@@ -140,13 +144,13 @@ func (p *Pass) occurrenceSaving(occ []int, ops []trace.Index, dims [][2]string, 
 	if traffic > 0 {
 		gpuSave = min(gpuSave, traffic/(bw*1e9)*1e6)
 	}
-	span := us(trace.Duration(t.GPU[occ[len(occ)-1]].End - t.GPU[occ[0]].Start))
-	return occSaving{gpuSave: gpuSave, gapSave: gapSave, kernelUs: us(sum), idle: idleUs, span: span, traffic: traffic}
+	span := us(trace.Duration(end[occ[len(occ)-1]] - start[occ[0]]))
+	return occSaving{gpuSave: gpuSave, gapSave: gapSave, kernelUs: us(sum), idle: idleUs, span: span, traffic: traffic}, inputs
 }
 
 func runFusionCandidate(p *Pass) ([]Finding, error) {
 	t := p.Trace
-	groups, keys, err := p.fusionChains()
+	cs, err := p.fusionChains()
 	if err != nil {
 		return nil, err
 	}
@@ -167,9 +171,8 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		saving float64
 	}
 	var cands []cand
-	occs := p.occurrenceSavings(groups, keys, launchCost, bw)
-	for ki, k := range keys {
-		gr := groups[k]
+	occs := p.occurrenceSavings(cs, launchCost, bw)
+	for ki, gr := range cs.byKey {
 		if len(gr.occ) < FusionMinRepeats {
 			continue
 		}
@@ -187,7 +190,7 @@ func runFusionCandidate(p *Pass) ([]Finding, error) {
 		if stepUs <= 0 || saving < FusionMinShare*stepUs {
 			continue
 		}
-		f := p.fusionFinding(gr, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw, verdicts)
+		f := p.fusionFinding(gr, cs.cols, sv, trafficTotal/float64(len(gr.occ)), launchCost, bw, verdicts)
 		f.activities, f.launchUs, f.splitByAnalyzer = kernels, sv.gapsUs, true
 		if sv.gapsUs > saving/2 {
 			// Mostly GPU idle between the chain's kernels, waiting for
@@ -221,11 +224,11 @@ func compiledVerdict(gr *chainGroup, verdicts map[int]bool) (measured, gpuSlower
 	return measured, gpuSlower
 }
 
-func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCost, bw float64, verdicts map[int]bool) Finding {
+func (p *Pass) fusionFinding(gr *chainGroup, cols *fusionColumns, sv fusionSaving, traffic, launchCost, bw float64, verdicts map[int]bool) Finding {
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
 	n, calls := len(rep), ix.opCalls(rep)
-	tb, ops, callOps, names := p.chainTable(gr)
+	tb, ops, callOps, names := p.chainTable(gr, cols)
 	chain := compactChain(callOps)
 	where := ix.userFuncs(rep)
 	whereText := "the code that launches them"
@@ -294,16 +297,20 @@ func (p *Pass) fusionFinding(gr *chainGroup, sv fusionSaving, traffic, launchCos
 // chainTable lists a chain's kernels (mean time over its occurrences, op,
 // Python line) with the op of each kernel, of each op call and the kernel
 // names.
-func (p *Pass) chainTable(gr *chainGroup) (tb *Table, ops, callOps, names []string) {
+func (p *Pass) chainTable(gr *chainGroup, cols *fusionColumns) (tb *Table, ops, callOps, names []string) {
 	t, ix := p.Trace, p.ix
 	rep := gr.occ[0]
 	tb = NewTable(Col("#", KindCount), Col("kernel", KindName), Col("category", KindName), Col("op", KindName), Col("mean", KindDuration), Col("python", KindSource))
-	for i, g := range rep {
-		var mean float64
-		for _, occ := range gr.occ {
-			mean += us(t.GPU[occ[i]].Dur())
+	// Each kernel's total over the occurrences, in their order, read
+	// occurrence by occurrence (each one's kernels side by side).
+	means := make([]float64, len(rep))
+	for _, occ := range gr.occ {
+		for i, g := range occ {
+			means[i] += us(trace.Duration(cols.end[g] - cols.start[g]))
 		}
-		mean /= float64(len(gr.occ))
+	}
+	for i, g := range rep {
+		mean := means[i] / float64(len(gr.occ))
 		op := ix.opLabel(g)
 		ops = append(ops, op)
 		if i == 0 || !ix.sameCall(rep[i-1], g) {

@@ -12,14 +12,31 @@ import (
 // chainGroup is every occurrence of one sequence of kernel names.
 type chainGroup struct {
 	occ [][]int // GPU indexes per occurrence
+	key int     // its key's position in the keys (fusionChainSet)
 }
+
+// fusionChainSet is what fusionChains finds: the chains' keys (the
+// kernels' name ids) in first-seen order with each one's group (byKey),
+// every occurrence in trace order (order) and the columns the chains
+// were found in (cols: each fusable GPU activity's op, start, end and
+// device).
+type fusionChainSet struct {
+	keys  []string
+	byKey []*chainGroup
+	order []occRef
+	cols  *fusionColumns
+}
+
+// occRef is an occurrence of a chain: the chain's position in the keys
+// and the occurrence's in its group.
+type occRef struct{ key, i int }
 
 // fusionChains groups the runs of fusable kernels (memory-bound, launched
 // by a framework op, not compiled or the optimizer's) on one stream, in
 // one step, one call of one user function and on one tensor, from at
 // least FusionMinChain op calls, by their sequence of kernel names (keys
 // in first-seen order).
-func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
+func (p *Pass) fusionChains() (*fusionChainSet, error) {
 	// A kernel can never join a chain when torch.compile ran it (compiled)
 	// or when launched by an op that also runs a GEMM or attention kernel
 	// (gemmOps); by AccumulateGrad, whose .grad output must persist in
@@ -27,27 +44,46 @@ func (p *Pass) fusionChains() (map[string]*chainGroup, []string, error) {
 	// by a collective's own ops (FSDP's all_gather_copy_in, c10d, NCCL's
 	// record_param_comms), whose buffers the communication kernel reads;
 	// or when it is a foreach multi_tensor_apply kernel, which already
-	// handles many tensors in one launch (fusableKernels). A run ends
-	// where two consecutive kernels cannot share a chain (chainBreak).
+	// handles many tensors in one launch (fusionMarks). A run ends where
+	// two consecutive kernels cannot share a chain (chainBreak).
 	oc, err := p.opClasses()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ok, brk := p.fusableKernels(oc)
+	marks, cols := p.fusionMarks(oc)
+	cs := &fusionChainSet{cols: cols}
 	groups := map[string]*chainGroup{}
-	var keys []string
-	for _, runs := range p.fusionRuns(ok, brk) {
+	// A run is consecutive GPU indexes: each occurrence is a window of
+	// one slice of them all, capped so that no append writes into it.
+	var gpu []int
+	var key []byte
+	for _, runs := range p.fusionRuns(marks) {
 		for _, r := range runs {
-			gr := groups[r.key]
-			if gr == nil {
-				gr = &chainGroup{}
-				groups[r.key] = gr
-				keys = append(keys, r.key)
+			if gpu == nil {
+				gpu = make([]int, len(marks))
+				for g := range gpu {
+					gpu[g] = g
+				}
 			}
-			gr.occ = append(gr.occ, r.occ)
+			// Key the chain by its kernel name ids, not the (long)
+			// names.
+			key = key[:0]
+			for g := r.lo; g < r.hi; g++ {
+				id := p.ix.nameOf.at(g)
+				key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+			}
+			gr := groups[string(key)] // looked up without a copy of the key
+			if gr == nil {
+				gr = &chainGroup{key: len(cs.keys)}
+				k := string(key)
+				groups[k] = gr
+				cs.keys, cs.byKey = append(cs.keys, k), append(cs.byKey, gr)
+			}
+			cs.order = append(cs.order, occRef{gr.key, len(gr.occ)})
+			gr.occ = append(gr.occ, gpu[r.lo:r.hi:r.hi])
 		}
 	}
-	return groups, keys, nil
+	return cs, nil
 }
 
 // sameCall reports whether GPU activities a and b were launched by one
@@ -71,35 +107,6 @@ func (ix *index) opCalls(run []int) int {
 	return n
 }
 
-// gemmOps marks every op (aten op or autograd node) that has a GEMM or
-// attention kernel among the kernels it launched, directly or through its
-// children: the other kernels of such an op (autocast's weight casts
-// under aten::linear, cuBLAS's workspace memset, AddmmBackward0's bias
-// reduction) are the GEMM's preparation or epilogue, which amp-cast and a
-// fused-epilogue GEMM address; they cannot fuse with the neighbouring
-// layer's elementwise kernels into one kernel. User ranges are not marked:
-// a record_function("forward") holds GEMMs and fusable chains alike.
-//
-// The marks are one per op (a slice, not a map): the chains ask for
-// every op above every memory-bound kernel. The walks read the op
-// classes' dense parents and framework marks, not the ops.
-func (ix *index) gemmOps(oc *OpClassFacts) []bool {
-	t := ix.t
-	marked := make([]bool, len(t.Ops))
-	gemm, attention := ix.categoryID(CategoryGEMM), ix.categoryID(CategoryAttention)
-	for g := range t.GPU {
-		if c := int(ix.cat[g]); c != gemm && c != attention {
-			continue
-		}
-		for op := ix.opOf(g); op != trace.None; op = oc.parent[op] {
-			if !marked[op] && oc.has(op, opIsFramework) {
-				marked[op] = true
-			}
-		}
-	}
-	return marked
-}
-
 // frameworkOp reports whether an op name is an ATen op or an autograd
 // node (not a user range or a Python function).
 func frameworkOp(name string) bool {
@@ -114,6 +121,7 @@ type opChain struct {
 	parent []trace.Index
 	test   func(trace.Index) bool
 	memo   []int8 // 0 unknown, 1 yes, 2 no
+	path   []trace.Index
 }
 
 // newOpChain returns an opChain over the ops whose parents are parent.
@@ -127,7 +135,7 @@ func (c *opChain) of(op trace.Index) bool {
 	if m := c.memo[op]; m != 0 {
 		return m == 1
 	}
-	var path []trace.Index
+	path := c.path[:0] // one buffer for every walk
 	v := false
 	for cur := op; cur != trace.None; cur = c.parent[cur] {
 		if m := c.memo[cur]; m != 0 {
@@ -148,6 +156,7 @@ func (c *opChain) of(op trace.Index) bool {
 	for _, p := range path {
 		c.memo[p] = mark
 	}
+	c.path = path
 	return v
 }
 
@@ -158,24 +167,24 @@ func communicationOp(name string) bool {
 		strings.Contains(name, "record_param_comms") || strings.Contains(name, "FSDP::")
 }
 
-// sameTensor reports whether consecutive kernels a and b may work on one
-// tensor. Between two autograd nodes it requires the same shape of the
-// nodes' ops' first inputs, as a backward elementwise chain has: a
-// different shape means the next node works on another tensor (a weight's
-// gradient cast next to an activation's GeluBackward0), which one kernel
-// cannot fuse. Forward chains change shapes on purpose (randn of a low-rank
-// factor, repeat_interleave, mul with the activation), so only backward
-// nodes are checked; unknown shapes (no record_shapes) never break a chain.
+// sameTensor reports whether consecutive fusable kernels a and b may
+// work on one tensor. Between two autograd nodes it requires the same
+// shape of the nodes' ops' first inputs, as a backward elementwise chain
+// has: a different shape means the next node works on another tensor (a
+// weight's gradient cast next to an activation's GeluBackward0), which
+// one kernel cannot fuse. Forward chains change shapes on purpose (randn
+// of a low-rank factor, repeat_interleave, mul with the activation), so
+// only backward nodes are checked; unknown shapes (no record_shapes)
+// never break a chain.
 //
 // Whether an op's label (opLabel) names a backward node is its outermost
 // op's class: the prefixes opLabel drops hold no "Backward".
-func (ix *index) sameTensor(oc *OpClassFacts, a, b int) bool {
+func (ix *index) sameTensor(oc *OpClassFacts, a, b *fusableKernel) bool {
 	t := ix.t
-	oa, ob := ix.opOf(a), ix.opOf(b)
-	if oa == trace.None || ob == trace.None || !oc.has(oc.root(oa), opIsBackward) || !oc.has(oc.root(ob), opIsBackward) {
+	if !a.backwardRoot(oc) || !b.backwardRoot(oc) {
 		return true
 	}
-	da, db := firstDims(t.Ops[oa].InputDims), firstDims(t.Ops[ob].InputDims)
+	da, db := firstDims(t.Ops[a.op].InputDims), firstDims(t.Ops[b.op].InputDims)
 	return da == "" || db == "" || da == db
 }
 

@@ -51,121 +51,44 @@ func (ix *index) hookStats() (stats map[string]*hookStat, order []string, dispat
 	t := ix.t
 	// The frames a dispatcher called: a deep stack has millions of frames
 	// and few dispatchers.
-	children := dispatchedFrames(ix.host)
-	hooks, keys := hookFrames(t, children)
-	inOps, idle := ix.hookTimes(hooks)
+	d := walkDispatched(t, ix.host)
+	inOps, idle := ix.hookTimes(d.hooks)
+	parents := parentSpans(t, d.hooks)
 	stats = map[string]*hookStat{}
 	// The dispatchers that ran hooks, once per run of their hooks (their
-	// own time is summed once their callees' time is known).
-	var dispatchers []trace.Index
-	for j, i := range hooks {
-		f := &t.Frames[i]
-		st := stats[keys[j]]
-		if st == nil {
-			st = &hookStat{name: keys[j]}
-			stats[keys[j]] = st
-			order = append(order, keys[j])
+	// own time is summed once their callees' time is known): at most one
+	// a hook.
+	dispatchers := make([]trace.Index, 0, len(d.hooks))
+	hooked = make([]trace.Span, 0, len(d.hooks))
+	var st *hookStat
+	for j := range d.hooks {
+		h := &d.hooks[j]
+		// A dispatcher's hooks are the same few functions: the last
+		// one's stat answers most calls without hashing the key.
+		if st == nil || st.name != h.key {
+			st = stats[h.key]
+			if st == nil {
+				st = &hookStat{name: h.key}
+				stats[h.key] = st
+				order = append(order, h.key)
+			}
 		}
+		dur := trace.Duration(h.end - h.start)
 		st.calls++
-		st.cpu += f.Dur()
+		st.cpu += dur
 		st.inOps += inOps[j]
-		st.overhead += max(f.Dur()-inOps[j], 0)
+		st.overhead += max(dur-inOps[j], 0)
 		st.idle += idle[j]
-		if pf := &t.Frames[f.Parent]; len(hooked) == 0 || hooked[len(hooked)-1] != pf.Span {
-			hooked = append(hooked, pf.Span)
-			dispatchers = append(dispatchers, f.Parent)
+		if ps := parents[j]; len(hooked) == 0 || hooked[len(hooked)-1] != ps {
+			hooked = append(hooked, ps)
+			dispatchers = append(dispatchers, h.parent)
 		}
 	}
 	// inner()'s own time: dispatching hooks, building results.
-	childDur := calleeTime(t, ix.host.frames.parent, children, dispatchers)
-	for _, par := range dispatchers {
-		dispatch += max(t.Frames[par].Dur()-childDur[par], 0)
+	for k, par := range dispatchers {
+		dispatch += max(hooked[k].Dur()-d.callee[d.rank.of(par)], 0)
 	}
 	return stats, order, dispatch, hooked
-}
-
-// hookFrames returns the frames of children that are hooks (hookKey: not
-// the module's forward, not library code), in order, with their keys,
-// chunk by chunk side by side. The same hooks run every call: each chunk
-// parses a frame name once.
-func hookFrames(t *trace.Trace, children []int) (hooks []int, keys []string) {
-	type found struct {
-		hooks []int
-		keys  []string
-	}
-	for _, f := range mapChunks(len(children), func(lo, hi int) found {
-		var names nameCache[string]
-		var out found
-		for _, i := range children[lo:hi] {
-			if key := names.get(t.Frames[i].Name, hookKeyName); key != "" {
-				out.hooks, out.keys = append(out.hooks, i), append(out.keys, key)
-			}
-		}
-		return out
-	}) {
-		hooks, keys = append(hooks, f.hooks...), append(keys, f.keys...)
-	}
-	return hooks, keys
-}
-
-// hookTimes returns, for each hook frame, the time of the top-level ops
-// it ran and the GPU idle time while it ran: questions about one frame
-// each, asked chunk by chunk side by side.
-func (ix *index) hookTimes(hooks []int) (inOps, idle []trace.Duration) {
-	t := ix.t
-	inOps, idle = make([]trace.Duration, len(hooks)), make([]trace.Duration, len(hooks))
-	if len(hooks) == 0 {
-		return inOps, idle
-	}
-	ot := topOpTimes(&ix.host.ops)
-	inChunks(len(hooks), func(lo, hi int) {
-		ops := newTopOps(ot)
-		for j := lo; j < hi; j++ {
-			f := &t.Frames[hooks[j]]
-			inOps[j] = ops.in(f.Thread, f.Start, f.End)
-			idle[j] = f.Dur() - ix.busyIn(f.Start, f.End)
-		}
-	})
-	return inOps, idle
-}
-
-// calleeTime returns the time of the frames each of dispatchers called,
-// of the frames in children (every dispatcher's callees): only the
-// dispatchers that ran hooks are asked for, a few of the many, marked in
-// a bit per frame so that the other callees cost a bit test. Each chunk
-// of children sums its own by the dispatcher's dense id (integer sums:
-// exact in any order). The parents are read from the parent column
-// (parents), and a frame itself only when its dispatcher was asked for.
-func calleeTime(t *trace.Trace, parents []trace.Index, children []int, dispatchers []trace.Index) map[trace.Index]trace.Duration {
-	id := make(map[trace.Index]int, len(dispatchers))
-	asked := make([]uint64, (len(t.Frames)+63)/64)
-	for _, par := range dispatchers {
-		if _, ok := id[par]; !ok {
-			id[par] = len(id)
-			asked[par/64] |= 1 << (par % 64)
-		}
-	}
-	childDur := make(map[trace.Index]trace.Duration, len(id))
-	if len(id) == 0 {
-		return childDur
-	}
-	parts := mapChunks(len(children), func(lo, hi int) []trace.Duration {
-		part := make([]trace.Duration, len(id))
-		for _, i := range children[lo:hi] {
-			if par := parents[i]; asked[par/64]&(1<<(par%64)) != 0 {
-				part[id[par]] += t.Frames[i].Dur()
-			}
-		}
-		return part
-	})
-	for par, k := range id {
-		var d trace.Duration
-		for _, part := range parts {
-			d += part[k]
-		}
-		childDur[par] = d
-	}
-	return childDur
 }
 
 // hookKey names the hook frame f is ("fn() at file:line"), or "" when it
@@ -177,30 +100,6 @@ func hookKey(f *trace.PyFrame) string {
 		return ""
 	}
 	return fmt.Sprintf("%s() at %s:%d", fn, file, line)
-}
-
-// dispatchedFrames returns the frames a hook dispatcher called, in order,
-// walking the HostTable's frame parent column and dispatcher bits in
-// chunks side by side (millions of frames in a deep stack).
-func dispatchedFrames(host *hostTable) []int {
-	parents := host.frames.parent
-	chunks := mapChunks(len(parents), func(lo, hi int) []int {
-		var found []int
-		for i, par := range parents[lo:hi] {
-			if par != trace.None && host.dispatchers.has(par) {
-				found = append(found, lo+i)
-			}
-		}
-		return found
-	})
-	if len(chunks) == 1 {
-		return chunks[0] // one core: nothing to join, nothing to copy
-	}
-	var children []int
-	for _, found := range chunks {
-		children = append(children, found...)
-	}
-	return children
 }
 
 func runHookOverhead(p *Pass) ([]Finding, error) {
