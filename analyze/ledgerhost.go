@@ -236,10 +236,20 @@ func (ix *index) scanOps(sc *hostScan, k, parts int, opSrc []ledgerSource) {
 	for i := lo; i < hi; i++ {
 		sc.fileUncovered(u, &in, opSrc[ops.name[i]], ops.start[i], ops.end[i])
 	}
+	// A range's name is classified once (a step's ranges repeat the
+	// last step's names): the compilation test and the source in one.
+	rangeSrc := sourceByName{classify: func(n string) ledgerSource {
+		if strings.HasPrefix(n, "ProfilerStep#") || compileEvent(n) {
+			return nSources
+		}
+		return hostRangeSource(n, true)
+	}}
 	lo, hi = share(len(t.Annotations), k, parts)
 	for i := lo; i < hi; i++ {
-		if a := &t.Annotations[i]; !a.GPU && a.End > a.Start && !strings.HasPrefix(a.Name, "ProfilerStep#") && !compileEvent(a.Name) {
-			sc.file(&sc.fam[famRanges], hostRangeSource(a.Name, true), a.Start, a.End)
+		if a := &t.Annotations[i]; !a.GPU && a.End > a.Start {
+			if src := rangeSrc.of(a.Name); src != nSources {
+				sc.file(&sc.fam[famRanges], src, a.Start, a.End)
+			}
 		}
 	}
 }

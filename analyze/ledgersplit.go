@@ -34,7 +34,7 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 		sets[src] = append(sets[src], a.Span)
 	}
 	for s := srcAutotune; s <= srcCopy; s++ {
-		sets[s] = clipSpans(unionSpans(sets[s]), w)
+		sets[s] = clipSpans(unionInOrder(sets[s]), w)
 	}
 	// Waiting is the step's own communication kernels' spin: the part of
 	// them inside the peer-wait intervals.
@@ -136,14 +136,32 @@ func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScr
 	return out
 }
 
-// appendSplit appends the parts of a that b covers to in and the rest of
-// a to rest, a and b sorted, disjoint and of intervals with a length:
-// appendIntersect's and appendSubtract's answers in one merge.
+// appendSplit appends the parts of a that b covers to in and, when b
+// covers any, the rest of a to rest (rest is left as it is otherwise: a
+// is what is left then), a and b sorted, disjoint and of intervals with
+// a length: appendIntersect's and a subtraction's answers in one merge,
+// which stops where b ends.
 func appendSplit(in, rest, a, b []trace.Span) ([]trace.Span, []trace.Span) {
+	n := len(in)
 	j := 0
-	for _, s := range a {
+	for i, s := range a {
 		for j < len(b) && b[j].End <= s.Start {
 			j++
+		}
+		switch {
+		case j == len(b) && len(in) == n:
+			return in, rest
+		case j == len(b):
+			return in, append(rest, a[i:]...)
+		case b[j].Start >= s.End:
+			// b[j] ends after s starts (the first that does) and
+			// starts after it ends: s is left whole.
+			if len(in) > n {
+				rest = append(rest, s)
+			}
+			continue
+		case len(in) == n:
+			rest = append(rest, a[:i]...) // left whole before the first part covered
 		}
 		cur := s.Start
 		for k := j; k < len(b) && b[k].Start < s.End; k++ {
@@ -159,6 +177,25 @@ func appendSplit(in, rest, a, b []trace.Span) ([]trace.Span, []trace.Span) {
 		}
 	}
 	return in, rest
+}
+
+// unionInOrder is unionSpans, without the sort when spans are in start
+// order already (a step's work on one stream): one merge. The union's
+// intervals may carry another of the merged spans' names than
+// unionSpans' would; the ledger's intervals carry none.
+func unionInOrder(spans []trace.Span) []trace.Span {
+	if !slices.IsSortedFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) }) {
+		return unionSpans(spans)
+	}
+	merged := spans[:0]
+	for _, s := range spans {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
 }
 
 // disjointSorted reports whether spans are in order, each starting after
