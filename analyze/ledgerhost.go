@@ -130,6 +130,7 @@ func (ix *index) fileHostWork(li *ledgerIndex) {
 		return
 	}
 	t := ix.t
+	li.callDur = make([]trace.Duration, len(t.APICalls))
 	parts := max(min(runtime.GOMAXPROCS(0), (len(t.APICalls)+len(t.Ops)+len(t.Frames))/minHostPart), 1)
 	scans := make([]hostScan, parts)
 	inParts(parts, func(k int) {
@@ -194,8 +195,10 @@ func (ix *index) scanCalls(sc *hostScan, k, parts int, transfer []bool) {
 		switch {
 		case ix.sync[i]:
 			sc.file(calls, srcSync, c.Start, c.End)
+			sc.li.callDur[i] = c.Dur()
 		case ix.launch[i]:
 			sc.file(calls, srcLaunch, c.Start, c.End)
+			sc.li.callDur[i] = c.Dur()
 		}
 		g := c.FirstGPU
 		if g == trace.None || c.Op == trace.None || ix.CategoryFacts != nil && int(ix.cat[g]) != copyCat || t.GPU[g].Kind != trace.Memcpy {

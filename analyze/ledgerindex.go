@@ -42,6 +42,10 @@ type ledgerIndex struct {
 	// for the collector to scan.
 	union [nSources][]interval.Bounds
 	long  []*[nSources][]interval.Bounds
+	// callDur is each sync or launch call's duration, by call (0 for
+	// the other calls), read in the ledger's pass over the calls for
+	// stepCalls.
+	callDur []trace.Duration
 	// other and before are the GPU busy intervals of work with a launch
 	// (or a step) and of work launched before profiling began; peerWait
 	// is Config.PeerWait. Each is sorted and disjoint.
