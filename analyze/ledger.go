@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -268,12 +269,12 @@ func savingLines(from string) []string {
 	return []string{}
 }
 
-// appendIntersect appends the parts of sorted disjoint spans a that
-// sorted disjoint spans b cover to dst.
-func appendIntersect(dst, a, b []trace.Span) []trace.Span {
+// appendIntersect appends the parts of sorted disjoint bounds a that
+// sorted disjoint bounds b cover to dst.
+func appendIntersect(dst, a, b []interval.Bounds) []interval.Bounds {
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		if lo, hi := max(a[i].Start, b[j].Start), min(a[i].End, b[j].End); hi > lo {
-			dst = append(dst, trace.Span{Start: lo, End: hi})
+			dst = append(dst, interval.Bounds{Start: lo, End: hi})
 		}
 		if a[i].End < b[j].End {
 			i++

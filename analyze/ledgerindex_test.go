@@ -69,8 +69,15 @@ func TestLedgerHostUnions(t *testing.T) {
 							want = append(want, trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)})
 						}
 					}
-					got := li.appendHost(nil, wi, src)
-					if want = unionSpans(want); !slices.Equal(got, want) {
+					// The ledger reads the union's intervals only
+					// inside the window: compared clipped.
+					var sc ledgerScratch
+					got := li.hostIn(wi, src, &sc)
+					if slices.ContainsFunc(got, func(b interval.Bounds) bool { return b.End <= w.Start || b.Start >= w.End }) {
+						t.Fatalf("round %d, %d parts, window %v, source %d: %v reaches outside", round, parts, w, src, got)
+					}
+					got = clipBounds(slices.Clone(got), w)
+					if want := interval.BoundsOf(unionSpans(want)); !slices.Equal(got, want) {
 						t.Fatalf("round %d, %d parts, window %v, source %d: %v, want %v", round, parts, w, src, got, want)
 					}
 				}
@@ -131,7 +138,9 @@ func TestUnionCursor(t *testing.T) {
 
 // TestAppendSplit: the parts of a that b covers and (when b covers any)
 // the rest of a, in one merge, are appendIntersect's and a
-// subtraction's, for sorted, disjoint lists of intervals with a length.
+// subtraction's, for sorted, disjoint lists of intervals with a length;
+// and for a inside a window, b's intervals overlapping the window
+// (inWindow, unclipped) split it as b clipped to the window does.
 func TestAppendSplit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	list := func() []trace.Span {
@@ -143,41 +152,87 @@ func TestAppendSplit(t *testing.T) {
 		return unionSpans(spans)
 	}
 	for range 3000 {
-		a, b := list(), list()
+		a, b := list(), interval.BoundsOf(list())
 		in, rest := appendSplit(nil, nil, a, b)
-		if want := appendIntersect(nil, a, b); !slices.Equal(in, want) {
+		want := appendIntersect(nil, interval.BoundsOf(a), b)
+		if !slices.Equal(interval.BoundsOf(in), want) {
 			t.Fatalf("%v split by %v: covered %v, want %v", a, b, in, want)
 		}
 		if want := subtractSpans(a, b); len(in) > 0 && !slices.Equal(rest, want) {
 			t.Fatalf("%v split by %v: rest %v, want %v", a, b, rest, want)
 		}
+		start := trace.Time(rng.IntN(150))
+		w := trace.Span{Start: start, End: start + 1 + trace.Time(rng.IntN(60))}
+		inW := make([]trace.Span, 0, len(a))
+		for _, c := range clipBounds(interval.BoundsOf(a), w) {
+			inW = append(inW, c.Span())
+		}
+		at := rng.IntN(len(b) + 1)
+		in1, rest1 := appendSplit(nil, nil, inW, inWindow(b, w, &at))
+		in2, rest2 := appendSplit(nil, nil, inW, clipBounds(slices.Clone(b), w))
+		if !slices.Equal(in1, in2) || len(in1) > 0 && !slices.Equal(rest1, rest2) {
+			t.Fatalf("%v in %v split by %v: %v and %v, clipped %v and %v", inW, w, b, in1, rest1, in2, rest2)
+		}
 	}
 }
 
-// TestUnionInOrder: the union of spans in start order (touching,
-// nested, equal starts, points) or not is unionSpans'.
+// TestInWindow: a window's part of a union, found from the last
+// window's (a short walk, a search after 64 steps, from the start for an
+// earlier window), is the union's intervals that overlap it.
+func TestInWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 200 {
+		var spans []trace.Span
+		for range rng.IntN(400) {
+			s := trace.Time(rng.IntN(5000))
+			spans = append(spans, trace.Span{Start: s, End: s + 1 + trace.Time(rng.IntN(20))})
+		}
+		union := interval.BoundsOf(unionSpans(spans))
+		at, start := 0, trace.Time(-50)
+		for range 100 {
+			if rng.IntN(6) == 0 {
+				start = trace.Time(rng.IntN(5100) - 50) // anywhere, earlier too
+			} else {
+				start += trace.Time(rng.IntN(200))
+			}
+			w := trace.Span{Start: start, End: start + trace.Time(rng.IntN(150))}
+			var want []interval.Bounds
+			for _, b := range union {
+				if w.End > w.Start && b.End > w.Start && b.Start < w.End {
+					want = append(want, b)
+				}
+			}
+			if got := inWindow(union, w, &at); !slices.Equal(got, want) {
+				t.Fatalf("window %v of %v: %v, want %v", w, union, got, want)
+			}
+		}
+	}
+}
+
+// TestUnionInOrder: the union of bounds in start order (touching,
+// nested, equal starts, points) or not is interval.UnionBounds'.
 func TestUnionInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for range 2000 {
-		var spans []trace.Span
+		var bounds []interval.Bounds
 		at := trace.Time(0)
 		for range rng.IntN(12) {
 			at += trace.Time(rng.IntN(6))
-			spans = append(spans, trace.Span{Start: at, End: at + trace.Time(rng.IntN(9))})
+			bounds = append(bounds, interval.Bounds{Start: at, End: at + trace.Time(rng.IntN(9))})
 		}
 		if rng.IntN(4) == 0 {
-			rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+			rng.Shuffle(len(bounds), func(i, j int) { bounds[i], bounds[j] = bounds[j], bounds[i] })
 		}
-		want := unionSpans(slices.Clone(spans))
-		if got := unionInOrder(slices.Clone(spans)); !slices.Equal(got, want) {
-			t.Fatalf("union of %v: %v, want %v", spans, got, want)
+		want := interval.UnionBounds(slices.Clone(bounds))
+		if got := unionInOrder(slices.Clone(bounds)); !slices.Equal(got, want) {
+			t.Fatalf("union of %v: %v, want %v", bounds, got, want)
 		}
 	}
 }
 
 // subtractSpans is a less b, both sorted and disjoint, piece by piece of
 // a: what splitLedger subtracted before appendSplit.
-func subtractSpans(a, b []trace.Span) []trace.Span {
+func subtractSpans(a []trace.Span, b []interval.Bounds) []trace.Span {
 	var dst []trace.Span
 	j := 0
 	for _, s := range a {

@@ -13,9 +13,9 @@ import (
 func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledgerScratch, out []LedgerEntry) []LedgerEntry {
 	t := ix.t
 	w := li.win[i]
-	sets := &sc.sets
-	for s := range sets {
-		sets[s] = sets[s][:0]
+	gpu := &sc.gpu
+	for s := range gpu {
+		gpu[s] = gpu[s][:0]
 	}
 	for _, g := range own {
 		a := &t.GPU[g]
@@ -31,22 +31,26 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 		case ix.category(int(g)) == CategoryCommunication:
 			src = srcComm
 		}
-		sets[src] = append(sets[src], a.Span)
+		gpu[src] = append(gpu[src], interval.Bounds{Start: a.Start, End: a.End})
 	}
+	sets := &sc.sets
 	for s := srcAutotune; s <= srcCopy; s++ {
-		sets[s] = clipSpans(unionInOrder(sets[s]), w)
+		gpu[s] = clipBounds(unionInOrder(gpu[s]), w)
+		sets[s] = gpu[s]
 	}
 	// Waiting is the step's own communication kernels' spin: the part of
 	// them inside the peer-wait intervals.
 	sc.win = appendInWindow(sc.win[:0], li.peerWait, w)
-	sets[srcPeerWait] = appendIntersect(sets[srcPeerWait], sets[srcComm], sc.win)
-	sets[srcOther] = appendInWindow(sets[srcOther], li.other, w)
-	sets[srcBefore] = appendInWindow(sets[srcBefore], li.before, w)
-	host := &sc.host
+	gpu[srcPeerWait] = appendIntersect(gpu[srcPeerWait], gpu[srcComm], sc.win)
+	sets[srcPeerWait] = gpu[srcPeerWait]
+	// The other sources' unions are read where they lie, not copied:
+	// what is left of the window is inside it, so the parts of theirs
+	// outside it meet nothing (appendSplit).
+	sets[srcOther], sets[srcBefore] = inWindow(li.other, w, &sc.at[srcOther]), inWindow(li.before, w, &sc.at[srcBefore])
 	for s := srcSync; s < nSources; s++ {
-		host[s] = li.appendHost(host[s][:0], i, s)
+		sets[s] = li.hostIn(i, s, sc)
 	}
-	return splitLedger(sets, host, w, sc, out)
+	return splitLedger(sets, w, sc, out)
 }
 
 // ledgerScratch is the storage stepLedger reuses from step to step: a
@@ -54,32 +58,77 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 // afresh per step they were 450 MB of allocation at 1 M kernels, garbage
 // the collector chased under the analysis's soft limit (issue 27).
 type ledgerScratch struct {
-	// sets holds the GPU sources' intervals (the host sources' are the
-	// ledger index's own); segs each line's intervals, in
-	// ledgerLineOrder; left and next what splitLedger has not yet
-	// assigned; win a window's peer-wait intervals; enc the encoding;
-	// host a window's host intervals, merged.
-	sets       [nSources][]trace.Span
-	host       [nSources][]trace.Span
-	segs       [nLedgerLines][]trace.Span
-	left, next []trace.Span
-	win        []trace.Span
-	enc        []byte
+	// gpu holds the GPU sources' intervals; sets each source's, gpu's
+	// or the ledger index's own (read, never written); host a window's
+	// host intervals where long ones join them (hostIn); segs each
+	// line's intervals, in ledgerLineOrder; left and next what
+	// splitLedger has not yet assigned; win a window's peer-wait
+	// intervals; enc the encoding; at, per source, where the last
+	// window's part of the ledger index's union began (inWindow).
+	gpu, sets, host [nSources][]interval.Bounds
+	at              [nSources]int
+	segs            [nLedgerLines][]trace.Span
+	left, next      []trace.Span
+	win             []interval.Bounds
+	enc             []byte
+}
+
+// inWindow returns the intervals of sorted, disjoint spans, each with a
+// length, that overlap w: a part of spans, not a copy, so not clipped to
+// w; none for a window without a length. *at is where the last window's
+// part began (0 at first): the steps come in order, so the next part
+// begins a few intervals on, found by a short walk rather than a search
+// of the whole union (two per source and step were a tenth of the
+// ledgers' time).
+func inWindow(spans []interval.Bounds, w trace.Span, at *int) []interval.Bounds {
+	if w.End <= w.Start {
+		return nil
+	}
+	lo := min(*at, len(spans))
+	if lo > 0 && spans[lo-1].End > w.Start {
+		lo = 0 // an earlier window: searched from the start
+	}
+	for walked := 0; lo < len(spans) && spans[lo].End <= w.Start; lo++ {
+		if walked++; walked == 64 {
+			k, _ := slices.BinarySearchFunc(spans[lo:], w.Start, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at+1) })
+			lo += k
+			break
+		}
+	}
+	*at = lo
+	hi := lo
+	for hi < len(spans) && spans[hi].Start < w.End {
+		hi++
+	}
+	return spans[lo:hi]
 }
 
 // appendInWindow appends the parts of sorted, disjoint spans inside w,
 // found by binary search, to dst.
-func appendInWindow(dst []trace.Span, spans []interval.Bounds, w trace.Span) []trace.Span {
+func appendInWindow(dst, spans []interval.Bounds, w trace.Span) []interval.Bounds {
 	lo, _ := slices.BinarySearchFunc(spans, w.Start, func(s interval.Bounds, at trace.Time) int { return cmp.Compare(s.End, at+1) })
 	for _, s := range spans[lo:] {
 		if s.Start >= w.End {
 			break
 		}
-		if p := (trace.Span{Start: max(s.Start, w.Start), End: min(s.End, w.End)}); p.End > p.Start {
+		if p := (interval.Bounds{Start: max(s.Start, w.Start), End: min(s.End, w.End)}); p.End > p.Start {
 			dst = append(dst, p)
 		}
 	}
 	return dst
+}
+
+// clipBounds clips sorted, disjoint bounds to w in place, dropping empty
+// ones.
+func clipBounds(bounds []interval.Bounds, w trace.Span) []interval.Bounds {
+	out := bounds[:0]
+	for _, b := range bounds {
+		b.Start, b.End = max(b.Start, w.Start), min(b.End, w.End)
+		if b.End > b.Start {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // sourceLineIndex is, per ledger source, its line's position in
@@ -97,19 +146,15 @@ var lineIdle = slices.Index(ledgerLineOrder, LineIdle)
 // splitLedger puts every instant of w in the first source, in priority
 // order, whose sorted disjoint intervals cover it (LineIdle when none
 // does): what is left of the window loses each source's intervals in
-// turn, one linear merge per source. The GPU sources' intervals are in
-// sets, the host's in host; each line's intervals are left in sc.segs,
-// its time appended to out.
-func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScratch, out []LedgerEntry) []LedgerEntry {
+// turn, one linear merge per source. Each source's intervals are in
+// sets (they may reach past w: they are met only inside it); each line's
+// intervals are left in sc.segs, its time appended to out.
+func splitLedger(sets *[nSources][]interval.Bounds, w trace.Span, sc *ledgerScratch, out []LedgerEntry) []LedgerEntry {
 	for k := range sc.segs {
 		sc.segs[k] = sc.segs[k][:0]
 	}
 	left, next := append(sc.left[:0], w), sc.next
-	for s := range sets {
-		set := sets[s]
-		if s >= int(srcSync) {
-			set = host[s]
-		}
+	for s, set := range sets {
 		if len(set) == 0 || len(left) == 0 {
 			continue
 		}
@@ -139,9 +184,9 @@ func splitLedger(sets, host *[nSources][]trace.Span, w trace.Span, sc *ledgerScr
 // appendSplit appends the parts of a that b covers to in and, when b
 // covers any, the rest of a to rest (rest is left as it is otherwise: a
 // is what is left then), a and b sorted, disjoint and of intervals with
-// a length: appendIntersect's and a subtraction's answers in one merge,
+// a length: an intersection's and a subtraction's answers in one merge,
 // which stops where b ends.
-func appendSplit(in, rest, a, b []trace.Span) ([]trace.Span, []trace.Span) {
+func appendSplit(in, rest, a []trace.Span, b []interval.Bounds) ([]trace.Span, []trace.Span) {
 	n := len(in)
 	j := 0
 	for i, s := range a {
@@ -179,21 +224,19 @@ func appendSplit(in, rest, a, b []trace.Span) ([]trace.Span, []trace.Span) {
 	return in, rest
 }
 
-// unionInOrder is unionSpans, without the sort when spans are in start
-// order already (a step's work on one stream): one merge. The union's
-// intervals may carry another of the merged spans' names than
-// unionSpans' would; the ledger's intervals carry none.
-func unionInOrder(spans []trace.Span) []trace.Span {
-	if !slices.IsSortedFunc(spans, func(a, b trace.Span) int { return cmp.Compare(a.Start, b.Start) }) {
-		return unionSpans(spans)
+// unionInOrder is interval.UnionBounds, without the sort when bounds are
+// in start order already (a step's work on one stream): one merge.
+func unionInOrder(bounds []interval.Bounds) []interval.Bounds {
+	if !slices.IsSortedFunc(bounds, func(a, b interval.Bounds) int { return cmp.Compare(a.Start, b.Start) }) {
+		return interval.UnionBounds(bounds)
 	}
-	merged := spans[:0]
-	for _, s := range spans {
-		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
-			merged[n-1].End = max(merged[n-1].End, s.End)
+	merged := bounds[:0]
+	for _, b := range bounds {
+		if n := len(merged); n > 0 && b.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, b.End)
 			continue
 		}
-		merged = append(merged, s)
+		merged = append(merged, b)
 	}
 	return merged
 }

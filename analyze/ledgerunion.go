@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/tracelens/tracelens/interval"
-	"github.com/tracelens/tracelens/trace"
 )
 
 // joinScans adds the parts' runs to li's unions, each family's parts
@@ -112,17 +111,16 @@ func (li *ledgerIndex) fileLong(src ledgerSource, b interval.Bounds) {
 	}
 }
 
-// appendHost appends to dst the sorted, disjoint union of host source
-// src's intervals' parts inside window i (of those enclosing it, none
-// when src does not keep them).
-func (li *ledgerIndex) appendHost(dst []trace.Span, i int, src ledgerSource) []trace.Span {
-	n := len(dst)
-	dst = appendInWindow(dst, li.union[src], li.win[i])
+// hostIn returns host source src's intervals that overlap window i
+// (less those enclosing it when src does not keep them), sorted and
+// disjoint: a part of li's union, not a copy, unless long intervals
+// have parts in the window; then the union of both, clipped, in sc.host.
+func (li *ledgerIndex) hostIn(i int, src ledgerSource, sc *ledgerScratch) []interval.Bounds {
+	w := li.win[i]
 	if li.long == nil || li.long[i] == nil || len(li.long[i][src]) == 0 {
-		return dst
+		return inWindow(li.union[src], w, &sc.at[src])
 	}
-	for _, b := range li.long[i][src] {
-		dst = append(dst, b.Span())
-	}
-	return dst[:n+len(unionSpans(dst[n:]))]
+	h := appendInWindow(sc.host[src][:0], li.union[src], w)
+	sc.host[src] = interval.UnionBounds(append(h, li.long[i][src]...))
+	return sc.host[src]
 }
