@@ -177,7 +177,7 @@ func stepWindows(works []stepWork) []trace.Span {
 
 // ledgers fills each step's Ledger and StepStats.SteadyLedger from the
 // ledger index li of the steps' windows, and keeps each line's intervals
-// for LedgerSegments.
+// for LedgerSegments; and each step's GPU counts (countGPU).
 func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
 	t := ix.t
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
@@ -189,7 +189,7 @@ func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
 		entries := make([]LedgerEntry, (hi-lo)*nLedgerLines)
 		for i := lo; i < hi; i++ {
 			at := (i - lo) * nLedgerLines
-			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc, entries[at:at:at+nLedgerLines])
+			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc, &r.Steps[i], entries[at:at:at+nLedgerLines])
 			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
 			// The step's long host intervals are spent: dropped as
 			// the steps go, not all held to the end.

@@ -9,8 +9,9 @@ import (
 )
 
 // stepLedger splits window i (step i's) into its lines, appending each
-// line's time to out; each line's intervals are left in sc.segs.
-func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledgerScratch, out []LedgerEntry) []LedgerEntry {
+// line's time to out; each line's intervals are left in sc.segs. It
+// counts the step's GPU work into st as it reads it (countGPU).
+func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledgerScratch, st *Step, out []LedgerEntry) []LedgerEntry {
 	t := ix.t
 	w := li.win[i]
 	gpu := &sc.gpu
@@ -19,6 +20,7 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 	}
 	for _, g := range own {
 		a := &t.GPU[g]
+		ix.countGPU(st, g, a)
 		if a.End <= a.Start {
 			continue
 		}
@@ -33,6 +35,9 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 		}
 		gpu[src] = append(gpu[src], interval.Bounds{Start: a.Start, End: a.End})
 	}
+	// Streams overlap: critical time summed over activities can pass
+	// the step's busy time (a union); it is a part of it.
+	st.GPUBoundUs = min(st.GPUBoundUs, st.GPUBusyUs)
 	sets := &sc.sets
 	for s := srcAutotune; s <= srcCopy; s++ {
 		gpu[s] = clipBounds(unionInOrder(gpu[s]), w)
