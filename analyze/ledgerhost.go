@@ -93,11 +93,12 @@ func (sc *hostScan) file(u *hostRuns, src ledgerSource, start, end trace.Time) {
 	u.add(src, b)
 }
 
-// fileUncovered files [start, end) as file does unless it lies inside
-// the last interval kept of its source or inside one of in's (the union
-// so far), where it adds nothing.
+// fileUncovered files [start, end) as file does unless it lies outside
+// every window, inside the last interval kept of its source or inside
+// one of in's (the union so far), where it adds nothing.
 func (sc *hostScan) fileUncovered(u *hostRuns, in *[nSources]unionCursor, src ledgerSource, start, end trace.Time) {
-	if end > start && !u.within(src, start, end) && !in[src].covers(start, end) {
+	li := sc.li
+	if end > start && end > li.starts[0] && start < li.reach[len(li.reach)-1] && !u.within(src, start, end) && !in[src].covers(start, end) {
 		sc.file(u, src, start, end)
 	}
 }
@@ -265,10 +266,15 @@ func (ix *index) scanFrames(sc *hostScan, k, parts int) {
 	t := ix.t
 	u := &sc.fam[famFrames]
 	frameSrc := sourceByName{classify: frameSource}
+	// A frame outside every window is passed over before its name is
+	// classified: a compilation's millions of frames before the steps
+	// are most of some traces'.
+	from, to := sc.li.starts[0], sc.li.reach[len(sc.li.reach)-1]
 	lo, hi := share(len(t.Frames), k, parts)
-	for i := lo; i < hi; i++ {
-		fr := &t.Frames[i]
-		if fr.End <= fr.Start {
+	frames := t.Frames[lo:hi]
+	for i := range frames {
+		fr := &frames[i]
+		if fr.Start >= to || fr.End <= max(from, fr.Start) {
 			continue
 		}
 		if src := frameSrc.of(fr.Name); !u.within(src, fr.Start, fr.End) {
