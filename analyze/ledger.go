@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -144,29 +145,6 @@ var sourceLine = [nSources]string{LineCompile, LineGPUCompute, LinePeerWait, Lin
 var transferOps = setOf("aten::copy_", "aten::_to_copy", "aten::to", "aten::item", "aten::_local_scalar_dense", "aten::cpu", "aten::_copy_from",
 	"aten::_copy_from_and_resize")
 
-// copyOpSpans returns the host intervals of the outermost copy ops
-// around memcpy launches: the host's part of a copy, which a pinned,
-// batched or non-blocking copy removes, not launch overhead.
-func copyOpSpans(t *trace.Trace) []trace.Span {
-	var out []trace.Span
-	seen := map[trace.Index]bool{}
-	for i := range t.APICalls {
-		c := &t.APICalls[i]
-		if c.FirstGPU == trace.None || t.GPU[c.FirstGPU].Kind != trace.Memcpy || c.Op == trace.None {
-			continue
-		}
-		top := trace.None
-		for op := c.Op; op != trace.None && transferOps[t.Ops[op].Name]; op = t.Ops[op].Parent {
-			top = op
-		}
-		if top != trace.None && !seen[top] {
-			seen[top] = true
-			out = append(out, t.Ops[top].Span)
-		}
-	}
-	return out
-}
-
 // hostRangeSource is the ledger source an op or (rng) a record_function
 // range counts towards: data loading (pin_memory, data-named ranges), the
 // profiler's own ranges, or framework host work.
@@ -199,7 +177,7 @@ func stepWindows(works []stepWork) []trace.Span {
 
 // ledgers fills each step's Ledger and StepStats.SteadyLedger from the
 // ledger index li of the steps' windows, and keeps each line's intervals
-// for LedgerSegments.
+// for LedgerSegments; and each step's GPU counts (countGPU).
 func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
 	t := ix.t
 	r.ledgerSegs = make([]stepSegs, len(t.Steps))
@@ -207,12 +185,17 @@ func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
 	// of steps reuses one scratch from step to step.
 	inChunks(len(t.Steps), func(lo, hi int) {
 		var sc ledgerScratch
+		// The chunk's ledgers share one array, not an allocation each.
+		entries := make([]LedgerEntry, (hi-lo)*nLedgerLines)
 		for i := lo; i < hi; i++ {
-			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc)
+			at := (i - lo) * nLedgerLines
+			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc, &r.Steps[i], entries[at:at:at+nLedgerLines])
 			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
-			// The step's host intervals are spent: dropped as the
-			// steps go, not all held to the end.
-			li.host[i] = nil
+			// The step's long host intervals are spent: dropped as
+			// the steps go, not all held to the end.
+			if li.long != nil {
+				li.long[i] = nil
+			}
 		}
 	})
 	r.StepStats.SteadyLedger = steadyLedger(r)
@@ -286,38 +269,17 @@ func savingLines(from string) []string {
 	return []string{}
 }
 
-// appendIntersect appends the parts of sorted disjoint spans a that
-// sorted disjoint spans b cover to dst.
-func appendIntersect(dst, a, b []trace.Span) []trace.Span {
+// appendIntersect appends the parts of sorted disjoint bounds a that
+// sorted disjoint bounds b cover to dst.
+func appendIntersect(dst, a, b []interval.Bounds) []interval.Bounds {
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		if lo, hi := max(a[i].Start, b[j].Start), min(a[i].End, b[j].End); hi > lo {
-			dst = append(dst, trace.Span{Start: lo, End: hi})
+			dst = append(dst, interval.Bounds{Start: lo, End: hi})
 		}
 		if a[i].End < b[j].End {
 			i++
 		} else {
 			j++
-		}
-	}
-	return dst
-}
-
-// appendSubtract appends a less b, both sorted and disjoint, to dst.
-func appendSubtract(dst, a, b []trace.Span) []trace.Span {
-	j := 0
-	for _, s := range a {
-		for j < len(b) && b[j].End <= s.Start {
-			j++
-		}
-		cur := s.Start
-		for k := j; k < len(b) && b[k].Start < s.End; k++ {
-			if b[k].Start > cur {
-				dst = append(dst, trace.Span{Start: cur, End: b[k].Start})
-			}
-			cur = max(cur, b[k].End)
-		}
-		if cur < s.End {
-			dst = append(dst, trace.Span{Start: cur, End: s.End})
 		}
 	}
 	return dst

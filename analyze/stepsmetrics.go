@@ -26,19 +26,31 @@ func (ix *index) steps(r *Result) {
 	done = ix.clock.start("metrics: step times and counts")
 	ix.stepTimes(r, works)
 	ix.stepCounts(r)
-	stepMedians(r)
 	done()
 	if len(r.Steps) == 0 {
 		wg.Wait()
+		stepMedians(r)
 		return
 	}
-	done = ix.clock.start("metrics: steady steps and periods")
-	ix.steadyStats(r)
+	done = ix.clock.start("metrics: periods")
 	ix.stepPeriods(r, works)
 	done()
 	wg.Wait()
+	// The calls' figures wait for the ledger index, which reads the
+	// calls' durations in its pass over them, and the GPU counts for the
+	// ledgers, which read each step's GPU work: the 72-byte calls and
+	// the GPU activities are read once, not twice. The medians and the
+	// steady figures read both.
+	done = ix.clock.start("metrics: step calls")
+	ix.stepCalls(r, li.callDur)
+	li.callDur = nil
+	done()
 	done = ix.clock.start("metrics: ledgers")
 	ix.ledgers(r, works, li)
+	done()
+	done = ix.clock.start("metrics: steady steps")
+	stepMedians(r)
+	ix.steadyStats(r)
 	done()
 	done = ix.clock.start("metrics: steady categories")
 	if spinAsWaiting(r) {
@@ -74,52 +86,51 @@ func (ix *index) stepTimes(r *Result, works []stepWork) {
 	}
 }
 
-// stepCounts fills each step's kernels, memcpys, GPU-bound and kernel
-// time, top-level op time, launches and sync time.
+// stepCounts fills each step's top-level op time (its kernels, memcpys,
+// GPU-bound and kernel time are counted with its ledger: countGPU).
 func (ix *index) stepCounts(r *Result) {
 	t := ix.t
-	for i := range t.GPU {
-		st := ix.gpuStep[i]
-		if st < 0 {
-			continue
-		}
-		r.Steps[st].GPUBoundUs += us(ix.CriticalFacts.Of(i))
-		switch t.GPU[i].Kind {
-		case trace.Kernel:
-			r.Steps[st].Kernels++
-			r.Steps[st].KernelUs += us(t.GPU[i].Dur())
-		case trace.Memcpy:
-			r.Steps[st].Memcpys++
-		}
-	}
-	for i := range r.Steps {
-		// Streams overlap: critical time summed over activities can pass
-		// the step's busy time (a union); it is a part of it.
-		r.Steps[i].GPUBoundUs = min(r.Steps[i].GPUBoundUs, r.Steps[i].GPUBusyUs)
-	}
-	steps := newStepCursor(t)
-	for i := range t.Ops {
-		op := &t.Ops[i]
-		if op.Parent != trace.None {
+	// The ops' parent, start and end are read from the HostTable's
+	// columns: 20 bytes an op, not the 96 of the ops themselves.
+	steps, ops := newStepCursor(t), &ix.host.ops
+	for i, parent := range ops.parent {
+		if parent != trace.None {
 			continue // nested time is already inside its top-level op
 		}
-		if st := steps.of(op.Start); st >= 0 {
-			r.Steps[st].CPUOpUs += us(op.Dur())
+		if st := steps.of(ops.start[i]); st >= 0 {
+			r.Steps[st].CPUOpUs += us(trace.Duration(ops.end[i] - ops.start[i]))
 		}
 	}
-	for i := range t.APICalls {
-		st := ix.apiStep[i]
+}
+
+// countGPU counts GPU activity g, one of step st's own, into its
+// kernels, memcpys, GPU-bound and kernel time.
+func (ix *index) countGPU(st *Step, g trace.Index, a *trace.GPUActivity) {
+	st.GPUBoundUs += us(ix.CriticalFacts.Of(int(g)))
+	switch a.Kind {
+	case trace.Kernel:
+		st.Kernels++
+		st.KernelUs += us(a.Dur())
+	case trace.Memcpy:
+		st.Memcpys++
+	}
+}
+
+// stepCalls fills each step's launches, launch time and sync time from
+// the calls' durations (dur, by call; the ledger index's), summed in
+// call order.
+func (ix *index) stepCalls(r *Result, dur []trace.Duration) {
+	for i, st := range ix.apiStep {
 		if st < 0 {
 			continue
 		}
 		// The Launches fact classified every call once.
-		c := &t.APICalls[i]
 		if ix.launch[i] {
 			r.Steps[st].Launches++
-			r.Steps[st].LaunchAPIUs += us(c.Dur())
+			r.Steps[st].LaunchAPIUs += us(dur[i])
 		}
 		if ix.sync[i] {
-			r.Steps[st].SyncUs += us(c.Dur())
+			r.Steps[st].SyncUs += us(dur[i])
 		}
 	}
 }
