@@ -132,22 +132,11 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 			rowOf[g] = int32(r)
 		}
 	}
-	// An op's name from the HostTable's name column: 4 bytes an op read,
-	// not the op's 96.
-	ops := &ix.host.ops
 	parts := mapChunks(len(rowOf), func(lo, hi int) []launchNames {
 		names := make([]launchNames, len(rows))
-		for g := lo; g < hi; g++ {
-			r, l := rowOf[g], t.GPU[g].Launch
-			if r < 0 || l == trace.None {
-				continue
-			}
-			if op := t.APICalls[l].Op; op != trace.None {
-				names[r].ops.add(ops.names[ops.name[op]])
-			}
-			if f := ix.userFrameOf(t.APICalls[l].Frame); f != trace.None && t.Frames[f].Name != "" {
-				names[r].lines.add(t.Frames[f].Name)
-			}
+		var blk launchBlock
+		for b := lo; b < hi; b += len(blk.row) {
+			blk.count(ix, names, rowOf, b, min(b+len(blk.row), hi))
 		}
 		return names
 	})
@@ -162,6 +151,54 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 		}
 	})
 	return names
+}
+
+// launchBlock is a block of launches in GPU order, read in two passes:
+// the first reads each launch's call and its frame's name, the second
+// counts them. A frame is 56 bytes among hundreds of thousands, nearly
+// every one a cache miss: read in a tight loop of their own, the misses
+// of a block overlap, where read launch by launch, each behind the user
+// frame walk of the one before, they came one after another.
+type launchBlock struct {
+	row       [64]int32
+	op, frame [64]trace.Index
+	name      [64]string
+}
+
+// count counts the op names and user lines of launches [lo, hi) (at
+// most a block) into names, by row (rowOf).
+func (blk *launchBlock) count(ix *index, names []launchNames, rowOf []int32, lo, hi int) {
+	t := ix.t
+	n := 0
+	for g := lo; g < hi; g++ {
+		r, l := rowOf[g], t.GPU[g].Launch
+		if r < 0 || l == trace.None {
+			continue
+		}
+		c := &t.APICalls[l]
+		blk.row[n], blk.op[n], blk.frame[n], blk.name[n] = r, c.Op, c.Frame, ""
+		if c.Frame != trace.None {
+			blk.name[n] = t.Frames[c.Frame].Name
+		}
+		n++
+	}
+	// An op's name from the HostTable's name column: 4 bytes an op read,
+	// not the op's 96.
+	ops := &ix.host.ops
+	for i := range n {
+		r := blk.row[i]
+		if op := blk.op[i]; op != trace.None {
+			names[r].ops.add(ops.names[ops.name[op]])
+		}
+		f := ix.users.OfNamed(blk.frame[i], blk.name[i])
+		if f == blk.frame[i] && f != trace.None {
+			if blk.name[i] != "" {
+				names[r].lines.add(blk.name[i])
+			}
+		} else if f != trace.None && t.Frames[f].Name != "" {
+			names[r].lines.add(t.Frames[f].Name)
+		}
+	}
 }
 
 // nameCounts counts names; a run of one name (interned: compared by

@@ -23,6 +23,8 @@ type UserFrames struct {
 	// frames as they meet them: each entry is read and written atomically
 	// (two goroutines may compute one frame; they store the same answer).
 	memo []atomic.Int32
+	// classes is each frame name's class, parsed once per name.
+	classes frameClasses
 }
 
 // memoShift is added to a memoised answer (trace.None and up), so that
@@ -72,9 +74,9 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 			aboveUser = v >= 0 && (v&userMark != 0 || len(t.Frames) >= userMark && u.isUser(above))
 			break
 		}
-		file, _, _, ok := t.Frames[cur].Source()
-		seen, located = append(seen, cur), append(located, ok)
-		if ok && !libraryFile(file) {
+		cl := u.classes.of(t.Frames[cur].Name)
+		seen, located = append(seen, cur), append(located, cl != frameUnlocated)
+		if cl == frameUser {
 			res = cur
 			break
 		}
@@ -104,6 +106,18 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	return ans
 }
 
+// OfNamed is Of for a frame whose name the caller has read already
+// (name is t.Frames[f].Name): a frame in the user's code is its own
+// answer, found from the name alone. A caller that reads many frames'
+// names in a tight loop first (kernelNames) has their loads overlap,
+// where the walk read them one miss after another.
+func (u *UserFrames) OfNamed(f trace.Index, name string) trace.Index {
+	if f != trace.None && u.classes.of(name) == frameUser {
+		return f
+	}
+	return u.Of(f)
+}
+
 // userMark marks a memoised answer that is a user frame, so a walk that
 // meets it need not parse the frame's name again (unset on a trace of
 // that many frames, whose walks parse it).
@@ -117,9 +131,9 @@ func answer(v int32) trace.Index {
 	return v &^ userMark
 }
 
+// isUser reports whether frame f lies in the user's code.
 func (u *UserFrames) isUser(f trace.Index) bool {
-	file, _, _, ok := u.t.Frames[f].Source()
-	return ok && !libraryFile(file)
+	return u.classes.of(u.t.Frames[f].Name) == frameUser
 }
 
 // userFuncs names the user functions and source files behind GPU
