@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -33,35 +34,40 @@ func TestFrameClassesByAddressAndLength(t *testing.T) {
 	}
 }
 
-// TestOfNamedIsOf: OfNamed answers as Of for every frame, asked in
-// either order, on a stack of user, library and unlocated frames.
-func TestOfNamedIsOf(t *testing.T) {
-	frame := func(name string, parent trace.Index) trace.PyFrame {
-		return trace.PyFrame{Span: trace.Span{Name: name}, Parent: parent}
+// TestOfEachIsOf: OfEach answers as Of for every frame of a forest of
+// user, library and unlocated frames, over several blocks, with None
+// among the frames, whether the walks met the frames before or not.
+func TestOfEachIsOf(t *testing.T) {
+	names := []string{"train.py(30): main", "model.py(8): forward", "torch/nn/modules/module.py(1750): _call_impl",
+		"torch/nn/functional.py(2000): linear", "<built-in method mm>", "<built-in method add>"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	tr := &trace.Trace{}
+	for i := range 500 {
+		parent := trace.None
+		if i > 0 && rng.IntN(8) > 0 {
+			parent = trace.Index(rng.IntN(i))
+		}
+		tr.Frames = append(tr.Frames, trace.PyFrame{Span: trace.Span{Name: names[rng.IntN(len(names))]}, Parent: parent})
 	}
-	tr := &trace.Trace{Frames: []trace.PyFrame{
-		frame("train.py(30): main", trace.None),                     // 0 user
-		frame("torch/nn/modules/module.py(1750): _call_impl", 0),    // 1 library
-		frame("model.py(8): forward", 1),                            // 2 user
-		frame("<built-in method mm>", 2),                            // 3 unlocated
-		frame("torch/autograd/function.py(575): apply", trace.None), // 4 library root
-		frame("<built-in method add>", 4),                           // 5 unlocated
-		frame("torch/nn/functional.py(2000): linear", 3),            // 6 library
-	}}
 	want := NewUserFrames(tr)
-	for _, named := range []bool{true, false} {
+	fs := []trace.Index{trace.None}
+	for f := range tr.Frames {
+		fs = append(fs, trace.Index(f))
+	}
+	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	for _, warm := range []bool{false, true} {
 		u := NewUserFrames(tr)
-		for f := range tr.Frames {
-			got := u.Of(trace.Index(f))
-			if named {
-				got = u.OfNamed(trace.Index(f), tr.Frames[f].Name)
-			}
-			if w := want.Of(trace.Index(f)); got != w {
-				t.Errorf("named %v: frame %d: %d, want %d", named, f, got, w)
+		if warm {
+			for _, f := range fs[:len(fs)/2] {
+				u.Of(f)
 			}
 		}
-	}
-	if got := want.OfNamed(trace.None, ""); got != trace.None {
-		t.Errorf("OfNamed(None) = %d", got)
+		out := make([]trace.Index, len(fs))
+		u.OfEach(fs, out)
+		for i, f := range fs {
+			if w := want.Of(f); out[i] != w {
+				t.Errorf("warm %v: frame %d: %d, want %d", warm, f, out[i], w)
+			}
+		}
 	}
 }

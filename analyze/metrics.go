@@ -77,22 +77,24 @@ func (ix *index) kernels(r *Result) {
 		rows, _ = KernelTable(t)
 	}
 	r.Kernels = make([]Kernel, len(rows))
-	names := ix.kernelNames(rows)
+	names, durs := ix.kernelNames(rows)
 	// Each row reads only its own launches.
-	parallel.Each(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i], &names[i]) })
+	parallel.Each(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i], &names[i], durs) })
 }
 
 // kernelRowOf is the Kernel of one KernelTable row: its per-step counts
 // and time, category, and the ops and user lines that launch it most
-// (counted in names).
-func (ix *index) kernelRowOf(row KernelStat, names *launchNames) Kernel {
+// (counted in names). Its launches' durations are read from durs (by GPU
+// index, kernelNames'), 8 bytes a launch in start order, not from their
+// records spread over the trace.
+func (ix *index) kernelRowOf(row KernelStat, names *launchNames, durs []trace.Duration) Kernel {
 	t := ix.t
 	k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
 		PerStep: make([]StepShare, len(t.Steps))}
 	for _, g := range row.Launches {
 		if st := ix.gpuStep[g]; st >= 0 {
 			k.PerStep[st].Count++
-			k.PerStep[st].Us += us(t.GPU[g].Dur())
+			k.PerStep[st].Us += us(durs[g])
 		} else {
 			k.OutsideSteps++
 		}
@@ -120,8 +122,9 @@ type launchNames struct{ ops, lines nameCounts }
 // topKeys orders them by count and name, so the order they are counted in
 // changes nothing. Counted by runs (a kernel's launches come from a few
 // ops and lines, one after another): hashing each launch's two names was
-// a quarter of the table's time.
-func (ix *index) kernelNames(rows []KernelStat) []launchNames {
+// a quarter of the table's time. It returns the launches' durations too,
+// by GPU index, read on the way.
+func (ix *index) kernelNames(rows []KernelStat) ([]launchNames, []trace.Duration) {
 	t := ix.t
 	rowOf := make([]int32, len(t.GPU))
 	for i := range rowOf {
@@ -132,16 +135,17 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 			rowOf[g] = int32(r)
 		}
 	}
+	durs := make([]trace.Duration, len(t.GPU))
 	parts := mapChunks(len(rowOf), func(lo, hi int) []launchNames {
 		names := make([]launchNames, len(rows))
 		var blk launchBlock
 		for b := lo; b < hi; b += len(blk.row) {
-			blk.count(ix, names, rowOf, b, min(b+len(blk.row), hi))
+			blk.count(ix, names, rowOf, durs, b, min(b+len(blk.row), hi))
 		}
 		return names
 	})
 	if len(parts) == 1 {
-		return parts[0]
+		return parts[0], durs
 	}
 	names := make([]launchNames, len(rows))
 	parallel.Each(len(rows), func(r int) {
@@ -150,38 +154,38 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 			names[r].lines.addAll(&p[r].lines)
 		}
 	})
-	return names
+	return names, durs
 }
 
-// launchBlock is a block of launches in GPU order, read in two passes:
-// the first reads each launch's call and its frame's name, the second
-// counts them. A frame is 56 bytes among hundreds of thousands, nearly
-// every one a cache miss: read in a tight loop of their own, the misses
-// of a block overlap, where read launch by launch, each behind the user
-// frame walk of the one before, they came one after another.
+// launchBlock is a block of launches in GPU order, read in passes: the
+// launches' calls, then their user frames (UserFrames.OfEach, which
+// reads a block's frames in loops of their own), then the counts.
 type launchBlock struct {
-	row       [64]int32
-	op, frame [64]trace.Index
-	name      [64]string
+	row             [64]int32
+	op, frame, user [64]trace.Index
 }
 
 // count counts the op names and user lines of launches [lo, hi) (at
-// most a block) into names, by row (rowOf).
-func (blk *launchBlock) count(ix *index, names []launchNames, rowOf []int32, lo, hi int) {
+// most a block) into names, by row (rowOf), and notes their durations in
+// durs.
+func (blk *launchBlock) count(ix *index, names []launchNames, rowOf []int32, durs []trace.Duration, lo, hi int) {
 	t := ix.t
 	n := 0
 	for g := lo; g < hi; g++ {
-		r, l := rowOf[g], t.GPU[g].Launch
-		if r < 0 || l == trace.None {
+		r, a := rowOf[g], &t.GPU[g]
+		if r < 0 {
+			continue
+		}
+		durs[g] = a.Dur()
+		l := a.Launch
+		if l == trace.None {
 			continue
 		}
 		c := &t.APICalls[l]
-		blk.row[n], blk.op[n], blk.frame[n], blk.name[n] = r, c.Op, c.Frame, ""
-		if c.Frame != trace.None {
-			blk.name[n] = t.Frames[c.Frame].Name
-		}
+		blk.row[n], blk.op[n], blk.frame[n] = r, c.Op, c.Frame
 		n++
 	}
+	ix.users.OfEach(blk.frame[:n], blk.user[:n])
 	// An op's name from the HostTable's name column: 4 bytes an op read,
 	// not the op's 96.
 	ops := &ix.host.ops
@@ -190,12 +194,7 @@ func (blk *launchBlock) count(ix *index, names []launchNames, rowOf []int32, lo,
 		if op := blk.op[i]; op != trace.None {
 			names[r].ops.add(ops.names[ops.name[op]])
 		}
-		f := ix.users.OfNamed(blk.frame[i], blk.name[i])
-		if f == blk.frame[i] && f != trace.None {
-			if blk.name[i] != "" {
-				names[r].lines.add(blk.name[i])
-			}
-		} else if f != trace.None && t.Frames[f].Name != "" {
+		if f := blk.user[i]; f != trace.None && t.Frames[f].Name != "" {
 			names[r].lines.add(t.Frames[f].Name)
 		}
 	}

@@ -184,19 +184,27 @@ func (ix *index) opRows(calls []rooflineCall, rg *rooflineGroups, steps bool) ([
 	// done once per name, not per call.
 	kernelDTypes := map[string]string{}
 	var out []stepShape
-	for i := range calls {
-		c := &calls[i]
-		o := &t.Ops[c.op]
-		e := rows.get(&opCall{o.Name, o.InputDims, o.InputTypes, o.Flops, c.kname}, func() opCallRow {
-			return ix.opCallRow(o, c, rg, kernelDTypes)
-		})
-		if e.key.gr == nil {
-			continue
+	// A block of calls' op text is read in a loop of its own first: an
+	// op is 96 bytes among hundreds of thousands, a cache miss each, and
+	// read in a tight loop the misses of a block overlap.
+	var blk [64]opCall
+	for lo := 0; lo < len(calls); lo += len(blk) {
+		block := calls[lo:min(lo+len(blk), len(calls))]
+		for j := range block {
+			o := &t.Ops[block[j].op]
+			blk[j] = opCall{o.Name, o.InputDims, o.InputTypes, o.Flops, block[j].kname}
 		}
-		e.key.gr.row.Calls++
-		e.key.gr.total += c.gpu
-		if steps {
-			out = append(out, stepShape{ix.gpuStep[c.kernel], e.id})
+		for j := range block {
+			c := &block[j]
+			e := rows.get(&blk[j], func() opCallRow { return ix.opCallRow(&t.Ops[c.op], c, rg, kernelDTypes) })
+			if e.key.gr == nil {
+				continue
+			}
+			e.key.gr.row.Calls++
+			e.key.gr.total += c.gpu
+			if steps {
+				out = append(out, stepShape{ix.gpuStep[c.kernel], e.id})
+			}
 		}
 	}
 	entries := make([]*opCallEntry, len(rows.all))

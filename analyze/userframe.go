@@ -106,16 +106,49 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	return ans
 }
 
-// OfNamed is Of for a frame whose name the caller has read already
-// (name is t.Frames[f].Name): a frame in the user's code is its own
-// answer, found from the name alone. A caller that reads many frames'
-// names in a tight loop first (kernelNames) has their loads overlap,
-// where the walk read them one miss after another.
-func (u *UserFrames) OfNamed(f trace.Index, name string) trace.Index {
-	if f != trace.None && u.classes.of(name) == frameUser {
-		return f
+// OfEach sets out[i] to Of(fs[i]) for each frame of fs (out at least
+// as long). The frames are read a block at a time, each step of the
+// walks in a loop of its own: a frame is 56 bytes among hundreds of
+// thousands, a cache miss each, and read in a tight loop the misses of a
+// block overlap, where walked frame by frame they came one after
+// another. Most launches' frames are in the user's code or just below a
+// frame that is (a built-in method called from it): those two steps are
+// read so, and answered from the names alone; deeper ones walk (Of).
+func (u *UserFrames) OfEach(fs, out []trace.Index) {
+	t := u.t
+	var name, above [64]string
+	var parent [64]trace.Index
+	var class [64]frameClass
+	for lo := 0; lo < len(fs); lo += len(name) {
+		blk := fs[lo:min(lo+len(name), len(fs))]
+		for j, f := range blk {
+			if f != trace.None {
+				name[j], parent[j] = t.Frames[f].Name, t.Frames[f].Parent
+			}
+		}
+		for j, f := range blk {
+			if f == trace.None {
+				continue
+			}
+			if class[j] = u.classes.of(name[j]); class[j] != frameUser && parent[j] != trace.None {
+				above[j] = t.Frames[parent[j]].Name
+			}
+		}
+		for j, f := range blk {
+			switch {
+			case f == trace.None:
+				out[lo+j] = trace.None
+			case class[j] == frameUser:
+				out[lo+j] = f
+			case parent[j] != trace.None && u.classes.of(above[j]) == frameUser:
+				// The innermost user frame at or above f: Of's
+				// answer, which no walk from f can have cut short.
+				out[lo+j] = parent[j]
+			default:
+				out[lo+j] = u.Of(f)
+			}
+		}
 	}
-	return u.Of(f)
 }
 
 // userMark marks a memoised answer that is a user frame, so a walk that
