@@ -36,7 +36,8 @@ func TestFrameClassesByAddressAndLength(t *testing.T) {
 
 // TestOfEachIsOf: OfEach answers as Of for every frame of a forest of
 // user, library and unlocated frames, over several blocks, with None
-// among the frames, whether the walks met the frames before or not.
+// among the frames, whether the walks met the frames before or not, and
+// what it memoises answers the walks after it as they would.
 func TestOfEachIsOf(t *testing.T) {
 	names := []string{"train.py(30): main", "model.py(8): forward", "torch/nn/modules/module.py(1750): _call_impl",
 		"torch/nn/functional.py(2000): linear", "<built-in method mm>", "<built-in method add>"}
@@ -67,6 +68,12 @@ func TestOfEachIsOf(t *testing.T) {
 		for i, f := range fs {
 			if w := want.Of(f); out[i] != w {
 				t.Errorf("warm %v: frame %d: %d, want %d", warm, f, out[i], w)
+			}
+		}
+		// What OfEach memoised answers the walks that follow.
+		for f := range tr.Frames {
+			if got, w := u.Of(trace.Index(f)), want.Of(trace.Index(f)); got != w {
+				t.Errorf("warm %v: after OfEach, Of(%d) = %d, want %d", warm, f, got, w)
 			}
 		}
 	}

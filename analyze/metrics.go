@@ -268,28 +268,39 @@ func topKeys(m map[string]int, n int) []string {
 	return keys
 }
 
+// categories fills Result.Categories: each category's GPU time and
+// count, in all and per step. It sums by the categories' byte column
+// into a slice by category number (the Kernel Categories fact's), not a
+// map by name: a name hashed per activity was most of this pass. Each
+// category's times are summed in GPU order, as they were.
 func (ix *index) categories(r *Result) {
 	t := ix.t
-	byCat := map[string]*CategoryTime{}
+	byCat := make([]*CategoryTime, len(ix.catNames))
 	var all trace.Duration
 	for i := range t.GPU {
-		c := ix.category(i)
-		ct := byCat[c]
+		ct := byCat[ix.cat[i]]
 		if ct == nil {
-			ct = &CategoryTime{Category: c, PerStep: make([]StepShare, len(t.Steps))}
-			byCat[c] = ct
+			ct = &CategoryTime{Category: ix.catNames[ix.cat[i]], PerStep: make([]StepShare, len(t.Steps))}
+			byCat[ix.cat[i]] = ct
 		}
+		d := t.GPU[i].Dur()
 		if st := ix.gpuStep[i]; st >= 0 {
 			ct.PerStep[st].Count++
-			ct.PerStep[st].Us += us(t.GPU[i].Dur())
+			ct.PerStep[st].Us += us(d)
 		}
 		ct.Count++
-		ct.TotalUs += us(t.GPU[i].Dur())
-		all += t.GPU[i].Dur()
+		ct.TotalUs += us(d)
+		all += d
+	}
+	named := map[string]*CategoryTime{}
+	for _, ct := range byCat {
+		if ct != nil {
+			named[ct.Category] = ct
+		}
 	}
 	r.Categories = []CategoryTime{}
 	for _, c := range categoryOrder {
-		if ct := byCat[c]; ct != nil {
+		if ct := named[c]; ct != nil {
 			if all > 0 {
 				ct.Share = ct.TotalUs / us(all)
 			}

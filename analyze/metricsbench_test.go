@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// BenchmarkMetricPartsOnTrace runs the kernels, roofline, annotations and
-// launches metrics as sub-benchmarks over the trace at RUN_TRACE, with
-// every fact computed once beforehand and the user-frame memo fresh each
-// time (as each analysis starts with one): for profiling those parts on
-// a big trace. Skipped without RUN_TRACE.
+// BenchmarkMetricPartsOnTrace runs the kernels, roofline, annotations,
+// launches and categories metrics as sub-benchmarks over the trace at
+// RUN_TRACE, with every fact computed once beforehand and the user-frame
+// memo fresh each time (as each analysis starts with one): for profiling
+// those parts on a big trace. Skipped without RUN_TRACE.
 func BenchmarkMetricPartsOnTrace(b *testing.B) {
 	t := benchTraceAt(b, "RUN_TRACE")
 	t, _, _ = deriveSteps(t)
@@ -27,6 +27,7 @@ func BenchmarkMetricPartsOnTrace(b *testing.B) {
 		{"roofline", func() { ix.roofline() }},
 		{"annotations", func() { ix.annotations() }},
 		{"launches", func() { ix.launches(&Result{}) }},
+		{"categories", func() { ix.categories(&Result{}) }},
 	}
 	for _, p := range parts {
 		b.Run(p.name, func(b *testing.B) {

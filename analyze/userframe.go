@@ -46,6 +46,19 @@ func (u *UserFrames) load(f trace.Index) (int32, bool) {
 // store memoises v (answer's input) as frame f's answer.
 func (u *UserFrames) store(f trace.Index, v int32) { u.memo[f].Store(v + memoShift) }
 
+// storeUser memoises user frame res as frame f's answer: marked as the
+// user's (userMark) where the trace's frame numbers leave the bit free,
+// so that a walk that meets f need not parse res's name again. The
+// other callers of Of, after the metrics, ask of the launches' frames
+// again (fusion-candidate's chain breaks, of every launch): memoised,
+// each answer is a load.
+func (u *UserFrames) storeUser(f, res trace.Index) {
+	if len(u.t.Frames) < userMark {
+		res |= userMark
+	}
+	u.store(f, res)
+}
+
 // Of returns the user frame at or above f (see UserFrames), or trace.None.
 // Each frame it walks through is given its own answer: the user frame
 // found above it, or, with none, the innermost located frame at or above
@@ -85,12 +98,8 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		res = above
 	}
 	if res != trace.None {
-		v := res
-		if len(t.Frames) < userMark {
-			v |= userMark
-		}
 		for _, s := range seen {
-			u.store(s, v)
+			u.storeUser(s, res)
 		}
 		return res
 	}
@@ -140,10 +149,13 @@ func (u *UserFrames) OfEach(fs, out []trace.Index) {
 				out[lo+j] = trace.None
 			case class[j] == frameUser:
 				out[lo+j] = f
+				u.storeUser(f, f)
 			case parent[j] != trace.None && u.classes.of(above[j]) == frameUser:
 				// The innermost user frame at or above f: Of's
 				// answer, which no walk from f can have cut short.
 				out[lo+j] = parent[j]
+				u.storeUser(f, parent[j])
+				u.storeUser(parent[j], parent[j])
 			default:
 				out[lo+j] = u.Of(f)
 			}
