@@ -363,20 +363,14 @@ func median(v []float64) float64 { return stats.Median(v) }
 func (ix *index) launches(r *Result) func(*Result) {
 	t := ix.t
 	ls := &r.Launches
-	// Sized once (counted first): appended one by one, a million
-	// kernels' durations left twice their size in garbage (issue 27).
-	nAPI, nKernels := 0, 0
-	for i := range t.APICalls {
-		if t.APICalls[i].FirstGPU != trace.None {
-			nAPI++
-		}
-	}
-	for i := range t.GPU {
-		if t.GPU[i].Kind == trace.Kernel {
-			nKernels++
-		}
-	}
-	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
+	// Sized once: appended one by one, a million kernels' durations
+	// left twice their size in garbage (issue 27). Not counted first: a
+	// pass to count read every call's and activity's record again, a
+	// quarter of this. A call that launched work has a first GPU
+	// activity of its own, so there are no more of them than calls or
+	// activities (as many on a trace of one activity a launch).
+	nAPI := min(len(t.APICalls), len(t.GPU))
+	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, len(t.GPU))
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		if ix.sync[i] { // the Launches fact's
