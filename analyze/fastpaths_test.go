@@ -19,7 +19,7 @@ func testKernelNames(t *testing.T) {
 		tr := load(t, name)
 		ix := factsOf(t, tr)
 		rows, _ := kernelTable(tr, ix.PhaseFacts.autotune)
-		names := ix.kernelNames(rows)
+		names, _ := ix.kernelNames(rows)
 		counted := 0
 		for r, row := range rows {
 			ops, lines := map[string]int{}, map[string]int{}

@@ -77,22 +77,24 @@ func (ix *index) kernels(r *Result) {
 		rows, _ = KernelTable(t)
 	}
 	r.Kernels = make([]Kernel, len(rows))
-	names := ix.kernelNames(rows)
+	names, durs := ix.kernelNames(rows)
 	// Each row reads only its own launches.
-	parallel.Each(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i], &names[i]) })
+	parallel.Each(len(rows), func(i int) { r.Kernels[i] = ix.kernelRowOf(rows[i], &names[i], durs) })
 }
 
 // kernelRowOf is the Kernel of one KernelTable row: its per-step counts
 // and time, category, and the ops and user lines that launch it most
-// (counted in names).
-func (ix *index) kernelRowOf(row KernelStat, names *launchNames) Kernel {
+// (counted in names). Its launches' durations are read from durs (by GPU
+// index, kernelNames'), 8 bytes a launch in start order, not from their
+// records spread over the trace.
+func (ix *index) kernelRowOf(row KernelStat, names *launchNames, durs []trace.Duration) Kernel {
 	t := ix.t
 	k := Kernel{KernelTiming: row.Timing(), ShortName: ShortKernelName(row.Name), Ops: []string{}, Python: []string{},
 		PerStep: make([]StepShare, len(t.Steps))}
 	for _, g := range row.Launches {
 		if st := ix.gpuStep[g]; st >= 0 {
 			k.PerStep[st].Count++
-			k.PerStep[st].Us += us(t.GPU[g].Dur())
+			k.PerStep[st].Us += us(durs[g])
 		} else {
 			k.OutsideSteps++
 		}
@@ -120,8 +122,9 @@ type launchNames struct{ ops, lines nameCounts }
 // topKeys orders them by count and name, so the order they are counted in
 // changes nothing. Counted by runs (a kernel's launches come from a few
 // ops and lines, one after another): hashing each launch's two names was
-// a quarter of the table's time.
-func (ix *index) kernelNames(rows []KernelStat) []launchNames {
+// a quarter of the table's time. It returns the launches' durations too,
+// by GPU index, read on the way.
+func (ix *index) kernelNames(rows []KernelStat) ([]launchNames, []trace.Duration) {
 	t := ix.t
 	rowOf := make([]int32, len(t.GPU))
 	for i := range rowOf {
@@ -132,27 +135,17 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 			rowOf[g] = int32(r)
 		}
 	}
-	// An op's name from the HostTable's name column: 4 bytes an op read,
-	// not the op's 96.
-	ops := &ix.host.ops
+	durs := make([]trace.Duration, len(t.GPU))
 	parts := mapChunks(len(rowOf), func(lo, hi int) []launchNames {
 		names := make([]launchNames, len(rows))
-		for g := lo; g < hi; g++ {
-			r, l := rowOf[g], t.GPU[g].Launch
-			if r < 0 || l == trace.None {
-				continue
-			}
-			if op := t.APICalls[l].Op; op != trace.None {
-				names[r].ops.add(ops.names[ops.name[op]])
-			}
-			if f := ix.userFrameOf(t.APICalls[l].Frame); f != trace.None && t.Frames[f].Name != "" {
-				names[r].lines.add(t.Frames[f].Name)
-			}
+		var blk launchBlock
+		for b := lo; b < hi; b += len(blk.row) {
+			blk.count(ix, names, rowOf, durs, b, min(b+len(blk.row), hi))
 		}
 		return names
 	})
 	if len(parts) == 1 {
-		return parts[0]
+		return parts[0], durs
 	}
 	names := make([]launchNames, len(rows))
 	parallel.Each(len(rows), func(r int) {
@@ -161,7 +154,50 @@ func (ix *index) kernelNames(rows []KernelStat) []launchNames {
 			names[r].lines.addAll(&p[r].lines)
 		}
 	})
-	return names
+	return names, durs
+}
+
+// launchBlock is a block of launches in GPU order, read in passes: the
+// launches' calls, then their user frames (UserFrames.OfEach, which
+// reads a block's frames in loops of their own), then the counts.
+type launchBlock struct {
+	row             [64]int32
+	op, frame, user [64]trace.Index
+}
+
+// count counts the op names and user lines of launches [lo, hi) (at
+// most a block) into names, by row (rowOf), and notes their durations in
+// durs.
+func (blk *launchBlock) count(ix *index, names []launchNames, rowOf []int32, durs []trace.Duration, lo, hi int) {
+	t := ix.t
+	n := 0
+	for g := lo; g < hi; g++ {
+		r, a := rowOf[g], &t.GPU[g]
+		if r < 0 {
+			continue
+		}
+		durs[g] = a.Dur()
+		l := a.Launch
+		if l == trace.None {
+			continue
+		}
+		c := &t.APICalls[l]
+		blk.row[n], blk.op[n], blk.frame[n] = r, c.Op, c.Frame
+		n++
+	}
+	ix.users.OfEach(blk.frame[:n], blk.user[:n])
+	// An op's name from the HostTable's name column: 4 bytes an op read,
+	// not the op's 96.
+	ops := &ix.host.ops
+	for i := range n {
+		r := blk.row[i]
+		if op := blk.op[i]; op != trace.None {
+			names[r].ops.add(ops.names[ops.name[op]])
+		}
+		if f := blk.user[i]; f != trace.None && t.Frames[f].Name != "" {
+			names[r].lines.add(t.Frames[f].Name)
+		}
+	}
 }
 
 // nameCounts counts names; a run of one name (interned: compared by
@@ -232,28 +268,39 @@ func topKeys(m map[string]int, n int) []string {
 	return keys
 }
 
+// categories fills Result.Categories: each category's GPU time and
+// count, in all and per step. It sums by the categories' byte column
+// into a slice by category number (the Kernel Categories fact's), not a
+// map by name: a name hashed per activity was most of this pass. Each
+// category's times are summed in GPU order, as they were.
 func (ix *index) categories(r *Result) {
 	t := ix.t
-	byCat := map[string]*CategoryTime{}
+	byCat := make([]*CategoryTime, len(ix.catNames))
 	var all trace.Duration
 	for i := range t.GPU {
-		c := ix.category(i)
-		ct := byCat[c]
+		ct := byCat[ix.cat[i]]
 		if ct == nil {
-			ct = &CategoryTime{Category: c, PerStep: make([]StepShare, len(t.Steps))}
-			byCat[c] = ct
+			ct = &CategoryTime{Category: ix.catNames[ix.cat[i]], PerStep: make([]StepShare, len(t.Steps))}
+			byCat[ix.cat[i]] = ct
 		}
+		d := t.GPU[i].Dur()
 		if st := ix.gpuStep[i]; st >= 0 {
 			ct.PerStep[st].Count++
-			ct.PerStep[st].Us += us(t.GPU[i].Dur())
+			ct.PerStep[st].Us += us(d)
 		}
 		ct.Count++
-		ct.TotalUs += us(t.GPU[i].Dur())
-		all += t.GPU[i].Dur()
+		ct.TotalUs += us(d)
+		all += d
+	}
+	named := map[string]*CategoryTime{}
+	for _, ct := range byCat {
+		if ct != nil {
+			named[ct.Category] = ct
+		}
 	}
 	r.Categories = []CategoryTime{}
 	for _, c := range categoryOrder {
-		if ct := byCat[c]; ct != nil {
+		if ct := named[c]; ct != nil {
 			if all > 0 {
 				ct.Share = ct.TotalUs / us(all)
 			}
@@ -316,20 +363,14 @@ func median(v []float64) float64 { return stats.Median(v) }
 func (ix *index) launches(r *Result) func(*Result) {
 	t := ix.t
 	ls := &r.Launches
-	// Sized once (counted first): appended one by one, a million
-	// kernels' durations left twice their size in garbage (issue 27).
-	nAPI, nKernels := 0, 0
-	for i := range t.APICalls {
-		if t.APICalls[i].FirstGPU != trace.None {
-			nAPI++
-		}
-	}
-	for i := range t.GPU {
-		if t.GPU[i].Kind == trace.Kernel {
-			nKernels++
-		}
-	}
-	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nKernels)
+	// Sized once: appended one by one, a million kernels' durations
+	// left twice their size in garbage (issue 27). Not counted first: a
+	// pass to count read every call's and activity's record again, a
+	// quarter of this. A call that launched work has a first GPU
+	// activity of its own, so there are no more of them than calls or
+	// activities (as many on a trace of one activity a launch).
+	nAPI := min(len(t.APICalls), len(t.GPU))
+	api, queue, kdur := make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, nAPI), make([]trace.Duration, 0, len(t.GPU))
 	for i := range t.APICalls {
 		c := &t.APICalls[i]
 		if ix.sync[i] { // the Launches fact's

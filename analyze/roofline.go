@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -66,8 +65,13 @@ var gemmOps = []string{"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", 
 func (ix *index) roofline() []RooflineRow {
 	calls := ix.rooflineCalls()
 	rg := &rooflineGroups{groups: map[rooflineKey]*rooflineGroup{}}
-	shapesInStep := ix.opRows(calls, rg)
-	ix.oplessRows(calls, shapesInStep, rg)
+	// The shapes measured per step are gathered only for kernels without
+	// an op to place: most traces have none.
+	opless := ix.oplessKernels(calls)
+	steps, entries := ix.opRows(calls, rg, len(opless) > 0)
+	if len(opless) > 0 {
+		ix.oplessRows(opless, shapesInStep(steps, entries), rg)
+	}
 	peak := PeakFor(ix.t.DeviceName())
 	out := make([]RooflineRow, 0, len(rg.order))
 	for _, key := range rg.order {
@@ -80,70 +84,6 @@ func (ix *index) roofline() []RooflineRow {
 		return cmp.Compare(a.Op+a.Kernel, b.Op+b.Kernel)
 	})
 	return out
-}
-
-// rooflineCall is the GPU time of one call of a GEMM (or attention) op
-// and its longest kernel (GPU index).
-type rooflineCall struct {
-	gpu    trace.Duration
-	kernel int
-}
-
-// rooflineCalls returns the GPU time and main kernel per launching GEMM op
-// call. The kernels are read in chunks side by side, and the chunks'
-// calls joined in chunk order: the times are integer sums, and a call's
-// main kernel stays the first of its longest.
-func (ix *index) rooflineCalls() map[trace.Index]*rooflineCall {
-	t := ix.t
-	isFlop := byName(&ix.host.ops, flopOp)
-	parts := mapChunks(len(t.GPU), func(lo, hi int) map[trace.Index]*rooflineCall {
-		calls := map[trace.Index]*rooflineCall{}
-		for g := lo; g < hi; g++ {
-			op := ix.rooflineOp(g, isFlop)
-			if op == trace.None {
-				continue
-			}
-			c := calls[op]
-			if c == nil {
-				c = &rooflineCall{kernel: g}
-				calls[op] = c
-			}
-			c.gpu += t.GPU[g].Dur()
-			if t.GPU[g].Dur() > t.GPU[c.kernel].Dur() {
-				c.kernel = g
-			}
-		}
-		return calls
-	})
-	calls := parts[0]
-	for _, part := range parts[1:] {
-		for op, pc := range part {
-			c := calls[op]
-			if c == nil {
-				calls[op] = pc
-				continue
-			}
-			c.gpu += pc.gpu
-			if t.GPU[pc.kernel].Dur() > t.GPU[c.kernel].Dur() {
-				c.kernel = pc.kernel
-			}
-		}
-	}
-	return calls
-}
-
-// rooflineOp returns the GEMM op call whose FLOPs kernel g computes (the
-// innermost op around its launch that flopOp knows: isFlop, by name
-// number), or None.
-func (ix *index) rooflineOp(g int, isFlop []bool) trace.Index {
-	t := ix.t
-	if t.GPU[g].Kind != trace.Kernel || !rooflineKernel(ix.category(g)) || ix.autotune != nil && ix.autotune[g] {
-		// Only the GEMM or attention kernel does the op's FLOPs: under
-		// autocast an outer aten::linear also launches casts and a
-		// bias add, which must not dilute its rate.
-		return trace.None
-	}
-	return ix.host.ops.firstIn(ix.opOf(g), isFlop)
 }
 
 // rooflineGroup is one roofline row being summed: its calls and GPU time.
@@ -169,18 +109,23 @@ type rooflineKey struct {
 // shapeKey names a GEMM shape measured in a step: its shape and dtype.
 type shapeKey struct{ shape, dtype string }
 
-// add counts one call of gpu time to the row under key, made by newRow
-// when the key is new, and returns the row.
-func (rg *rooflineGroups) add(key rooflineKey, gpu trace.Duration, newRow func() RooflineRow) *rooflineGroup {
+// group returns the row under key, made by newRow when the key is new.
+func (rg *rooflineGroups) group(key rooflineKey, newRow func() RooflineRow) *rooflineGroup {
 	gr := rg.groups[key]
 	if gr == nil {
 		gr = &rooflineGroup{row: newRow()}
 		rg.groups[key] = gr
 		rg.order = append(rg.order, key)
 	}
+	return gr
+}
+
+// add counts one call of gpu time to the row under key, made by newRow
+// when the key is new.
+func (rg *rooflineGroups) add(key rooflineKey, gpu trace.Duration, newRow func() RooflineRow) {
+	gr := rg.group(key, newRow)
 	gr.row.Calls++
 	gr.total += gpu
-	return gr
 }
 
 // opShape returns what GEMM (or attention) op o computes per call and
@@ -207,72 +152,35 @@ func (ix *index) opShape(o *trace.Op) (GEMMShape, string) {
 	return pr, src
 }
 
-// opRows adds a row per (op, shape, dtype, kernel) of the GEMM op calls
-// and returns the GEMM shapes measured per step (each the row that last
-// measured it), to place op-less GEMM kernels. The calls are taken in
-// the trace's op order, so a row's first call (its Python line) and a
-// step's last are the same on every run, not the map's order.
-func (ix *index) opRows(calls map[trace.Index]*rooflineCall, rg *rooflineGroups) map[int32]map[shapeKey]*rooflineGroup {
+// oplessKernels returns the GEMM-like kernels no framework op launched
+// (Triton, hand-written CUDA), in GPU order: their FLOPs are unknown to
+// the profiler. What the name says (a byte column's lookup) is asked
+// first: most kernels are passed over without reading their record.
+func (ix *index) oplessKernels(calls []rooflineCall) []int {
 	t := ix.t
-	shapesInStep := map[int32]map[shapeKey]*rooflineGroup{}
-	// A few kernel names launch every call: their dtype is string work
-	// done once per name, not per call.
-	kernelDTypes := map[string]string{}
-	for _, op := range slices.Sorted(maps.Keys(calls)) {
-		c := calls[op]
-		o := &t.Ops[op]
-		pr, src := ix.opShape(o)
-		elem := elemSize(pr.DType)
-		if pr.FLOPs == 0 || elem == 0 {
-			continue
-		}
-		bytes := pr.Bytes
-		kname := t.GPU[c.kernel].Name
-		dt := dtypeName(pr.DType)
-		kd, seen := kernelDTypes[kname]
-		if !seen {
-			kd = kernelDType(kname)
-			kernelDTypes[kname] = kd
-		}
-		if kd != "" && kd != dt {
-			// The kernel computes in its own dtype (autocast hands a bf16
-			// GEMM fp32 inputs; TF32 runs fp32 data): its roof and its
-			// operand bytes are the kernel's.
-			if ke := dtypeBytes(kd); ke > 0 {
-				bytes = bytes / float64(elem) * float64(ke)
-			}
-			dt = kd
-		}
-		gr := rg.add(rooflineKey{op: o.Name, shape: pr.Shape, dtype: dt, kernel: kname}, c.gpu, func() RooflineRow {
-			return RooflineRow{Op: o.Name, Shape: pr.Shape, DType: dt, Kernel: kname, FLOPs: pr.FLOPs, Bytes: bytes, FLOPsSource: src,
-				Python: ix.userLine(c.kernel)}
-		})
-		st := ix.gpuStep[c.kernel]
-		if shapesInStep[st] == nil {
-			shapesInStep[st] = map[shapeKey]*rooflineGroup{}
-		}
-		shapesInStep[st][shapeKey{pr.Shape, dt}] = gr
-	}
-	return shapesInStep
-}
-
-// oplessRows adds the GEMM-like kernels no framework op launched (Triton,
-// hand-written CUDA): their FLOPs are unknown to the profiler. When every
-// step they run in measured exactly one GEMM shape, they are assumed to
-// compute that one.
-func (ix *index) oplessRows(calls map[trace.Index]*rooflineCall, shapesInStep map[int32]map[shapeKey]*rooflineGroup, rg *rooflineGroups) {
-	t := ix.t
+	var out []int
 	for g := range t.GPU {
-		a := &t.GPU[g]
-		if a.Kind != trace.Kernel || ix.info(g).library || !ix.info(g).gemmLike {
+		if in := ix.info(g); in.library || !in.gemmLike || t.GPU[g].Kind != trace.Kernel {
 			continue
 		}
-		if _, ok := calls[ix.opOf(g)]; ok || ix.underFrameworkOp(ix.opOf(g)) {
+		if op := ix.opOf(g); hasCall(calls, op) || ix.underFrameworkOp(op) {
 			// A framework op that is no GEMM op (aten::cudnn_convolution's
 			// implicit_convolve_sgemm, a backward node's) computes its own
 			// work, not the step's GEMM shape.
 			continue
 		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// oplessRows adds the kernels without an op (oplessKernels): when every
+// step they run in measured exactly one GEMM shape, they are assumed to
+// compute that one.
+func (ix *index) oplessRows(opless []int, shapesInStep map[int32]map[shapeKey]*rooflineGroup, rg *rooflineGroups) {
+	t := ix.t
+	for _, g := range opless {
+		a := &t.GPU[g]
 		shapes := shapesInStep[ix.gpuStep[g]]
 		if len(shapes) != 1 {
 			continue

@@ -23,6 +23,8 @@ type UserFrames struct {
 	// frames as they meet them: each entry is read and written atomically
 	// (two goroutines may compute one frame; they store the same answer).
 	memo []atomic.Int32
+	// classes is each frame name's class, parsed once per name.
+	classes frameClasses
 }
 
 // memoShift is added to a memoised answer (trace.None and up), so that
@@ -43,6 +45,19 @@ func (u *UserFrames) load(f trace.Index) (int32, bool) {
 
 // store memoises v (answer's input) as frame f's answer.
 func (u *UserFrames) store(f trace.Index, v int32) { u.memo[f].Store(v + memoShift) }
+
+// storeUser memoises user frame res as frame f's answer: marked as the
+// user's (userMark) where the trace's frame numbers leave the bit free,
+// so that a walk that meets f need not parse res's name again. The
+// other callers of Of, after the metrics, ask of the launches' frames
+// again (fusion-candidate's chain breaks, of every launch): memoised,
+// each answer is a load.
+func (u *UserFrames) storeUser(f, res trace.Index) {
+	if len(u.t.Frames) < userMark {
+		res |= userMark
+	}
+	u.store(f, res)
+}
 
 // Of returns the user frame at or above f (see UserFrames), or trace.None.
 // Each frame it walks through is given its own answer: the user frame
@@ -72,9 +87,9 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 			aboveUser = v >= 0 && (v&userMark != 0 || len(t.Frames) >= userMark && u.isUser(above))
 			break
 		}
-		file, _, _, ok := t.Frames[cur].Source()
-		seen, located = append(seen, cur), append(located, ok)
-		if ok && !libraryFile(file) {
+		cl := u.classes.of(t.Frames[cur].Name)
+		seen, located = append(seen, cur), append(located, cl != frameUnlocated)
+		if cl == frameUser {
 			res = cur
 			break
 		}
@@ -83,12 +98,8 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 		res = above
 	}
 	if res != trace.None {
-		v := res
-		if len(t.Frames) < userMark {
-			v |= userMark
-		}
 		for _, s := range seen {
-			u.store(s, v)
+			u.storeUser(s, res)
 		}
 		return res
 	}
@@ -104,6 +115,54 @@ func (u *UserFrames) Of(f trace.Index) trace.Index {
 	return ans
 }
 
+// OfEach sets out[i] to Of(fs[i]) for each frame of fs (out at least
+// as long). The frames are read a block at a time, each step of the
+// walks in a loop of its own: a frame is 56 bytes among hundreds of
+// thousands, a cache miss each, and read in a tight loop the misses of a
+// block overlap, where walked frame by frame they came one after
+// another. Most launches' frames are in the user's code or just below a
+// frame that is (a built-in method called from it): those two steps are
+// read so, and answered from the names alone; deeper ones walk (Of).
+func (u *UserFrames) OfEach(fs, out []trace.Index) {
+	t := u.t
+	var name, above [64]string
+	var parent [64]trace.Index
+	var class [64]frameClass
+	for lo := 0; lo < len(fs); lo += len(name) {
+		blk := fs[lo:min(lo+len(name), len(fs))]
+		for j, f := range blk {
+			if f != trace.None {
+				name[j], parent[j] = t.Frames[f].Name, t.Frames[f].Parent
+			}
+		}
+		for j, f := range blk {
+			if f == trace.None {
+				continue
+			}
+			if class[j] = u.classes.of(name[j]); class[j] != frameUser && parent[j] != trace.None {
+				above[j] = t.Frames[parent[j]].Name
+			}
+		}
+		for j, f := range blk {
+			switch {
+			case f == trace.None:
+				out[lo+j] = trace.None
+			case class[j] == frameUser:
+				out[lo+j] = f
+				u.storeUser(f, f)
+			case parent[j] != trace.None && u.classes.of(above[j]) == frameUser:
+				// The innermost user frame at or above f: Of's
+				// answer, which no walk from f can have cut short.
+				out[lo+j] = parent[j]
+				u.storeUser(f, parent[j])
+				u.storeUser(parent[j], parent[j])
+			default:
+				out[lo+j] = u.Of(f)
+			}
+		}
+	}
+}
+
 // userMark marks a memoised answer that is a user frame, so a walk that
 // meets it need not parse the frame's name again (unset on a trace of
 // that many frames, whose walks parse it).
@@ -117,9 +176,9 @@ func answer(v int32) trace.Index {
 	return v &^ userMark
 }
 
+// isUser reports whether frame f lies in the user's code.
 func (u *UserFrames) isUser(f trace.Index) bool {
-	file, _, _, ok := u.t.Frames[f].Source()
-	return ok && !libraryFile(file)
+	return u.classes.of(u.t.Frames[f].Name) == frameUser
 }
 
 // userFuncs names the user functions and source files behind GPU
