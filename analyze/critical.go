@@ -71,16 +71,21 @@ func (c *CriticalFacts) set(g int, d trace.Duration) {
 // launch latency between back-to-back kernels of one stream.
 const queuedSlack = 2 * trace.Duration(1000)
 
+// newCritical returns t's critical times: in one pass over the model
+// where it comes sorted by device, stream and start (as the model keeps
+// it), else stream by stream.
 func newCritical(t *trace.Trace) *CriticalFacts {
-	c := &CriticalFacts{crit: make([]uint32, len(t.GPU))}
-	// Blocking calls, merged: the host waits for the GPU inside them.
-	var syncs []trace.Span
-	for i := range t.APICalls {
-		if a := &t.APICalls[i]; IsSyncCall(a.Name) && a.End > a.Start {
-			syncs = append(syncs, a.Span)
-		}
+	syncs := syncSpans(t)
+	if c, ok := criticalInOrder(t, syncs); ok {
+		return c
 	}
-	syncs = unionSpans(syncs)
+	return criticalByStream(t, syncs)
+}
+
+// criticalByStream fills the critical times stream by stream (syncs: the
+// blocking calls, merged), whatever the model's order.
+func criticalByStream(t *trace.Trace, syncs []trace.Span) *CriticalFacts {
+	c := &CriticalFacts{crit: make([]uint32, len(t.GPU))}
 	// A device with launch records: a kernel without one was launched
 	// before profiling (its queue time is unknown, not "early").
 	launched := map[int32]bool{}
@@ -93,6 +98,20 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 		c.stream(t, gs, syncs, launched[t.GPU[gs.at(0)].Device])
 	}
 	return c
+}
+
+// syncSpans returns the blocking calls, merged: the host waits for the
+// GPU inside them. Their names are told by address (nameCache): a
+// comparison with the sync calls' names per call read every call's name.
+func syncSpans(t *trace.Trace) []trace.Span {
+	var syncs []trace.Span
+	var isSync nameCache[bool]
+	for i := range t.APICalls {
+		if a := &t.APICalls[i]; a.End > a.Start && isSync.get(a.Name, IsSyncCall) {
+			syncs = append(syncs, a.Span)
+		}
+	}
+	return unionSpans(syncs)
 }
 
 // streamGroup is one stream's GPU activities in start order: the

@@ -40,8 +40,12 @@ type OwnershipFacts struct {
 	// thread[th] is the [lo, hi) of thread th's in calls. The prefix sums
 	// over calls (index i: calls [0, i)) give the GPU time, activity and
 	// kernel counts and launch API time of a run of calls.
-	calls                 []int32
-	thread                map[trace.Index][2]int
+	calls  []int32
+	thread map[trace.Index][2]int
+	// starts are the calls' starts, by calls' index: what callRange
+	// searches (through calls into the calls themselves, each probe
+	// missed the cache: a third of the annotations' metrics).
+	starts                []trace.Time
 	gpu, api              []trace.Duration
 	activities, kernelsBy []int32
 	// queue holds per device the activities ordered by launch time (their
@@ -83,15 +87,39 @@ type Owned struct {
 // newOwnership indexes launches by thread and activities by launch.
 func newOwnership(t *trace.Trace) *OwnershipFacts {
 	o := &OwnershipFacts{t: t, byCall: make([]int32, len(t.APICalls)+1), thread: map[trace.Index][2]int{}}
-	for i := range t.GPU {
-		if l := t.GPU[i].Launch; l != trace.None {
+	o.indexLaunched()
+	o.indexCalls()
+	return o
+}
+
+// indexLaunched lists the activities each call launched (launched, by
+// byCall). The activities are counted per call in one pass, and listed
+// in model order as they come: where their launch calls come in the
+// same order (one stream's activities, launched in order), that is the
+// list by call, and the pass that placed each activity by its call's
+// count is not made.
+func (o *OwnershipFacts) indexLaunched() {
+	t := o.t
+	list := make([]int32, 0, len(t.GPU))
+	inOrder, last := true, trace.None
+	for g := range t.GPU {
+		if l := t.GPU[g].Launch; l != trace.None {
 			o.byCall[l+1]++
+			inOrder = inOrder && l >= last
+			last = l
+			list = append(list, int32(g))
 		}
 	}
 	for c := range t.APICalls {
 		o.byCall[c+1] += o.byCall[c]
 	}
-	o.launched = make([]int32, o.byCall[len(t.APICalls)])
+	if len(list) < len(t.GPU) {
+		list = slices.Clone(list) // kept for the analysis: at its size
+	}
+	o.launched = list
+	if inOrder {
+		return
+	}
 	fill := slices.Clone(o.byCall[:len(t.APICalls)])
 	for i := range t.GPU {
 		if l := t.GPU[i].Launch; l != trace.None {
@@ -99,35 +127,51 @@ func newOwnership(t *trace.Trace) *OwnershipFacts {
 			fill[l]++
 		}
 	}
-	o.indexCalls()
-	return o
 }
 
-// indexCalls lists the launch calls per thread with their prefix sums.
+// indexCalls lists the launch calls per thread with their prefix sums,
+// in one pass over the calls: sized for the calls that launched an
+// activity (counted from byCall), made to size again only where calls
+// named as launches launched none. A call that launched none is told a
+// launch by its name's address (nameCache), not three searches of the
+// name; a thread's run is kept while its calls follow one another, not
+// looked up and stored in the map per call (the calls come by thread).
 func (o *OwnershipFacts) indexCalls() {
 	t := o.t
-	n := 1
+	n := 0
 	for c := range t.APICalls {
-		if o.byCall[c+1] > o.byCall[c] || isLaunchCall(&t.APICalls[c]) {
+		if o.byCall[c+1] > o.byCall[c] {
 			n++
 		}
 	}
-	o.calls = make([]int32, 0, n-1)
-	o.gpu, o.api = append(make([]trace.Duration, 0, n), 0), append(make([]trace.Duration, 0, n), 0)
-	o.activities, o.kernelsBy = append(make([]int32, 0, n), 0), append(make([]int32, 0, n), 0)
+	o.calls, o.starts = make([]int32, 0, n), make([]trace.Time, 0, n)
+	o.gpu, o.api = append(make([]trace.Duration, 0, n+1), 0), append(make([]trace.Duration, 0, n+1), 0)
+	o.activities, o.kernelsBy = append(make([]int32, 0, n+1), 0), append(make([]int32, 0, n+1), 0)
+	var launchNames nameCache[bool]
+	launchName := func(name string) bool {
+		return isLaunchCall(&trace.APICall{Span: trace.Span{Name: name}, FirstGPU: trace.None})
+	}
+	var th trace.Index // the thread whose run r is, while open
+	var r [2]int
+	open := false
 	for c := range t.APICalls {
 		call := &t.APICalls[c]
 		lo, hi := o.byCall[c], o.byCall[c+1]
-		if hi == lo && !isLaunchCall(call) {
+		if hi == lo && call.FirstGPU == trace.None && !launchNames.get(call.Name, launchName) {
 			continue
 		}
-		r, ok := o.thread[call.Thread]
-		if !ok {
-			r = [2]int{len(o.calls), len(o.calls)}
+		if !open || call.Thread != th {
+			if open {
+				o.thread[th] = r
+			}
+			var ok bool
+			if r, ok = o.thread[call.Thread]; !ok {
+				r = [2]int{len(o.calls), len(o.calls)}
+			}
+			th, open = call.Thread, true
 		}
 		r[1]++
-		o.thread[call.Thread] = r
-		o.calls = append(o.calls, int32(c))
+		o.calls, o.starts = append(o.calls, int32(c)), append(o.starts, call.Start)
 		var gpu trace.Duration
 		var kernels int32
 		for _, g := range o.launched[lo:hi] {
@@ -136,11 +180,18 @@ func (o *OwnershipFacts) indexCalls() {
 				kernels++
 			}
 		}
-		n := len(o.gpu) - 1
-		o.gpu = append(o.gpu, o.gpu[n]+gpu)
-		o.api = append(o.api, o.api[n]+call.Dur())
-		o.activities = append(o.activities, o.activities[n]+hi-lo)
-		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[n]+kernels)
+		k := len(o.gpu) - 1
+		o.gpu = append(o.gpu, o.gpu[k]+gpu)
+		o.api = append(o.api, o.api[k]+call.Dur())
+		o.activities = append(o.activities, o.activities[k]+hi-lo)
+		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[k]+kernels)
+	}
+	if open {
+		o.thread[th] = r
+	}
+	if len(o.calls) > n {
+		o.calls, o.starts, o.gpu, o.api = slices.Clone(o.calls), slices.Clone(o.starts), slices.Clone(o.gpu), slices.Clone(o.api)
+		o.activities, o.kernelsBy = slices.Clone(o.activities), slices.Clone(o.kernelsBy)
 	}
 }
 
@@ -183,10 +234,12 @@ func (o *OwnershipFacts) callRange(th trace.Index, s trace.Span) (int, int) {
 	if !ok {
 		return 0, 0
 	}
-	starts := func(i int) trace.Time { return o.t.APICalls[o.calls[r[0]+i]].Start }
-	lo := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.Start })
-	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.End })
-	return lo, max(lo, hi)
+	// slices.BinarySearch probes as sort.Search does: the first start
+	// at or after each bound.
+	starts := o.starts[r[0]:r[1]]
+	lo, _ := slices.BinarySearch(starts, s.Start)
+	hi, _ := slices.BinarySearch(starts, s.End)
+	return r[0] + lo, r[0] + max(lo, hi)
 }
 
 // Totals returns the GPU time (sum of durations), the activities and the
