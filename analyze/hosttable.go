@@ -46,7 +46,16 @@ type hostTable struct {
 	// annotations table reads: a pass over every frame's name of its
 	// own otherwise.
 	dispatchers, modules frameBits
+	// frameEvery holds every frameStride-th frame's start (frames 0,
+	// frameStride, ...): where the frames come sorted, a search of their
+	// starts looks here first and then among frameStride frames, not
+	// over the 56-byte frames from the first probe (each probe a miss).
+	frameEvery []trace.Time
 }
+
+// frameStride is how many frames a start in hostTable.frameEvery stands
+// for.
+const frameStride = 64
 
 // frameBits is a bit per frame.
 type frameBits []uint64
@@ -188,7 +197,7 @@ func (c *spanColumns) joinNames(parts []columnsChunk) {
 // chunks side by side.
 func newHostTable(t *trace.Trace) *hostTable {
 	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false),
-		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames))}
+		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames)), frameEvery: make([]trace.Time, (len(t.Frames)+frameStride-1)/frameStride)}
 	// The two families are read side by side: the table is the first
 	// fact, the profiler clock's chain waits on it, and each family's join
 	// (and the frame starts' sort) runs on one core: read one family after
@@ -247,6 +256,9 @@ func (h *hostTable) readFrames(t *trace.Trace) {
 			c.bounds.widen(&f.Span)
 			c.descends = c.descends || f.Start < prev
 			prev = f.Start
+			if i%frameStride == 0 {
+				h.frameEvery[i/frameStride] = f.Start
+			}
 			// The name tests look at a byte before comparing: on
 			// millions of frames the two suffix and the prefix
 			// comparisons were as long as the rest of the loop.

@@ -26,9 +26,11 @@ type profilerClock struct {
 	ops                    startLists
 	loader, frames, memory []trace.Time
 	// sortedFrames are the trace's frames when they come sorted by start
-	// (the HostTable's frames.sorted), counted in place; frames is nil
+	// (the HostTable's frames.sorted), counted in place, and frameEvery
+	// every frameStride-th one's start (the HostTable's); frames is nil
 	// then.
 	sortedFrames []trace.PyFrame
+	frameEvery   []trace.Time
 	// perOpUs is the cost of one recorded op with the trace's options
 	// (record_shapes adds OverheadPerShapesOpUs).
 	perOpUs float64
@@ -59,7 +61,7 @@ func newProfilerClock(t *trace.Trace, host *hostTable) *profilerClock {
 	wg.Go(func() { c.ops, c.loader = opStarts(t, host) })
 	wg.Go(func() { c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At }) })
 	if host.frames.sorted {
-		c.sortedFrames = t.Frames
+		c.sortedFrames, c.frameEvery = t.Frames, host.frameEvery
 	} else {
 		wg.Go(func() { c.frames = sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start }) })
 	}
@@ -155,10 +157,19 @@ func (c *profilerClock) framesIn(a, b trace.Time) int {
 	if c.sortedFrames == nil {
 		return countIn(c.frames, a, b)
 	}
-	f := c.sortedFrames
-	lo := sort.Search(len(f), func(i int) bool { return f[i].Start >= a })
-	hi := sort.Search(len(f), func(i int) bool { return f[i].Start >= b })
-	return hi - lo
+	return c.firstFrameFrom(b) - c.firstFrameFrom(a)
+}
+
+// firstFrameFrom returns the first of the sorted frames starting at or
+// after at: among frameEvery's starts, then among the frameStride
+// frames before the one found there.
+func (c *profilerClock) firstFrameFrom(at trace.Time) int {
+	k, _ := slices.BinarySearch(c.frameEvery, at)
+	// Frame k*frameStride starts at or after at (or is past the last),
+	// frame (k-1)*frameStride before it.
+	lo, hi := max((k-1)*frameStride+1, 0), min(k*frameStride, len(c.sortedFrames))
+	f := c.sortedFrames[lo:hi]
+	return lo + sort.Search(len(f), func(i int) bool { return f[i].Start >= at })
 }
 
 // costUs is the profiler's estimated host work in [a, b), in µs

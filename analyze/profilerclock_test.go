@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -18,6 +19,18 @@ func assertClockCounts(t *testing.T, name string, tr *trace.Trace, h *hostTable)
 	c := newProfilerClock(&pt, h)
 	if c == nil {
 		t.Fatalf("%s: no clock", name)
+	}
+	if c.sortedFrames != nil {
+		// Every frame's start and the times about it, against a search
+		// of the frames themselves.
+		f := tr.Frames
+		for i := range f {
+			for _, at := range []trace.Time{f[i].Start - 1, f[i].Start, f[i].Start + 1} {
+				if got, want := c.firstFrameFrom(at), sort.Search(len(f), func(k int) bool { return f[k].Start >= at }); got != want {
+					t.Fatalf("%s: first frame from %d: %d, a search of the frames %d", name, at, got, want)
+				}
+			}
+		}
 	}
 	loading := loaderRanges(tr)
 	var at []trace.Time
@@ -70,7 +83,7 @@ func TestClockCountsInterleavedThreads(t *testing.T) {
 	build := func(threads int, loader bool) *trace.Trace {
 		tr := &trace.Trace{}
 		for th := range threads {
-			for k := range 50 {
+			for k := range 300 {
 				s := trace.Time(k*100 + th*37)
 				tr.Ops = append(tr.Ops, trace.Op{Span: trace.Span{Name: "aten::add", Start: s, End: s + 20}, Thread: trace.Index(th), Parent: trace.None})
 				tr.Frames = append(tr.Frames, trace.PyFrame{Span: trace.Span{Name: "f.py(1): g", Start: s + 1, End: s + 10}, Thread: trace.Index(th), Parent: trace.None})
@@ -78,7 +91,7 @@ func TestClockCountsInterleavedThreads(t *testing.T) {
 		}
 		tr.Annotations = []trace.Annotation{{Span: trace.Span{Name: "range", Start: 250, End: 900}}, {Span: trace.Span{Name: "gpu", Start: 260, End: 300}, GPU: true}}
 		if loader {
-			tr.Annotations = append(tr.Annotations, trace.Annotation{Span: trace.Span{Name: "enumerate(DataLoader)#x", Start: 1000, End: 2000}})
+			tr.Annotations = append(tr.Annotations, trace.Annotation{Span: trace.Span{Name: "enumerate(DataLoader)#x", Start: 10000, End: 20000}})
 		}
 		return tr
 	}
