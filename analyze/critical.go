@@ -28,7 +28,14 @@ var Critical = &Analyzer{
 		"during which the host sat blocked in a synchronising call (syncs, synchronous copies) or, for a copy from or to " +
 		"pageable memory, in its own launch call (which returns once the copy is done), whichever is longer. Activities " +
 		"on a device without launch records count in full.",
-	Fact: func(p *Pass) (any, error) { return newCritical(p.Trace), nil },
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newCritical(p.Trace, host), nil
+	},
 }
 
 // CriticalFacts is the result of Critical.
@@ -71,12 +78,12 @@ func (c *CriticalFacts) set(g int, d trace.Duration) {
 // launch latency between back-to-back kernels of one stream.
 const queuedSlack = 2 * trace.Duration(1000)
 
-// newCritical returns t's critical times: in one pass over the model
-// where it comes sorted by device, stream and start (as the model keeps
-// it), else stream by stream.
-func newCritical(t *trace.Trace) *CriticalFacts {
-	syncs := syncSpans(t)
-	if c, ok := criticalInOrder(t, syncs); ok {
+// newCritical returns t's critical times (host: t's HostTable): in one
+// pass over the model where it comes sorted by device, stream and start
+// (as the model keeps it), else stream by stream.
+func newCritical(t *trace.Trace, host *hostTable) *CriticalFacts {
+	syncs := syncSpans(&host.calls)
+	if c, ok := criticalInOrder(t, &host.calls, syncs); ok {
 		return c
 	}
 	return criticalByStream(t, syncs)
@@ -100,15 +107,13 @@ func criticalByStream(t *trace.Trace, syncs []trace.Span) *CriticalFacts {
 	return c
 }
 
-// syncSpans returns the blocking calls, merged: the host waits for the
-// GPU inside them. Their names are told by address (nameCache): a
-// comparison with the sync calls' names per call read every call's name.
-func syncSpans(t *trace.Trace) []trace.Span {
+// syncSpans returns the blocking calls (calls: the API calls' columns),
+// merged: the host waits for the GPU inside them.
+func syncSpans(calls *callColumns) []trace.Span {
 	var syncs []trace.Span
-	var isSync nameCache[bool]
-	for i := range t.APICalls {
-		if a := &t.APICalls[i]; a.End > a.Start && isSync.get(a.Name, IsSyncCall) {
-			syncs = append(syncs, a.Span)
+	for i, k := range calls.kind {
+		if k&callSync != 0 && calls.end[i] > calls.start[i] {
+			syncs = append(syncs, calls.span(trace.Index(i)))
 		}
 	}
 	return unionSpans(syncs)

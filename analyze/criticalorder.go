@@ -16,8 +16,9 @@ import (
 // the next in the model, and the syncs are walked forward with its
 // starts. Each activity is priced as on a device with launch records; a
 // device found to have none is priced again, each activity in full (what
-// the stream pass gives it).
-func criticalInOrder(t *trace.Trace, syncs []trace.Span) (*CriticalFacts, bool) {
+// the stream pass gives it). The launch calls' ends are read from their
+// columns (calls).
+func criticalInOrder(t *trace.Trace, calls *callColumns, syncs []trace.Span) (*CriticalFacts, bool) {
 	gpu := t.GPU
 	c := &CriticalFacts{crit: make([]uint32, len(gpu))}
 	dev, launched := 0, false // the device's first activity; whether it has a launch record
@@ -50,7 +51,7 @@ func criticalInOrder(t *trace.Trace, syncs []trace.Span) (*CriticalFacts, bool) 
 			if next.Device == a.Device && next.Stream == a.Stream && next.Start <= a.End+trace.Time(queuedSlack) && next.Launch != trace.None {
 				// Queued when its launch call returned, or when it
 				// started if that was earlier (clock alignment).
-				q := min(t.APICalls[next.Launch].End, next.Start)
+				q := min(calls.end[next.Launch], next.Start)
 				if q < a.End {
 					crit = trace.Duration(a.End - max(q, a.Start))
 				}
@@ -61,7 +62,7 @@ func criticalInOrder(t *trace.Trace, syncs []trace.Span) (*CriticalFacts, bool) 
 		if a.Launch != trace.None && a.Kind == trace.Memcpy && (a.Src == trace.Pageable || a.Dst == trace.Pageable) {
 			// A copy from or to pageable memory is synchronous: its
 			// own launch call holds the host until it is done.
-			crit = max(crit, overlap([]trace.Span{t.APICalls[a.Launch].Span}, a.Span))
+			crit = max(crit, overlap([]trace.Span{calls.span(a.Launch)}, a.Span))
 		}
 		c.set(g, min(crit, dur))
 	}

@@ -12,8 +12,9 @@ import (
 // gives every activity the critical time the stream-by-stream pass does.
 func assertCriticalInOrder(t *testing.T, name string, tr *trace.Trace) {
 	t.Helper()
-	syncs := syncSpans(tr)
-	got, ok := criticalInOrder(tr, syncs)
+	host := newHostTable(tr)
+	syncs := syncSpans(&host.calls)
+	got, ok := criticalInOrder(tr, &host.calls, syncs)
 	if !ok {
 		t.Fatalf("%s: the model is not sorted by device, stream and start", name)
 	}
@@ -65,7 +66,7 @@ func TestCriticalInOrderDevicesAndOrder(t *testing.T) {
 	}
 	tr.GPU[2].Kind, tr.GPU[2].Src = trace.Memcpy, trace.Pageable
 	assertCriticalInOrder(t, "three devices", tr)
-	c := newCritical(tr)
+	c := newCritical(tr, newHostTable(tr))
 	for g, want := range map[int]trace.Duration{6: 40, 7: 10, 8: 0, 9: trace.Duration(long - 480)} {
 		if got := c.Of(g); got != want {
 			t.Fatalf("device without launch records: activity %d critical %d, want its duration %d", g, got, want)
@@ -77,10 +78,11 @@ func TestCriticalInOrderDevicesAndOrder(t *testing.T) {
 	shuffled := *tr
 	shuffled.GPU = slices.Clone(tr.GPU)
 	shuffled.GPU[0], shuffled.GPU[5] = shuffled.GPU[5], shuffled.GPU[0]
-	if _, ok := criticalInOrder(&shuffled, syncSpans(&shuffled)); ok {
+	sh := newHostTable(&shuffled)
+	if _, ok := criticalInOrder(&shuffled, &sh.calls, syncSpans(&sh.calls)); ok {
 		t.Fatal("a model out of order priced in one pass")
 	}
-	s := newCritical(&shuffled)
+	s := newCritical(&shuffled, sh)
 	for g, k := range []int{5, 1, 2, 3, 4, 0, 6, 7, 8, 9, 10} {
 		if s.Of(g) != c.Of(k) {
 			t.Fatalf("out of order: activity %d priced %d, %d in order", g, s.Of(g), c.Of(k))

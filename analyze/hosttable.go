@@ -22,7 +22,7 @@ import (
 // the read. Its value is a *hostTable.
 var HostTable = &Analyzer{
 	Name: "host-table",
-	Doc:  "Gathers the start, end, parent and thread of every framework op and Python frame into dense columns that the whole-trace passes read.",
+	Doc:  "Gathers the start, end, parent and thread of every framework op and Python frame, and the start, end, op, thread and kind (sync, launch) of every API call, into dense columns that the whole-trace passes read.",
 	Fact: func(p *Pass) (any, error) { return newHostTable(p.Trace), nil },
 }
 
@@ -37,6 +37,8 @@ var HostTable = &Analyzer{
 // column is made anew on every Run, so none is made that no pass reads.
 type hostTable struct {
 	ops, frames spanColumns
+	// calls are the API calls' columns (hostcalls.go).
+	calls callColumns
 	// dispatchers marks the frames that are a hook dispatcher
 	// (hookDispatcher), a bit a frame: hook-overhead asks it of every
 	// frame's parent, and the parent read from the frames themselves
@@ -198,13 +200,14 @@ func (c *spanColumns) joinNames(parts []columnsChunk) {
 func newHostTable(t *trace.Trace) *hostTable {
 	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false),
 		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames)), frameEvery: make([]trace.Time, (len(t.Frames)+frameStride-1)/frameStride)}
-	// The two families are read side by side: the table is the first
+	// The families are read side by side: the table is the first
 	// fact, the profiler clock's chain waits on it, and each family's join
 	// (and the frame starts' sort) runs on one core: read one family after
 	// the other, the table put 6-8 ms on the facts' longest chain at 16
 	// cores.
 	var wg sync.WaitGroup
 	wg.Go(func() { h.readOps(t) })
+	wg.Go(func() { h.readCalls(t) })
 	h.readFrames(t)
 	wg.Wait()
 	return h

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/tracelens/tracelens/trace"
@@ -47,5 +48,44 @@ func TestDispatcherShapeHoldsEveryDispatcher(t *testing.T) {
 		if _, want := moduleFrame(n); moduleName(n) != want {
 			t.Errorf("moduleName(%q) = %v, moduleFrame %v", n, !want, want)
 		}
+	}
+}
+
+// TestCallColumnsMatchCalls: the call columns hold each API call's start,
+// end, op and thread, and its kind bits say what IsSyncCall and
+// isLaunchCall say of it, on every recorded trace and at 1, 3 and 8
+// cores (the columns are read in chunks).
+func TestCallColumnsMatchCalls(t *testing.T) {
+	names, err := filepath.Glob("../fixtures/recorded/*.json.gz")
+	if err != nil || len(names) < 10 {
+		t.Fatalf("%d recorded traces (%v)", len(names), err)
+	}
+	syncs, launches := 0, 0
+	for _, path := range names {
+		name := "recorded/" + filepath.Base(path)
+		tr := load(t, name)
+		atCores([]int{1, 3, 8}, func(p int) {
+			c := newHostTable(tr).calls
+			if len(c.kind) != len(tr.APICalls) {
+				t.Fatalf("%s: %d calls in the columns, %d in the trace", name, len(c.kind), len(tr.APICalls))
+			}
+			for i := range tr.APICalls {
+				a := &tr.APICalls[i]
+				sync, launch := c.kind[i]&callSync != 0, c.kind[i]&callLaunch != 0
+				if c.start[i] != a.Start || c.end[i] != a.End || c.op[i] != a.Op || c.thread[i] != a.Thread ||
+					sync != IsSyncCall(a.Name) || launch != isLaunchCall(a) {
+					t.Fatalf("%s at %d cores: call %d (%s) columns %d %d %d %d sync %v launch %v", name, p, i, a.Name, c.start[i], c.end[i], c.op[i], c.thread[i], sync, launch)
+				}
+				if p == 1 && sync {
+					syncs++
+				}
+				if p == 1 && launch {
+					launches++
+				}
+			}
+		})
+	}
+	if syncs == 0 || launches == 0 {
+		t.Fatalf("%d syncs, %d launches: the kinds are not tested", syncs, launches)
 	}
 }

@@ -105,15 +105,15 @@ func orderedLeafUnion(ops *spanColumns, parent []bool) ([]interval.Bounds, bool)
 }
 
 // orderedCallUnion returns the union of the intervals of the API calls
-// inside t's leaf ops (parent as for orderedLeafUnion), or false where
-// they do not come in start order.
-func orderedCallUnion(t *trace.Trace, parent []bool) ([]interval.Bounds, bool) {
-	all := make([]interval.Bounds, len(t.APICalls))
-	return joinOrdered(mapChunks(len(t.APICalls), func(lo, hi int) orderedUnion {
+// (their columns) inside leaf ops (parent as for orderedLeafUnion), or
+// false where they do not come in start order.
+func orderedCallUnion(calls *callColumns, parent []bool) ([]interval.Bounds, bool) {
+	all := make([]interval.Bounds, len(calls.op))
+	return joinOrdered(mapChunks(len(calls.op), func(lo, hi int) orderedUnion {
 		u := newOrderedUnion(all[lo:])
 		for i := lo; i < hi; i++ {
-			if c := &t.APICalls[i]; c.Op != trace.None && !parent[c.Op] {
-				u.add(c.Start, c.End)
+			if op := calls.op[i]; op != trace.None && !parent[op] {
+				u.add(calls.start[i], calls.end[i])
 			}
 		}
 		return u

@@ -39,7 +39,7 @@ func TestOrderedUnionMatchesSort(t *testing.T) {
 	check := func(name string, tr *trace.Trace, cols *spanColumns, parent []bool, wantOrdered bool) {
 		atCores([]int{1, 3, 8}, func(p int) {
 			leaves, ok := orderedLeafUnion(cols, parent)
-			calls, okCalls := orderedCallUnion(tr, parent)
+			calls, okCalls := orderedCallUnion(&newHostTable(tr).calls, parent)
 			if ok != wantOrdered || okCalls != true {
 				t.Fatalf("%s at %d cores: leaves ordered %v (want %v), calls ordered %v", name, p, ok, wantOrdered, okCalls)
 			}
@@ -79,7 +79,7 @@ func TestOrderedUnionMatchesSort(t *testing.T) {
 	// The calls out of order too.
 	tr.APICalls[40].Start, tr.APICalls[40].End = -5, -4
 	tr.APICalls[40].Op = 0
-	if _, ok := orderedCallUnion(tr, parent); ok {
+	if _, ok := orderedCallUnion(&newHostTable(tr).calls, parent); ok {
 		t.Fatal("calls out of order merged as ordered")
 	}
 }

@@ -25,7 +25,14 @@ var Ownership = &Analyzer{
 	Doc: "Gives each host interval on a thread (record_function range, op, Python frame) the GPU activities whose launch call started " +
 		"inside it on that thread, wherever and whenever they ran: their GPU time (sum and union), count and extent, the interval's launch " +
 		"API time, and the queue at entry (how long the GPU was still running work launched before the interval began).",
-	Fact: func(p *Pass) (any, error) { return newOwnership(p.Trace), nil },
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newOwnership(p.Trace, host), nil
+	},
 }
 
 // OwnershipFacts is the result of Ownership.
@@ -84,11 +91,12 @@ type Owned struct {
 	QueueAtEntry trace.Duration
 }
 
-// newOwnership indexes launches by thread and activities by launch.
-func newOwnership(t *trace.Trace) *OwnershipFacts {
+// newOwnership indexes launches by thread and activities by launch
+// (host: t's HostTable, whose call columns it reads).
+func newOwnership(t *trace.Trace, host *hostTable) *OwnershipFacts {
 	o := &OwnershipFacts{t: t, byCall: make([]int32, len(t.APICalls)+1), thread: map[trace.Index][2]int{}}
 	o.indexLaunched()
-	o.indexCalls()
+	o.indexCalls(&host.calls)
 	return o
 }
 
@@ -130,13 +138,12 @@ func (o *OwnershipFacts) indexLaunched() {
 }
 
 // indexCalls lists the launch calls per thread with their prefix sums,
-// in one pass over the calls: sized for the calls that launched an
-// activity (counted from byCall), made to size again only where calls
-// named as launches launched none. A call that launched none is told a
-// launch by its name's address (nameCache), not three searches of the
-// name; a thread's run is kept while its calls follow one another, not
-// looked up and stored in the map per call (the calls come by thread).
-func (o *OwnershipFacts) indexCalls() {
+// in one pass over the calls' columns (calls): sized for the calls that
+// launched an activity (counted from byCall), made to size again only
+// where calls named as launches launched none. A thread's run is kept
+// while its calls follow one another, not looked up and stored in the
+// map per call (the calls come by thread).
+func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 	t := o.t
 	n := 0
 	for c := range t.APICalls {
@@ -147,31 +154,26 @@ func (o *OwnershipFacts) indexCalls() {
 	o.calls, o.starts = make([]int32, 0, n), make([]trace.Time, 0, n)
 	o.gpu, o.api = append(make([]trace.Duration, 0, n+1), 0), append(make([]trace.Duration, 0, n+1), 0)
 	o.activities, o.kernelsBy = append(make([]int32, 0, n+1), 0), append(make([]int32, 0, n+1), 0)
-	var launchNames nameCache[bool]
-	launchName := func(name string) bool {
-		return isLaunchCall(&trace.APICall{Span: trace.Span{Name: name}, FirstGPU: trace.None})
-	}
 	var th trace.Index // the thread whose run r is, while open
 	var r [2]int
 	open := false
-	for c := range t.APICalls {
-		call := &t.APICalls[c]
+	for c, kind := range calls.kind {
 		lo, hi := o.byCall[c], o.byCall[c+1]
-		if hi == lo && call.FirstGPU == trace.None && !launchNames.get(call.Name, launchName) {
+		if hi == lo && kind&callLaunch == 0 {
 			continue
 		}
-		if !open || call.Thread != th {
+		if callTh := calls.thread[c]; !open || callTh != th {
 			if open {
 				o.thread[th] = r
 			}
 			var ok bool
-			if r, ok = o.thread[call.Thread]; !ok {
+			if r, ok = o.thread[callTh]; !ok {
 				r = [2]int{len(o.calls), len(o.calls)}
 			}
-			th, open = call.Thread, true
+			th, open = callTh, true
 		}
 		r[1]++
-		o.calls, o.starts = append(o.calls, int32(c)), append(o.starts, call.Start)
+		o.calls, o.starts = append(o.calls, int32(c)), append(o.starts, calls.start[c])
 		var gpu trace.Duration
 		var kernels int32
 		for _, g := range o.launched[lo:hi] {
@@ -182,7 +184,7 @@ func (o *OwnershipFacts) indexCalls() {
 		}
 		k := len(o.gpu) - 1
 		o.gpu = append(o.gpu, o.gpu[k]+gpu)
-		o.api = append(o.api, o.api[k]+call.Dur())
+		o.api = append(o.api, o.api[k]+trace.Duration(calls.end[c]-calls.start[c]))
 		o.activities = append(o.activities, o.activities[k]+hi-lo)
 		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[k]+kernels)
 	}

@@ -66,7 +66,7 @@ func ownershipByWalk(t *trace.Trace) *OwnershipFacts {
 // at its size (the fact lives as long as the analysis).
 func assertOwnershipIndex(t *testing.T, name string, tr *trace.Trace) {
 	t.Helper()
-	got, want := newOwnership(tr), ownershipByWalk(tr)
+	got, want := newOwnership(tr, newHostTable(tr)), ownershipByWalk(tr)
 	if !slices.Equal(got.byCall, want.byCall) || !slices.Equal(got.launched, want.launched) || !slices.Equal(got.calls, want.calls) ||
 		!maps.Equal(got.thread, want.thread) || !slices.Equal(got.gpu, want.gpu) || !slices.Equal(got.api, want.api) ||
 		!slices.Equal(got.activities, want.activities) || !slices.Equal(got.kernelsBy, want.kernelsBy) {

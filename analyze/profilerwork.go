@@ -57,7 +57,7 @@ func newLeafWork(t *trace.Trace, host *hostTable) leafWork {
 			}
 			leaves = slices.DeleteFunc(u, func(b interval.Bounds) bool { return b.End <= b.Start })
 		} else {
-			u, ok := orderedCallUnion(t, parent)
+			u, ok := orderedCallUnion(&host.calls, parent)
 			if !ok {
 				u = interval.UnionBounds(leafCallBounds(t, parent))
 			}
