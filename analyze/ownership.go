@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/tracelens/tracelens/interval"
@@ -51,8 +52,9 @@ type OwnershipFacts struct {
 	thread map[trace.Index][2]int
 	// starts are the calls' starts, by calls' index: what callRange
 	// searches (through calls into the calls themselves, each probe
-	// missed the cache: a third of the annotations' metrics).
-	starts                []trace.Time
+	// missed the cache: a third of the annotations' metrics), with
+	// samples (sampledTimes).
+	starts                sampledTimes
 	gpu, api              []trace.Duration
 	activities, kernelsBy []int32
 	// queue holds per device the activities ordered by launch time (their
@@ -151,7 +153,8 @@ func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 			n++
 		}
 	}
-	o.calls, o.starts = make([]int32, 0, n), make([]trace.Time, 0, n)
+	starts := make([]trace.Time, 0, n)
+	o.calls = make([]int32, 0, n)
 	o.gpu, o.api = append(make([]trace.Duration, 0, n+1), 0), append(make([]trace.Duration, 0, n+1), 0)
 	o.activities, o.kernelsBy = append(make([]int32, 0, n+1), 0), append(make([]int32, 0, n+1), 0)
 	var th trace.Index // the thread whose run r is, while open
@@ -173,7 +176,7 @@ func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 			th, open = callTh, true
 		}
 		r[1]++
-		o.calls, o.starts = append(o.calls, int32(c)), append(o.starts, calls.start[c])
+		o.calls, starts = append(o.calls, int32(c)), append(starts, calls.start[c])
 		var gpu trace.Duration
 		var kernels int32
 		for _, g := range o.launched[lo:hi] {
@@ -192,9 +195,10 @@ func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 		o.thread[th] = r
 	}
 	if len(o.calls) > n {
-		o.calls, o.starts, o.gpu, o.api = slices.Clone(o.calls), slices.Clone(o.starts), slices.Clone(o.gpu), slices.Clone(o.api)
+		o.calls, starts, o.gpu, o.api = slices.Clone(o.calls), slices.Clone(starts), slices.Clone(o.gpu), slices.Clone(o.api)
 		o.activities, o.kernelsBy = slices.Clone(o.activities), slices.Clone(o.kernelsBy)
 	}
+	o.starts = newSampledTimes(starts, slices.Collect(maps.Values(o.thread)))
 }
 
 // queues returns the launch queues, built on the first call.
@@ -236,12 +240,9 @@ func (o *OwnershipFacts) callRange(th trace.Index, s trace.Span) (int, int) {
 	if !ok {
 		return 0, 0
 	}
-	// slices.BinarySearch probes as sort.Search does: the first start
-	// at or after each bound.
-	starts := o.starts[r[0]:r[1]]
-	lo, _ := slices.BinarySearch(starts, s.Start)
-	hi, _ := slices.BinarySearch(starts, s.End)
-	return r[0] + lo, r[0] + max(lo, hi)
+	// The first start at or after each bound, as sort.Search found it.
+	lo, hi := o.starts.firstFrom(r[0], r[1], s.Start), o.starts.firstFrom(r[0], r[1], s.End)
+	return lo, max(lo, hi)
 }
 
 // Totals returns the GPU time (sum of durations), the activities and the

@@ -73,12 +73,12 @@ func assertOwnershipIndex(t *testing.T, name string, tr *trace.Trace) {
 		t.Fatalf("%s: the index differs from the walk's (%d calls, %d activities launched; the walk's %d, %d)", name, len(got.calls), len(got.launched), len(want.calls), len(want.launched))
 	}
 	for i, c := range got.calls {
-		if got.starts[i] != tr.APICalls[c].Start {
-			t.Fatalf("%s: launch call %d starts %d, its start column says %d", name, c, tr.APICalls[c].Start, got.starts[i])
+		if got.starts.v[i] != tr.APICalls[c].Start {
+			t.Fatalf("%s: launch call %d starts %d, its start column says %d", name, c, tr.APICalls[c].Start, got.starts.v[i])
 		}
 	}
 	// At its size, or within the allocator's rounding of it.
-	for _, c := range [][2]int{{len(got.calls), cap(got.calls)}, {len(got.starts), cap(got.starts)}, {len(got.gpu), cap(got.gpu)}, {len(got.launched), cap(got.launched)}} {
+	for _, c := range [][2]int{{len(got.calls), cap(got.calls)}, {len(got.starts.v), cap(got.starts.v)}, {len(got.gpu), cap(got.gpu)}, {len(got.launched), cap(got.launched)}} {
 		if c[1] > c[0]+c[0]/8+16 {
 			t.Fatalf("%s: a list of %d kept at %d", name, c[0], c[1])
 		}
