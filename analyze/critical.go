@@ -28,7 +28,14 @@ var Critical = &Analyzer{
 		"during which the host sat blocked in a synchronising call (syncs, synchronous copies) or, for a copy from or to " +
 		"pageable memory, in its own launch call (which returns once the copy is done), whichever is longer. Activities " +
 		"on a device without launch records count in full.",
-	Fact: func(p *Pass) (any, error) { return newCritical(p.Trace), nil },
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newCritical(p.Trace, host), nil
+	},
 }
 
 // CriticalFacts is the result of Critical.
@@ -71,16 +78,21 @@ func (c *CriticalFacts) set(g int, d trace.Duration) {
 // launch latency between back-to-back kernels of one stream.
 const queuedSlack = 2 * trace.Duration(1000)
 
-func newCritical(t *trace.Trace) *CriticalFacts {
-	c := &CriticalFacts{crit: make([]uint32, len(t.GPU))}
-	// Blocking calls, merged: the host waits for the GPU inside them.
-	var syncs []trace.Span
-	for i := range t.APICalls {
-		if a := &t.APICalls[i]; IsSyncCall(a.Name) && a.End > a.Start {
-			syncs = append(syncs, a.Span)
-		}
+// newCritical returns t's critical times (host: t's HostTable): in one
+// pass over the model where it comes sorted by device, stream and start
+// (as the model keeps it), else stream by stream.
+func newCritical(t *trace.Trace, host *hostTable) *CriticalFacts {
+	syncs := syncSpans(&host.calls)
+	if c, ok := criticalInOrder(t, &host.calls, syncs); ok {
+		return c
 	}
-	syncs = unionSpans(syncs)
+	return criticalByStream(t, syncs)
+}
+
+// criticalByStream fills the critical times stream by stream (syncs: the
+// blocking calls, merged), whatever the model's order.
+func criticalByStream(t *trace.Trace, syncs []trace.Span) *CriticalFacts {
+	c := &CriticalFacts{crit: make([]uint32, len(t.GPU))}
 	// A device with launch records: a kernel without one was launched
 	// before profiling (its queue time is unknown, not "early").
 	launched := map[int32]bool{}
@@ -93,6 +105,18 @@ func newCritical(t *trace.Trace) *CriticalFacts {
 		c.stream(t, gs, syncs, launched[t.GPU[gs.at(0)].Device])
 	}
 	return c
+}
+
+// syncSpans returns the blocking calls (calls: the API calls' columns),
+// merged: the host waits for the GPU inside them.
+func syncSpans(calls *callColumns) []trace.Span {
+	var syncs []trace.Span
+	for i, k := range calls.kind {
+		if k&callSync != 0 && calls.end[i] > calls.start[i] {
+			syncs = append(syncs, calls.span(trace.Index(i)))
+		}
+	}
+	return unionSpans(syncs)
 }
 
 // streamGroup is one stream's GPU activities in start order: the

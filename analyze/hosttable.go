@@ -3,6 +3,7 @@ package analyze
 import (
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -21,21 +22,23 @@ import (
 // the read. Its value is a *hostTable.
 var HostTable = &Analyzer{
 	Name: "host-table",
-	Doc:  "Gathers the start, end, parent and thread of every framework op and Python frame into dense columns that the whole-trace passes read.",
+	Doc:  "Gathers the start, end, parent and thread of every framework op and Python frame, and the start, end, op, thread and kind (sync, launch) of every API call, into dense columns that the whole-trace passes read.",
 	Fact: func(p *Pass) (any, error) { return newHostTable(p.Trace), nil },
 }
 
 // hostTable is the ops' and the frames' columns. Of the frames, only
-// the parent column is by frame; their starts are kept sorted
-// (frameStarts, what the profiler clock counts in), and their end and
-// thread columns are nil: no pass reads them. A Run's garbage must fit
-// under the collector's goal (BenchmarkRunOnTrace, the CLI's
-// membudget): each column is made anew on every Run, so none is made
-// that no pass reads.
+// the parent column is by frame; their start, end and thread columns
+// are nil: no pass reads them but the profiler clock, which counts the
+// frames' starts and searches the frames themselves when they come
+// sorted by start (frames.sorted: a sorted copy of 2 M frames' starts
+// was a seventh of the table's time on a torch.compile trace, for a few
+// thousand searches). A Run's garbage must fit under the
+// collector's goal (BenchmarkRunOnTrace, the CLI's membudget): each
+// column is made anew on every Run, so none is made that no pass reads.
 type hostTable struct {
 	ops, frames spanColumns
-	// frameStarts are the frames' starts, sorted.
-	frameStarts []trace.Time
+	// calls are the API calls' columns (hostcalls.go).
+	calls callColumns
 	// dispatchers marks the frames that are a hook dispatcher
 	// (hookDispatcher), a bit a frame: hook-overhead asks it of every
 	// frame's parent, and the parent read from the frames themselves
@@ -45,7 +48,16 @@ type hostTable struct {
 	// annotations table reads: a pass over every frame's name of its
 	// own otherwise.
 	dispatchers, modules frameBits
+	// frameEvery holds every frameStride-th frame's start (frames 0,
+	// frameStride, ...): where the frames come sorted, a search of their
+	// starts looks here first and then among frameStride frames, not
+	// over the 56-byte frames from the first probe (each probe a miss).
+	frameEvery []trace.Time
 }
+
+// frameStride is how many frames a start in hostTable.frameEvery stands
+// for.
+const frameStride = 64
 
 // frameBits is a bit per frame.
 type frameBits []uint64
@@ -87,6 +99,9 @@ type spanColumns struct {
 	// run of them).
 	threads map[trace.Index][2]int
 	bounds  spanBounds
+	// sorted says the events come in start order (the model keeps them
+	// by thread, then start: so they do when all are on one thread).
+	sorted bool
 }
 
 // newSpanColumns returns columns for n events (bounds: of none): the
@@ -109,6 +124,11 @@ type columnsChunk struct {
 	// names are the chunk's distinct names, its name column's values
 	// indexing them until join numbers them over the family.
 	names []string
+	// descends says a start in the chunk is earlier than the one before
+	// it; first and last are its first and last starts (whether the
+	// family comes sorted).
+	descends    bool
+	first, last trace.Time
 }
 
 // join takes the chunks' bounds into c's (a minimum and a maximum: any
@@ -116,11 +136,15 @@ type columnsChunk struct {
 // from the chunks' firsts, in chunk order.
 func (c *spanColumns) join(parts []columnsChunk, thread func(i int) trace.Index) {
 	var firsts []int
-	for _, p := range parts {
+	c.sorted = true
+	for k, p := range parts {
 		if b := p.bounds; b.any {
 			c.bounds.start, c.bounds.end, c.bounds.any = min(c.bounds.start, b.start), max(c.bounds.end, b.end), true
 		}
 		firsts = append(firsts, p.firsts...)
+		if p.descends || k > 0 && p.first < parts[k-1].last {
+			c.sorted = false
+		}
 	}
 	c.joinNames(parts)
 	if thread == nil {
@@ -174,15 +198,16 @@ func (c *spanColumns) joinNames(parts []columnsChunk) {
 // newHostTable reads t's ops and frames into columns, each family in
 // chunks side by side.
 func newHostTable(t *trace.Trace) *hostTable {
-	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false), frameStarts: make([]trace.Time, len(t.Frames)),
-		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames))}
-	// The two families are read side by side: the table is the first
+	h := &hostTable{ops: newSpanColumns(len(t.Ops), true), frames: newSpanColumns(len(t.Frames), false),
+		dispatchers: newFrameBits(len(t.Frames)), modules: newFrameBits(len(t.Frames)), frameEvery: make([]trace.Time, (len(t.Frames)+frameStride-1)/frameStride)}
+	// The families are read side by side: the table is the first
 	// fact, the profiler clock's chain waits on it, and each family's join
 	// (and the frame starts' sort) runs on one core: read one family after
 	// the other, the table put 6-8 ms on the facts' longest chain at 16
 	// cores.
 	var wg sync.WaitGroup
 	wg.Go(func() { h.readOps(t) })
+	wg.Go(func() { h.readCalls(t) })
 	h.readFrames(t)
 	wg.Wait()
 	return h
@@ -199,38 +224,94 @@ func (h *hostTable) readOps(t *trace.Trace) {
 			c.names = append(c.names, n)
 			return int32(len(c.names) - 1)
 		}
+		if lo == hi {
+			return c
+		}
+		prev := t.Ops[lo].Start
 		for i := lo; i < hi; i++ {
 			o := &t.Ops[i]
 			h.ops.start[i], h.ops.end[i], h.ops.parent[i], h.ops.name[i] = o.Start, o.End, o.Parent, ids.get(o.Name, newID)
 			c.bounds.widen(&o.Span)
+			c.descends = c.descends || o.Start < prev
+			prev = o.Start
 			if i == 0 || o.Thread != t.Ops[i-1].Thread {
 				c.firsts = append(c.firsts, i)
 			}
 		}
+		c.first, c.last = t.Ops[lo].Start, prev
 		return c
 	}), func(i int) trace.Index { return t.Ops[i].Thread })
 }
 
-// readFrames fills the frames' parent column, their sorted starts and
-// their bits in chunks side by side.
+// readFrames fills the frames' parent column and their bits, and finds
+// whether they come sorted by start, in chunks side by side.
 func (h *hostTable) readFrames(t *trace.Trace) {
-	h.frames.join(mapChunks(len(t.Frames), func(lo, hi int) columnsChunk {
+	parts := mapChunks(len(t.Frames), func(lo, hi int) columnsChunk {
 		c := columnsChunk{lo: lo, hi: hi, bounds: newBounds()}
+		if lo == hi {
+			return c
+		}
 		var dispatchers nameCache[bool]
+		prev := t.Frames[lo].Start
 		for i := lo; i < hi; i++ {
 			f := &t.Frames[i]
-			h.frameStarts[i], h.frames.parent[i] = f.Start, f.Parent
+			h.frames.parent[i] = f.Parent
 			c.bounds.widen(&f.Span)
-			if dispatcherOf(&dispatchers, f) {
+			c.descends = c.descends || f.Start < prev
+			prev = f.Start
+			if i%frameStride == 0 {
+				h.frameEvery[i/frameStride] = f.Start
+			}
+			// The name tests look at a byte before comparing: on
+			// millions of frames the two suffix and the prefix
+			// comparisons were as long as the rest of the loop.
+			if dispatcherShape(f.Name) && dispatcherOf(&dispatchers, f) {
 				h.dispatchers.set(i)
 			}
-			if _, ok := moduleFrame(f.Name); ok {
+			if moduleName(f.Name) {
 				h.modules.set(i)
 			}
 		}
+		c.first, c.last = t.Frames[lo].Start, prev
 		return c
-	}), nil)
-	sortTimes(h.frameStarts)
+	})
+	h.frames.join(parts, nil)
+}
+
+// dispatcherShape reports whether a frame named n may be a hook
+// dispatcher (hookDispatcher): named "…torch/nn/modules/module.py(N):
+// inner" or "…: _call_impl". It is what hookDispatcher asks of the name,
+// less the parse, so it answers true for every dispatcher: the few it
+// passes are asked of hookDispatcher (memoized). The suffix test alone
+// passed a seventh of a torch.compile trace's 2 M frames (functools
+// wrappers, _wrapped_call_impl) to the memo, which missed its slots and
+// hashed the name (half the table's time); the last byte is looked at
+// first.
+func dispatcherShape(n string) bool {
+	var end int // where the ": fn" after the line number begins
+	switch {
+	case len(n) < len("(): inner"):
+		return false
+	case n[len(n)-1] == 'r' && n[len(n)-len("): inner"):] == "): inner":
+		end = len(n) - len(": inner")
+	case n[len(n)-1] == 'l' && strings.HasSuffix(n, "): _call_impl"):
+		end = len(n) - len(": _call_impl")
+	default:
+		return false
+	}
+	// n[:end] is the file, "(", the line's digits and ")".
+	open := end - 2
+	for open >= 0 && n[open] >= '0' && n[open] <= '9' {
+		open--
+	}
+	return open >= 0 && n[open] == '(' && strings.HasSuffix(n[:open], "torch/nn/modules/module.py")
+}
+
+// moduleName is moduleFrame's test (the name starts "nn.Module: "), its
+// first byte looked at first.
+func moduleName(n string) bool {
+	const prefix = "nn.Module: "
+	return len(n) >= len(prefix) && n[0] == 'n' && n[:len(prefix)] == prefix
 }
 
 // hostTableOf is the HostTable fact of p's analyzer, which must require

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/tracelens/tracelens/interval"
@@ -25,7 +26,14 @@ var Ownership = &Analyzer{
 	Doc: "Gives each host interval on a thread (record_function range, op, Python frame) the GPU activities whose launch call started " +
 		"inside it on that thread, wherever and whenever they ran: their GPU time (sum and union), count and extent, the interval's launch " +
 		"API time, and the queue at entry (how long the GPU was still running work launched before the interval began).",
-	Fact: func(p *Pass) (any, error) { return newOwnership(p.Trace), nil },
+	Requires: []*Analyzer{HostTable},
+	Fact: func(p *Pass) (any, error) {
+		host, err := hostTableOf(p)
+		if err != nil {
+			return nil, err
+		}
+		return newOwnership(p.Trace, host), nil
+	},
 }
 
 // OwnershipFacts is the result of Ownership.
@@ -40,8 +48,13 @@ type OwnershipFacts struct {
 	// thread[th] is the [lo, hi) of thread th's in calls. The prefix sums
 	// over calls (index i: calls [0, i)) give the GPU time, activity and
 	// kernel counts and launch API time of a run of calls.
-	calls                 []int32
-	thread                map[trace.Index][2]int
+	calls  []int32
+	thread map[trace.Index][2]int
+	// starts are the calls' starts, by calls' index: what callRange
+	// searches (through calls into the calls themselves, each probe
+	// missed the cache: a third of the annotations' metrics), with
+	// samples (sampledTimes).
+	starts                sampledTimes
 	gpu, api              []trace.Duration
 	activities, kernelsBy []int32
 	// queue holds per device the activities ordered by launch time (their
@@ -80,18 +93,43 @@ type Owned struct {
 	QueueAtEntry trace.Duration
 }
 
-// newOwnership indexes launches by thread and activities by launch.
-func newOwnership(t *trace.Trace) *OwnershipFacts {
+// newOwnership indexes launches by thread and activities by launch
+// (host: t's HostTable, whose call columns it reads).
+func newOwnership(t *trace.Trace, host *hostTable) *OwnershipFacts {
 	o := &OwnershipFacts{t: t, byCall: make([]int32, len(t.APICalls)+1), thread: map[trace.Index][2]int{}}
-	for i := range t.GPU {
-		if l := t.GPU[i].Launch; l != trace.None {
+	o.indexLaunched()
+	o.indexCalls(&host.calls)
+	return o
+}
+
+// indexLaunched lists the activities each call launched (launched, by
+// byCall). The activities are counted per call in one pass, and listed
+// in model order as they come: where their launch calls come in the
+// same order (one stream's activities, launched in order), that is the
+// list by call, and the pass that placed each activity by its call's
+// count is not made.
+func (o *OwnershipFacts) indexLaunched() {
+	t := o.t
+	list := make([]int32, 0, len(t.GPU))
+	inOrder, last := true, trace.None
+	for g := range t.GPU {
+		if l := t.GPU[g].Launch; l != trace.None {
 			o.byCall[l+1]++
+			inOrder = inOrder && l >= last
+			last = l
+			list = append(list, int32(g))
 		}
 	}
 	for c := range t.APICalls {
 		o.byCall[c+1] += o.byCall[c]
 	}
-	o.launched = make([]int32, o.byCall[len(t.APICalls)])
+	if len(list) < len(t.GPU) {
+		list = slices.Clone(list) // kept for the analysis: at its size
+	}
+	o.launched = list
+	if inOrder {
+		return
+	}
 	fill := slices.Clone(o.byCall[:len(t.APICalls)])
 	for i := range t.GPU {
 		if l := t.GPU[i].Launch; l != trace.None {
@@ -99,35 +137,46 @@ func newOwnership(t *trace.Trace) *OwnershipFacts {
 			fill[l]++
 		}
 	}
-	o.indexCalls()
-	return o
 }
 
-// indexCalls lists the launch calls per thread with their prefix sums.
-func (o *OwnershipFacts) indexCalls() {
+// indexCalls lists the launch calls per thread with their prefix sums,
+// in one pass over the calls' columns (calls): sized for the calls that
+// launched an activity (counted from byCall), made to size again only
+// where calls named as launches launched none. A thread's run is kept
+// while its calls follow one another, not looked up and stored in the
+// map per call (the calls come by thread).
+func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 	t := o.t
-	n := 1
+	n := 0
 	for c := range t.APICalls {
-		if o.byCall[c+1] > o.byCall[c] || isLaunchCall(&t.APICalls[c]) {
+		if o.byCall[c+1] > o.byCall[c] {
 			n++
 		}
 	}
-	o.calls = make([]int32, 0, n-1)
-	o.gpu, o.api = append(make([]trace.Duration, 0, n), 0), append(make([]trace.Duration, 0, n), 0)
-	o.activities, o.kernelsBy = append(make([]int32, 0, n), 0), append(make([]int32, 0, n), 0)
-	for c := range t.APICalls {
-		call := &t.APICalls[c]
+	starts := make([]trace.Time, 0, n)
+	o.calls = make([]int32, 0, n)
+	o.gpu, o.api = append(make([]trace.Duration, 0, n+1), 0), append(make([]trace.Duration, 0, n+1), 0)
+	o.activities, o.kernelsBy = append(make([]int32, 0, n+1), 0), append(make([]int32, 0, n+1), 0)
+	var th trace.Index // the thread whose run r is, while open
+	var r [2]int
+	open := false
+	for c, kind := range calls.kind {
 		lo, hi := o.byCall[c], o.byCall[c+1]
-		if hi == lo && !isLaunchCall(call) {
+		if hi == lo && kind&callLaunch == 0 {
 			continue
 		}
-		r, ok := o.thread[call.Thread]
-		if !ok {
-			r = [2]int{len(o.calls), len(o.calls)}
+		if callTh := calls.thread[c]; !open || callTh != th {
+			if open {
+				o.thread[th] = r
+			}
+			var ok bool
+			if r, ok = o.thread[callTh]; !ok {
+				r = [2]int{len(o.calls), len(o.calls)}
+			}
+			th, open = callTh, true
 		}
 		r[1]++
-		o.thread[call.Thread] = r
-		o.calls = append(o.calls, int32(c))
+		o.calls, starts = append(o.calls, int32(c)), append(starts, calls.start[c])
 		var gpu trace.Duration
 		var kernels int32
 		for _, g := range o.launched[lo:hi] {
@@ -136,12 +185,20 @@ func (o *OwnershipFacts) indexCalls() {
 				kernels++
 			}
 		}
-		n := len(o.gpu) - 1
-		o.gpu = append(o.gpu, o.gpu[n]+gpu)
-		o.api = append(o.api, o.api[n]+call.Dur())
-		o.activities = append(o.activities, o.activities[n]+hi-lo)
-		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[n]+kernels)
+		k := len(o.gpu) - 1
+		o.gpu = append(o.gpu, o.gpu[k]+gpu)
+		o.api = append(o.api, o.api[k]+trace.Duration(calls.end[c]-calls.start[c]))
+		o.activities = append(o.activities, o.activities[k]+hi-lo)
+		o.kernelsBy = append(o.kernelsBy, o.kernelsBy[k]+kernels)
 	}
+	if open {
+		o.thread[th] = r
+	}
+	if len(o.calls) > n {
+		o.calls, starts, o.gpu, o.api = slices.Clone(o.calls), slices.Clone(starts), slices.Clone(o.gpu), slices.Clone(o.api)
+		o.activities, o.kernelsBy = slices.Clone(o.activities), slices.Clone(o.kernelsBy)
+	}
+	o.starts = newSampledTimes(starts, slices.Collect(maps.Values(o.thread)))
 }
 
 // queues returns the launch queues, built on the first call.
@@ -183,9 +240,8 @@ func (o *OwnershipFacts) callRange(th trace.Index, s trace.Span) (int, int) {
 	if !ok {
 		return 0, 0
 	}
-	starts := func(i int) trace.Time { return o.t.APICalls[o.calls[r[0]+i]].Start }
-	lo := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.Start })
-	hi := r[0] + sort.Search(r[1]-r[0], func(i int) bool { return starts(i) >= s.End })
+	// The first start at or after each bound, as sort.Search found it.
+	lo, hi := o.starts.firstFrom(r[0], r[1], s.Start), o.starts.firstFrom(r[0], r[1], s.End)
 	return lo, max(lo, hi)
 }
 

@@ -84,7 +84,7 @@ func TestOwnershipByLaunch(t *testing.T) {
 	s.rng("G", 1, 4000, 100)
 	s.launch(1, 4010, "cudaGraphLaunch", "triton_poi_fused_add_0", [3]float64{4200, 50, 7}, [3]float64{4220, 50, 9}, [3]float64{4300, 20, 7})
 	tr := s.trace(t)
-	own := newOwnership(tr)
+	own := newOwnership(tr, newHostTable(tr))
 	busy := newBusy(tr)
 
 	th, a := annotation(t, tr, "A")
@@ -155,7 +155,7 @@ func TestOwnershipMatchesPython(t *testing.T) {
 	for name, exp := range want {
 		t.Run(name, func(t *testing.T) {
 			tr := load(t, name)
-			own := newOwnership(tr)
+			own := newOwnership(tr, newHostTable(tr))
 			calls := map[string][]Owned{}
 			for _, a := range slices.SortedFunc(slices.Values(tr.Annotations), func(a, b trace.Annotation) int { return cmp.Compare(a.Start, b.Start) }) {
 				if !a.GPU && !strings.HasPrefix(a.Name, "ProfilerStep#") {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -18,11 +19,18 @@ import (
 // GPU) takes in the untraced program.
 type profilerClock struct {
 	// ops holds the starts of framework ops and host record_function
-	// ranges, loader those of the ops inside a DataLoader's ranges
-	// (loaderRanges; not in ops), frames of Python frame events, memory
-	// of allocator events, each sorted (frames: the HostTable's, shared
-	// and only read).
-	ops, loader, frames, memory []trace.Time
+	// ranges (startLists: the ops' may be the HostTable's start column,
+	// shared and only read), loader those of the ops inside a
+	// DataLoader's ranges (loaderRanges; not in ops), frames of Python
+	// frame events, memory of allocator events, each sorted.
+	ops                    startLists
+	loader, frames, memory []trace.Time
+	// sortedFrames are the trace's frames when they come sorted by start
+	// (the HostTable's frames.sorted), counted in place, and frameEvery
+	// every frameStride-th one's start (the HostTable's); frames is nil
+	// then.
+	sortedFrames []trace.PyFrame
+	frameEvery   []trace.Time
 	// perOpUs is the cost of one recorded op with the trace's options
 	// (record_shapes adds OverheadPerShapesOpUs).
 	perOpUs float64
@@ -44,14 +52,19 @@ func newProfilerClock(t *trace.Trace, host *hostTable) *profilerClock {
 	if t.Meta.Framework != "PyTorch" {
 		return nil
 	}
-	c := &profilerClock{perOpUs: OverheadPerOpUs, trace: t, host: host, frames: host.frameStarts}
-	// Two independent sorts of up to millions of times (the frames'
-	// came sorted with the HostTable), and the leaf work (every analyzer
-	// that prices an interval reads it), side by side: the clock is on
-	// the way of the analyzers that need it.
+	c := &profilerClock{perOpUs: OverheadPerOpUs, trace: t, host: host}
+	// Independent sorts of up to millions of times (none where the
+	// events come sorted), and the leaf work (every analyzer that prices
+	// an interval reads it), side by side: the clock is on the way of
+	// the analyzers that need it.
 	var wg sync.WaitGroup
 	wg.Go(func() { c.ops, c.loader = opStarts(t, host) })
 	wg.Go(func() { c.memory = sortedStarts(len(t.Memory), func(i int) trace.Time { return t.Memory[i].At }) })
+	if host.frames.sorted {
+		c.sortedFrames, c.frameEvery = t.Frames, host.frameEvery
+	} else {
+		wg.Go(func() { c.frames = sortedStarts(len(t.Frames), func(i int) trace.Time { return t.Frames[i].Start }) })
+	}
 	if len(t.Ops) > 0 {
 		wg.Go(func() {
 			w := newLeafWork(t, host)
@@ -69,15 +82,21 @@ func newProfilerClock(t *trace.Trace, host *hostTable) *profilerClock {
 // ranges outside a DataLoader's loading ranges, and of those inside. The
 // ops' starts are read from their column (host), in chunks side by side
 // (a sorted list of times does not depend on the order they were
-// gathered in).
-func opStarts(t *trace.Trace, host *hostTable) (ops, loader []trace.Time) {
+// gathered in); a column that comes sorted with no loading range is
+// counted in place, the ranges' starts in a list of their own (a count
+// over two sorted lists is the count over their merge).
+func opStarts(t *trace.Trace, host *hostTable) (ops startLists, loader []trace.Time) {
 	loading := loaderRanges(t)
 	starts := host.ops.start
-	if len(loading) == 0 {
-		ops = make([]trace.Time, len(starts), len(starts)+len(t.Annotations))
-		copy(ops, starts)
-	} else {
-		ops = make([]trace.Time, 0, len(starts)+len(t.Annotations))
+	var own []trace.Time
+	switch {
+	case len(loading) == 0 && host.ops.sorted:
+		ops = append(ops, starts)
+	case len(loading) == 0:
+		own = make([]trace.Time, len(starts), len(starts)+len(t.Annotations))
+		copy(own, starts)
+	default:
+		own = make([]trace.Time, 0, len(starts)+len(t.Annotations))
 		for _, part := range mapChunks(len(starts), func(lo, hi int) (p [2][]trace.Time) {
 			for _, at := range starts[lo:hi] {
 				if overlapsAny(trace.Span{Start: at, End: at + 1}, loading) {
@@ -88,17 +107,29 @@ func opStarts(t *trace.Trace, host *hostTable) (ops, loader []trace.Time) {
 			}
 			return p
 		}) {
-			ops, loader = append(ops, part[0]...), append(loader, part[1]...)
+			own, loader = append(own, part[0]...), append(loader, part[1]...)
 		}
 	}
 	for i := range t.Annotations {
 		if !t.Annotations[i].GPU {
-			ops = append(ops, t.Annotations[i].Start)
+			own = append(own, t.Annotations[i].Start)
 		}
 	}
-	sortTimes(ops)
+	sortTimes(own)
 	sortTimes(loader)
-	return ops, loader
+	return append(ops, own), loader
+}
+
+// startLists are sorted lists of event starts, counted as one.
+type startLists [][]trace.Time
+
+// count returns the starts in [a, b).
+func (l startLists) count(a, b trace.Time) int {
+	n := 0
+	for _, v := range l {
+		n += countIn(v, a, b)
+	}
+	return n
 }
 
 // loaderRanges are the host ranges a DataLoader records around each
@@ -117,7 +148,28 @@ func loaderRanges(t *trace.Trace) []trace.Span {
 // counts returns the ops (other than loading ops), loading ops, frames
 // and allocator events recorded in [a, b).
 func (c *profilerClock) counts(a, b trace.Time) (ops, loader, frames, memory int) {
-	return countIn(c.ops, a, b), countIn(c.loader, a, b), countIn(c.frames, a, b), countIn(c.memory, a, b)
+	return c.ops.count(a, b), countIn(c.loader, a, b), c.framesIn(a, b), countIn(c.memory, a, b)
+}
+
+// framesIn returns the frames that start in [a, b): in the sorted
+// starts, or in the frames themselves when they come sorted.
+func (c *profilerClock) framesIn(a, b trace.Time) int {
+	if c.sortedFrames == nil {
+		return countIn(c.frames, a, b)
+	}
+	return c.firstFrameFrom(b) - c.firstFrameFrom(a)
+}
+
+// firstFrameFrom returns the first of the sorted frames starting at or
+// after at: among frameEvery's starts, then among the frameStride
+// frames before the one found there.
+func (c *profilerClock) firstFrameFrom(at trace.Time) int {
+	k, _ := slices.BinarySearch(c.frameEvery, at)
+	// Frame k*frameStride starts at or after at (or is past the last),
+	// frame (k-1)*frameStride before it.
+	lo, hi := max((k-1)*frameStride+1, 0), min(k*frameStride, len(c.sortedFrames))
+	f := c.sortedFrames[lo:hi]
+	return lo + sort.Search(len(f), func(i int) bool { return f[i].Start >= at })
 }
 
 // costUs is the profiler's estimated host work in [a, b), in µs

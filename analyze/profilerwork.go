@@ -25,45 +25,88 @@ type leafWork struct {
 	// length of spans[:i].
 	spans []interval.Bounds
 	cum   []trace.Duration
+	// every holds every leafStride-th span's start: a search looks here
+	// first, then among leafStride spans (a search over the spans
+	// themselves missed the cache from its first probe).
+	every []trace.Time
 }
+
+// leafStride is how many spans a start in leafWork.every stands for.
+const leafStride = 64
 
 // newLeafWork collects t's leaf-op work (host: t's HostTable, whose op
 // columns it reads).
 func newLeafWork(t *trace.Trace, host *hostTable) leafWork {
-	parent := make([]bool, len(t.Ops))
+	// parent[i]: op i has an op inside it. Marked one place up, op
+	// None's mark in the spare first place: no branch per op, which
+	// half the ops (the roots among them) mispredicted.
+	marks := make([]bool, len(t.Ops)+1)
 	for _, p := range host.ops.parent {
-		if p != trace.None {
-			parent[p] = true
-		}
+		marks[p+1] = true
 	}
-	// The leaves and the calls inside them are gathered, merged and
-	// cleaned side by side, each in chunks of events.
+	parent := marks[1:]
+	// The leaves and the calls inside them are merged and cleaned side
+	// by side, each in chunks of events: as they come where they come in
+	// start order (orderedunion.go), else gathered and sorted.
 	var leaves, calls []interval.Bounds
 	parallel.Each(2, func(k int) {
 		if k == 0 {
-			leaves = slices.DeleteFunc(interval.UnionBounds(leafBounds(&host.ops, parent)), func(b interval.Bounds) bool { return b.End <= b.Start })
+			u, ok := orderedLeafUnion(&host.ops, parent)
+			if !ok {
+				u = interval.UnionBounds(leafBounds(&host.ops, parent))
+			}
+			leaves = slices.DeleteFunc(u, func(b interval.Bounds) bool { return b.End <= b.Start })
 		} else {
-			calls = interval.UnionBounds(leafCallBounds(t, parent))
+			u, ok := orderedCallUnion(&host.calls, parent)
+			if !ok {
+				u = interval.UnionBounds(leafCallBounds(t, parent))
+			}
+			calls = u
 		}
 	})
-	// The leaves less the calls: each leaf's parts outside every call,
-	// counted, then made at their exact size (the work lives as long as
-	// the analysis; sized for the most there can be and then copied to
-	// size, it was a fifth of a Run's garbage).
-	n := 0
-	leafParts(leaves, calls, func(from, to trace.Time) {
-		if to > from {
-			n++
-		}
-	})
-	w := leafWork{spans: make([]interval.Bounds, 0, n), cum: make([]trace.Duration, 1, n+1)}
-	leafParts(leaves, calls, w.span)
+	return leafWorkOf(leaves, calls)
+}
+
+// leafWorkOf returns the work of the leaves less the calls (each sorted
+// and disjoint): each leaf's parts outside every call. A part ends at a
+// call that starts inside the leaf (one leaf's at most: they are
+// disjoint) or at the leaf's end, so there are at most as many as
+// leaves and calls together: the parts are written in one pass into
+// arrays of that size, and copied to their own size only where that is
+// an eighth or more too many (the work lives as long as the analysis; a
+// count first was a second pass over both lists, and parts sized for
+// the most there can be and always copied to size were a fifth of a
+// Run's garbage).
+func leafWorkOf(leaves, calls []interval.Bounds) leafWork {
+	most := len(leaves) + len(calls)
+	w := leafWork{spans: make([]interval.Bounds, most), cum: make([]trace.Duration, most+1)}
+	n := leafParts(leaves, calls, w.spans, w.cum)
+	w.spans, w.cum = w.spans[:n], w.cum[:n+1]
+	if n < most-most/8 {
+		w.spans, w.cum = slices.Clone(w.spans), slices.Clone(w.cum)
+	}
+	w.every = make([]trace.Time, (n+leafStride-1)/leafStride)
+	for k := range w.every {
+		w.every[k] = w.spans[k*leafStride].Start
+	}
 	return w
 }
 
-// leafParts calls part with each leaf's parts outside every call, in
-// order (leaves and calls sorted and disjoint; a part may be empty).
-func leafParts(leaves, calls []interval.Bounds, part func(from, to trace.Time)) {
+// leafParts writes the leaves' non-empty parts outside every call
+// (leaves and calls sorted and disjoint) into spans, in order, and the
+// running total of their lengths into cum (which holds the leading 0),
+// and returns how many there are.
+func leafParts(leaves, calls, spans []interval.Bounds, cum []trace.Duration) int {
+	n := 0
+	var total trace.Duration
+	part := func(from, to trace.Time) {
+		if to <= from {
+			return
+		}
+		total += trace.Duration(to - from)
+		spans[n], cum[n+1] = interval.Bounds{Start: from, End: to}, total
+		n++
+	}
 	j := 0
 	for _, s := range leaves {
 		for j < len(calls) && calls[j].End <= s.Start {
@@ -79,6 +122,7 @@ func leafParts(leaves, calls []interval.Bounds, part func(from, to trace.Time)) 
 		}
 		part(from, s.End)
 	}
+	return n
 }
 
 // leafBounds returns the intervals of the leaf ops (ops: their columns;
@@ -142,35 +186,21 @@ func countedFill[T any](n int, count func(lo, hi int) int, fill func(lo, hi int,
 	return out
 }
 
-// span adds [from, to) to the work when it is not empty (cum holds the
-// leading 0).
-func (w *leafWork) span(from, to trace.Time) {
-	if to <= from {
-		return
-	}
-	w.spans = append(w.spans, interval.Bounds{Start: from, End: to})
-	w.cum = append(w.cum, w.cum[len(w.cum)-1]+trace.Duration(to-from))
-}
-
 // in returns the work inside [a, b).
 func (w leafWork) in(a, b trace.Time) trace.Duration {
 	if b <= a || len(w.spans) == 0 {
 		return 0
 	}
 	// lo: the first span ending after a; hi: the first span starting at
-	// or after b.
-	lo, _ := slices.BinarySearchFunc(w.spans, a, func(s interval.Bounds, t trace.Time) int {
-		if s.End <= t {
-			return -1
-		}
-		return 1
-	})
-	hi, _ := slices.BinarySearchFunc(w.spans, b, func(s interval.Bounds, t trace.Time) int {
-		if s.Start < t {
-			return -1
-		}
-		return 1
-	})
+	// or after b. The spans are sorted, disjoint and not empty, so every
+	// span from the first starting at or after a ends after a, and every
+	// one before the span before it ends at or before a: lo is that
+	// first one or the one before it.
+	lo := w.firstFrom(a)
+	if lo > 0 && w.spans[lo-1].End > a {
+		lo--
+	}
+	hi := w.firstFrom(b)
 	if lo >= hi {
 		return 0
 	}
@@ -183,4 +213,22 @@ func (w leafWork) in(a, b trace.Time) trace.Duration {
 		d -= trace.Duration(s.End - b)
 	}
 	return d
+}
+
+// firstFrom returns the first span starting at or after at: among every's
+// starts, then among the leafStride spans before the one found there.
+func (w leafWork) firstFrom(at trace.Time) int {
+	k, _ := slices.BinarySearch(w.every, at)
+	// Span k*leafStride starts at or after at (or is past the last),
+	// span (k-1)*leafStride before it.
+	lo, hi := max((k-1)*leafStride+1, 0), min(k*leafStride, len(w.spans))
+	for lo < hi { // sort.Search's, without the call per probe
+		h := int(uint(lo+hi) >> 1)
+		if w.spans[h].Start < at {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
 }

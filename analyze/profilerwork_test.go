@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -66,5 +68,79 @@ func TestLoaderOpsPriced(t *testing.T) {
 	}
 	if got, want := c.costUs(0, 200_000), 2*OverheadPerOpUs+2*OverheadPerLoaderOpUs; math.Abs(got-want) > 1e-9 {
 		t.Errorf("cost %g µs, want %g", got, want)
+	}
+}
+
+// TestLeafWorkInMatchesWalk: over thousands of leaves (many strides of
+// the start index), touching and apart, less calls that start inside
+// them, span several or lie between them, the work in any interval is
+// what a walk over each unit of time counts.
+func TestLeafWorkInMatchesWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var leaves, calls []interval.Bounds
+	at := trace.Time(0)
+	for range 5000 {
+		at += trace.Time(rng.IntN(3)) // some touch the one before
+		end := at + 1 + trace.Time(rng.IntN(9))
+		leaves = append(leaves, interval.Bounds{Start: at, End: end})
+		at = end
+	}
+	for c := trace.Time(0); c < at; {
+		c += trace.Time(rng.IntN(12))
+		end := c + 1 + trace.Time(rng.IntN(4))
+		if rng.IntN(20) == 0 {
+			end += 25 // over several leaves
+		}
+		calls = append(calls, interval.Bounds{Start: c, End: end})
+		c = end
+	}
+	w := leafWorkOf(leaves, calls)
+	// work[u] says unit [u, u+1) is in a leaf and in no call.
+	work := make([]bool, at+50)
+	for _, s := range leaves {
+		for u := s.Start; u < s.End; u++ {
+			work[u] = true
+		}
+	}
+	for _, c := range calls {
+		for u := c.Start; u < min(c.End, trace.Time(len(work))); u++ {
+			work[u] = false
+		}
+	}
+	walk := func(a, b trace.Time) trace.Duration {
+		var d trace.Duration
+		for u := max(a, 0); u < min(b, trace.Time(len(work))); u++ {
+			if work[u] {
+				d++
+			}
+		}
+		return d
+	}
+	if got, want := w.in(-10, at+50), walk(-10, at+50); got != want || len(w.spans) < 2*len(leaves)/3 {
+		t.Fatalf("all the work: %d in %d parts, a walk %d", got, len(w.spans), want)
+	}
+	for range 3000 {
+		a := trace.Time(rng.IntN(int(at)+20)) - 10
+		b := a + trace.Time(rng.IntN(300))
+		if got, want := w.in(a, b), walk(a, b); got != want {
+			t.Fatalf("work in [%d, %d) = %d, a walk %d", a, b, got, want)
+		}
+	}
+	for _, s := range w.spans[:300] {
+		for _, ab := range [][2]trace.Time{{s.Start, s.End}, {s.End, s.End + 5}, {s.Start - 1, s.Start + 1}, {s.End - 1, s.End + 1}} {
+			if got, want := w.in(ab[0], ab[1]), walk(ab[0], ab[1]); got != want {
+				t.Fatalf("work in [%d, %d) = %d, a walk %d", ab[0], ab[1], got, want)
+			}
+		}
+	}
+	// Calls that split every leaf: as many parts as leaves and calls.
+	var split []interval.Bounds
+	for _, s := range leaves {
+		if s.End-s.Start >= 3 {
+			split = append(split, interval.Bounds{Start: s.Start + 1, End: s.Start + 2})
+		}
+	}
+	if got := leafWorkOf(leaves, split); len(got.spans) > len(leaves)+len(split) || cap(got.spans) > len(got.spans)+len(got.spans)/8+16 {
+		t.Fatalf("%d leaves less %d calls: %d parts kept in %d", len(leaves), len(split), len(got.spans), cap(got.spans))
 	}
 }
