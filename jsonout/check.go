@@ -53,10 +53,10 @@ func (cs codecs) settle() {
 // check reports whether the piece would fail to encode.
 func (p *piece) check() error {
 	if !p.run {
-		return check(p.c, p.v, p.nest)
+		return check(&p.memo, p.c, p.v, p.nest)
 	}
 	for i := p.lo; i < p.hi; i++ {
-		if err := check(p.c, p.v.Index(i), p.nest+1); err != nil {
+		if err := check(&p.memo, p.c, p.v.Index(i), p.nest+1); err != nil {
 			return err
 		}
 	}
@@ -65,12 +65,12 @@ func (p *piece) check() error {
 
 // check returns appendValue's error for v, of c's type, at nest, without
 // writing it.
-func check(c *codec, v reflect.Value, nest int) error {
+func check(m *memo, c *codec, v reflect.Value, nest int) error {
 	if !c.mayFail {
 		return nil
 	}
 	if c.addrMarshals && v.CanAddr() {
-		return checkMarshaled(v.Addr())
+		return checkMarshaled(m, v.Addr())
 	}
 	switch c.op {
 	case opFloat32, opFloat64:
@@ -85,7 +85,7 @@ func check(c *codec, v reflect.Value, nest int) error {
 		if nest > maxNesting {
 			return errFallBack
 		}
-		return check(c.elem, v.Elem(), nest+1)
+		return check(m, c.elem, v.Elem(), nest+1)
 	case opSlice, opArray:
 		if c.op == opSlice && v.IsNil() {
 			return nil
@@ -95,7 +95,7 @@ func check(c *codec, v reflect.Value, nest int) error {
 			return errFallBack
 		}
 		for i := range n {
-			if err := check(c.elem, v.Index(i), nest+1); err != nil {
+			if err := check(m, c.elem, v.Index(i), nest+1); err != nil {
 				return err
 			}
 		}
@@ -107,21 +107,21 @@ func check(c *codec, v reflect.Value, nest int) error {
 		for i := range c.fields {
 			f := &c.fields[i]
 			if fv, ok := fieldValue(v, f); ok {
-				if err := check(f.codec, fv, nest+1); err != nil {
+				if err := check(m, f.codec, fv, nest+1); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	case opMarshal:
-		return checkMarshaled(v)
+		return checkMarshaled(m, v)
 	}
 	return nil
 }
 
 // checkMarshaled returns appendMarshaled's error for v.
-func checkMarshaled(v reflect.Value) error {
-	if _, err := marshal(v); err != nil {
+func checkMarshaled(m *memo, v reflect.Value) error {
+	if err := m.keep(v); err != nil {
 		return errFallBack
 	}
 	return nil

@@ -52,6 +52,8 @@ type piece struct {
 	weight      int
 	out         []byte
 	err         error
+	// memo keeps what check marshalled, for encode.
+	memo memo
 }
 
 // encode writes the piece into its out, appended to dst (a new buffer
@@ -62,9 +64,9 @@ func (p *piece) encode(dst []byte) {
 	}
 	out := append(dst, p.prefix...)
 	if p.run {
-		p.out, p.err = appendRun(out, p.c, p.v, p.lo, p.hi, p.depth, p.nest)
+		p.out, p.err = appendRun(out, &p.memo, p.c, p.v, p.lo, p.hi, p.depth, p.nest)
 	} else {
-		p.out, p.err = appendValue(out, p.c, p.v, p.depth, p.nest)
+		p.out, p.err = appendValue(out, &p.memo, p.c, p.v, p.depth, p.nest)
 	}
 }
 
@@ -104,7 +106,7 @@ func (k *cutter) value(c *codec, v reflect.Value, depth, w, nest int) {
 		return
 	}
 	if w <= inlineWeight {
-		k.text, k.err = appendValue(k.text, c, v, depth, nest)
+		k.text, k.err = appendValue(k.text, nil, c, v, depth, nest)
 		return
 	}
 	if w <= k.target || nest >= maxWeighNesting || c.addrMarshals && v.CanAddr() {

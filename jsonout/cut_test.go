@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -171,4 +172,40 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// counted counts its marshaller's calls.
+type counted struct{ calls *atomic.Int64 }
+
+func (c counted) MarshalJSON() ([]byte, error) {
+	c.calls.Add(1)
+	return []byte(`"c<&>"`), nil
+}
+
+// TestStreamMarshalsOnce: streamed, a value with its own marshaller is
+// encoded once (by the check, kept for the encoding), and the output is
+// the Encoder's.
+func TestStreamMarshalsOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var calls atomic.Int64
+	type row struct {
+		Us   float64 `json:"us"`
+		Cell counted `json:"cell"`
+	}
+	rows := make([]row, 20000)
+	for i := range rows {
+		rows[i] = row{float64(i) / 8, counted{&calls}}
+	}
+	want := encoderOutput(t, rows)
+	calls.Store(0)
+	var got plainWriter
+	if err := Write(&got, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("output differs from the Encoder's at byte %d", firstDiff(got.Bytes(), want))
+	}
+	if n := calls.Load(); n != int64(len(rows)) {
+		t.Errorf("%d marshaller calls for %d values", n, len(rows))
+	}
 }

@@ -21,9 +21,9 @@ const maxNesting = 1000
 // appendValue appends v, of c's type, indented as the Encoder indents a
 // value that starts at depth (its closing bracket's indent); nest counts
 // the recursion.
-func appendValue(dst []byte, c *codec, v reflect.Value, depth, nest int) ([]byte, error) {
+func appendValue(dst []byte, m *memo, c *codec, v reflect.Value, depth, nest int) ([]byte, error) {
 	if c.addrMarshals && v.CanAddr() {
-		return appendMarshaled(dst, v.Addr(), depth)
+		return appendMarshaled(dst, m, v.Addr(), depth)
 	}
 	switch c.op {
 	case opBool:
@@ -45,21 +45,21 @@ func appendValue(dst []byte, c *codec, v reflect.Value, depth, nest int) ([]byte
 		if nest > maxNesting {
 			return dst, errFallBack
 		}
-		return appendValue(dst, c.elem, v.Elem(), depth, nest+1)
+		return appendValue(dst, m, c.elem, v.Elem(), depth, nest+1)
 	case opSlice, opArray:
 		if c.op == opSlice && v.IsNil() {
 			return append(dst, "null"...), nil
 		}
-		return appendElems(dst, c.elem, v, 0, v.Len(), depth, nest)
+		return appendElems(dst, m, c.elem, v, 0, v.Len(), depth, nest)
 	case opStruct:
-		return appendStruct(dst, c, v, depth, nest)
+		return appendStruct(dst, m, c, v, depth, nest)
 	}
-	return appendMarshaled(dst, v, depth)
+	return appendMarshaled(dst, m, v, depth)
 }
 
 // appendElems appends elements lo to hi of the slice or array v as an
 // indented array (a whole one when they are all its elements).
-func appendElems(dst []byte, elem *codec, v reflect.Value, lo, hi, depth, nest int) ([]byte, error) {
+func appendElems(dst []byte, m *memo, elem *codec, v reflect.Value, lo, hi, depth, nest int) ([]byte, error) {
 	if lo == hi {
 		return append(dst, "[]"...), nil
 	}
@@ -67,7 +67,7 @@ func appendElems(dst []byte, elem *codec, v reflect.Value, lo, hi, depth, nest i
 		return dst, errFallBack
 	}
 	dst = append(dst, '[')
-	dst, err := appendRun(dst, elem, v, lo, hi, depth+1, nest)
+	dst, err := appendRun(dst, m, elem, v, lo, hi, depth+1, nest)
 	if err != nil {
 		return dst, err
 	}
@@ -76,14 +76,14 @@ func appendElems(dst []byte, elem *codec, v reflect.Value, lo, hi, depth, nest i
 
 // appendRun appends elements lo to hi of v at depth, each on its own
 // line, comma separated: an array's inside, or a piece of it.
-func appendRun(dst []byte, elem *codec, v reflect.Value, lo, hi, depth, nest int) ([]byte, error) {
+func appendRun(dst []byte, m *memo, elem *codec, v reflect.Value, lo, hi, depth, nest int) ([]byte, error) {
 	var err error
 	for i := lo; i < hi; i++ {
 		if i > lo {
 			dst = append(dst, ',')
 		}
 		dst = newline(dst, depth)
-		if dst, err = appendValue(dst, elem, v.Index(i), depth, nest+1); err != nil {
+		if dst, err = appendValue(dst, m, elem, v.Index(i), depth, nest+1); err != nil {
 			return dst, err
 		}
 	}
@@ -91,7 +91,7 @@ func appendRun(dst []byte, elem *codec, v reflect.Value, lo, hi, depth, nest int
 }
 
 // appendStruct appends the struct v's fields as an indented object.
-func appendStruct(dst []byte, c *codec, v reflect.Value, depth, nest int) ([]byte, error) {
+func appendStruct(dst []byte, m *memo, c *codec, v reflect.Value, depth, nest int) ([]byte, error) {
 	if nest > maxNesting {
 		return dst, errFallBack
 	}
@@ -108,7 +108,7 @@ func appendStruct(dst []byte, c *codec, v reflect.Value, depth, nest int) ([]byt
 			dst = append(dst, ',')
 		}
 		dst = append(newline(dst, depth+1), f.key...)
-		if dst, err = appendValue(dst, f.codec, fv, depth+1, nest+1); err != nil {
+		if dst, err = appendValue(dst, m, f.codec, fv, depth+1, nest+1); err != nil {
 			return dst, err
 		}
 	}
@@ -154,26 +154,13 @@ func empty(v reflect.Value) bool {
 
 // appendMarshaled appends v encoded by encoding/json and indented from
 // depth: what the Encoder writes for it in place.
-func appendMarshaled(dst []byte, v reflect.Value, depth int) ([]byte, error) {
-	compact, err := marshal(v)
+func appendMarshaled(dst []byte, m *memo, v reflect.Value, depth int) ([]byte, error) {
+	compact, err := m.marshal(v)
 	if err != nil {
 		return dst, errFallBack
 	}
 	dst, _ = appendIndented(dst, compact, depth)
 	return dst, nil
-}
-
-// marshal is v encoded by encoding/json, compact. An addressable value
-// goes by its address, so that the Encoder calls pointer methods inside
-// it as it does in place.
-func marshal(v reflect.Value) ([]byte, error) {
-	if !v.CanInterface() {
-		return nil, errFallBack
-	}
-	if v.CanAddr() {
-		v = v.Addr()
-	}
-	return encodeCompact(v.Interface())
 }
 
 // appendFloat64 appends f as the Encoder writes a float64. Most of a
