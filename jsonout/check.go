@@ -35,12 +35,20 @@ func (cs codecs) settle() {
 			h = height(c.elem)
 			c.mayFail = c.mayFail || c.elem.mayFail
 		case opStruct:
-			for _, f := range c.fields {
+			for i := range c.fields {
+				f := &c.fields[i]
 				h = max(h, height(f.codec))
 				c.mayFail = c.mayFail || f.codec.mayFail
 			}
 		}
 		c.height = min(h+1, maxNesting)
+		for i := range c.fields {
+			// A field's mayFail is settled, or true (a type reaching
+			// itself): either way final.
+			if f := &c.fields[i]; f.codec.mayFail {
+				c.failing = append(c.failing, f)
+			}
+		}
 		c.mayFail = c.mayFail || c.addrMarshals || c.height >= maxNesting/2
 		state[c] = 2
 		return c.height
@@ -104,8 +112,7 @@ func check(m *memo, c *codec, v reflect.Value, nest int) error {
 		if nest > maxNesting {
 			return errFallBack
 		}
-		for i := range c.fields {
-			f := &c.fields[i]
+		for _, f := range c.failing {
 			if fv, ok := fieldValue(v, f); ok {
 				if err := check(m, f.codec, fv, nest+1); err != nil {
 					return err

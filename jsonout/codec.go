@@ -48,6 +48,8 @@ type codec struct {
 	// most values nested in one, at most maxNesting (settle sets both).
 	mayFail bool
 	height  int
+	// failing are the fields whose values may fail, all check looks at.
+	failing []*field
 }
 
 // field is one member of a struct as encoding/json lists it.
