@@ -2,41 +2,92 @@
 // spaces, with kernel names' < > & kept as they are, one value per call
 // followed by a newline. The output is byte for byte what
 // encoding/json's Encoder writes with SetEscapeHTML(false) and
-// SetIndent("", "  "); the indenting is one pass over the compact
-// encoding instead of the Encoder's re-scan with its full JSON state
-// machine, which took most of the time `report --format json` spent
-// writing a 14 MB report of a 2,205-step trace.
+// SetIndent("", "  "). It is written straight into its indented form,
+// type by type (codec.go), in pieces side by side (plan.go): the
+// Encoder's reflection per value, then its re-scan of the compact text
+// to indent it, took most of the time `report --format json` spent
+// writing a 17 MB report of a 2,755-step trace, on one thread after the
+// analysis. Values only encoding/json knows how to write (marshallers,
+// maps, interfaces) are encoded by it and indented in place.
 package jsonout
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
+	"reflect"
+	"runtime"
 )
 
-// Splitter is a value whose large object members Write encodes side by
-// side (see WriteSplit): whole is the value itself, rest the value with
-// those members left out so that each encodes as null; keys and values
-// are the members. A value that holds a Splitter embedded has its
-// method too, but is not its whole: it is written whole.
-type Splitter interface {
-	SplitJSON() (whole, rest any, keys []string, values []any)
-}
-
-// Write encodes v to w as described in the package doc.
+// Write encodes v to w as described in the package doc. Nothing is
+// written unless the whole value encodes; where it does not (a NaN, a
+// marshaller's error), the error is encoding/json's.
 func Write(w io.Writer, v any) error {
-	if s, ok := v.(Splitter); ok {
-		// whole's type is the Splitter's own (a pointer): comparable.
-		whole, rest, keys, values := s.SplitJSON()
-		if whole == v && len(keys) == len(values) {
-			members := make([]Member, len(keys))
-			for i := range keys {
-				members[i] = Member{keys[i], values[i]}
-			}
-			return WriteSplit(w, v, rest, members)
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return writeWhole(w, v)
+	}
+	cs := codecs{}
+	c := cs.of(rv.Type())
+	threads := runtime.GOMAXPROCS(0)
+	buf, isBuf := w.(*bytes.Buffer)
+	most := math.MaxInt
+	if !isBuf {
+		// Streamed: pieces small enough to hold a few at a time.
+		most = streamWeight
+	}
+	pieces, tail, err := cut(c, rv, threads, most)
+	switch {
+	case err != nil:
+		return writeWhole(w, v)
+	case isBuf && len(pieces) <= 1:
+		// Into a buffer (what the faces hand in), a value on one
+		// thread is written in place, not built beside it and copied.
+		return writeInPlace(buf, pieces, tail, v)
+	case len(pieces) > 1 && !isBuf:
+		cs.settle()
+		if checkPieces(pieces) != nil {
+			return writeWhole(w, v)
+		}
+		return stream(w, pieces, tail)
+	}
+	if encodePieces(pieces) != nil {
+		return writeWhole(w, v)
+	}
+	if isBuf {
+		n := len(tail)
+		for _, p := range pieces {
+			n += len(p.out)
+		}
+		buf.Grow(n)
+	}
+	for _, p := range pieces {
+		if _, err := w.Write(p.out); err != nil {
+			return err
 		}
 	}
-	return writeWhole(w, v)
+	_, err = w.Write(tail)
+	return err
+}
+
+// writeInPlace writes at most one piece and the tail into buf's free
+// space.
+func writeInPlace(buf *bytes.Buffer, pieces []*piece, tail []byte, v any) error {
+	n := len(tail)
+	for _, p := range pieces {
+		n += len(p.prefix) + p.weight*bytesPerWeight
+	}
+	buf.Grow(n)
+	out := buf.AvailableBuffer()
+	for _, p := range pieces {
+		if p.encode(out); p.err != nil {
+			return writeWhole(buf, v)
+		}
+		out = p.out
+	}
+	_, err := buf.Write(append(out, tail...))
+	return err
 }
 
 // writeWhole is Write without splitting v.
