@@ -44,10 +44,13 @@ var Steps = &Analyzer{
 		// without one was launched before profiling started (the tail of
 		// a replay, a warm-up): no step launched it. Devices without
 		// launch records (JAX, kernel-only traces) place kernels by start.
+		// A device's kernels come in runs: the map is written when the
+		// device changes, not for every kernel.
 		launched := map[int32]bool{}
+		last := int32(-1)
 		for i := range t.GPU {
-			if g := &t.GPU[i]; g.Kind == trace.Kernel && g.Launch != trace.None {
-				launched[g.Device] = true
+			if g := &t.GPU[i]; g.Kind == trace.Kernel && g.Launch != trace.None && (g.Device != last || len(launched) == 0) {
+				launched[g.Device], last = true, g.Device
 			}
 		}
 		// The trace's span and the two placements are independent, and
@@ -58,12 +61,14 @@ var Steps = &Analyzer{
 			case 0:
 				s.whole = wholeSpan(t, host)
 			case 1:
-				inChunks(len(t.GPU), func(lo, hi int) { gpuSteps(t, launched, s.gpuStep, lo, hi) })
+				inChunks(len(t.GPU), func(lo, hi int) { gpuSteps(t, host.calls.start, launched, s.gpuStep, lo, hi) })
 			default:
+				// The calls' starts from the HostTable's column (8 bytes
+				// a call, not the 72-byte calls).
 				inChunks(len(t.APICalls), func(lo, hi int) {
 					steps := newStepCursor(t)
-					for i := lo; i < hi; i++ {
-						s.apiStep[i] = int32(steps.of(t.APICalls[i].Start))
+					for i, at := range host.calls.start[lo:hi] {
+						s.apiStep[lo+i] = int32(steps.of(at))
 					}
 				})
 			}
@@ -72,14 +77,15 @@ var Steps = &Analyzer{
 	},
 }
 
-// gpuSteps places GPU activities lo to hi in their steps (see Steps).
-func gpuSteps(t *trace.Trace, launched map[int32]bool, out []int32, lo, hi int) {
+// gpuSteps places GPU activities lo to hi in their steps (see Steps),
+// a launch call's start read from the calls' start column (callStart).
+func gpuSteps(t *trace.Trace, callStart []trace.Time, launched map[int32]bool, out []int32, lo, hi int) {
 	steps := newStepCursor(t)
 	for i := lo; i < hi; i++ {
 		g := &t.GPU[i]
 		at := g.Start
 		if g.Launch != trace.None {
-			at = t.APICalls[g.Launch].Start
+			at = callStart[g.Launch]
 		} else if g.Kind == trace.Kernel && launched[g.Device] {
 			out[i] = -1
 			continue
@@ -96,7 +102,7 @@ func gpuSteps(t *trace.Trace, launched map[int32]bool, out []int32, lo, hi int) 
 // facts' longest chain.)
 func wholeSpan(t *trace.Trace, host *hostTable) trace.Span {
 	parts := familyBounds(nil, t.GPU, func(a *trace.GPUActivity) *trace.Span { return &a.Span })
-	parts = familyBounds(parts, t.APICalls, func(c *trace.APICall) *trace.Span { return &c.Span })
+	parts = append(parts, columnBounds(host.calls.start, host.calls.end)...)
 	// The ops' and frames' bounds came with their columns (HostTable).
 	parts = append(parts, host.ops.bounds, host.frames.bounds)
 	parts = familyBounds(parts, t.Annotations, func(a *trace.Annotation) *trace.Span { return &a.Span })
@@ -127,6 +133,26 @@ func familyBounds[E any](parts []spanBounds, events []E, span func(*E) *trace.Sp
 		}
 		return b
 	})...)
+}
+
+// columnBounds returns the bounds of spans held in start and end
+// columns (the HostTable's calls': 16 bytes a call, not 72), chunk by
+// chunk side by side.
+func columnBounds(start, end []trace.Time) []spanBounds {
+	return mapChunks(len(start), func(lo, hi int) spanBounds {
+		b := newBounds()
+		if lo == hi {
+			return b
+		}
+		b.any = true
+		for _, s := range start[lo:hi] {
+			b.start = min(b.start, s)
+		}
+		for _, e := range end[lo:hi] {
+			b.end = max(b.end, e)
+		}
+		return b
+	})
 }
 
 // spanBounds are the earliest start and latest end of the spans seen so
