@@ -25,8 +25,14 @@ type stepWork struct {
 	computeUs, commUs float64
 	first, last       trace.Time
 	has               bool
-	window            trace.Span
-	spanDuration      trace.Duration
+	// launchedFirst is the earliest start of the step's non-empty
+	// activities that have a launch call (launched says there is one):
+	// what the step's GPU period starts from (stepPeriods), found in this
+	// pass over the step's activities, not one of its own over them all.
+	launchedFirst trace.Time
+	launched      bool
+	window        trace.Span
+	spanDuration  trace.Duration
 	// irreducible is the GPU work (µs) no fix removes: the largest
 	// kernel's time inside the window at the most a fix speeds it up.
 	irreducible float64
@@ -68,6 +74,9 @@ func (ix *index) stepWorks(device string) []stepWork {
 				w.last = a.End
 			}
 			w.has = true
+			if a.Launch != trace.None && (!w.launched || a.Start < w.launchedFirst) {
+				w.launchedFirst, w.launched = a.Start, true
+			}
 		}
 		switch {
 		case w.has && w.last-w.first > st.End-st.Start:
