@@ -14,6 +14,7 @@ import (
 type seekCursor struct {
 	pos  int        // the last answer: every start before it is below last
 	last trace.Time // the last time asked
+	set  bool       // a time was asked
 }
 
 // seek returns the first i in [0, n) with start(i) >= at (n if none);
@@ -39,8 +40,26 @@ func (c *seekCursor) seek(n int, at trace.Time, start func(int) trace.Time) int 
 			hi = h
 		}
 	}
-	c.pos, c.last = lo, at
+	c.pos, c.last, c.set = lo, at, true
 	return lo
+}
+
+// seekAfter is seek where the time may be the last one prev was asked
+// (an interval starting where the one before ended, as steps do): then
+// prev's answer, with no search.
+func (c *seekCursor) seekAfter(prev *seekCursor, n int, at trace.Time, start func(int) trace.Time) int {
+	if prev.set && prev.last == at {
+		c.pos, c.last, c.set = prev.pos, at, true
+		return c.pos
+	}
+	return c.seek(n, at, start)
+}
+
+// span returns the first starts at or after a and b, through cursors lo
+// and hi: lo first, so that it may take hi's last answer.
+func span(lo, hi *seekCursor, n int, a, b trace.Time, start func(int) trace.Time) (int, int) {
+	i := lo.seekAfter(hi, n, a, start)
+	return i, hi.seek(n, b, start)
 }
 
 // timesCursor counts a sorted list's times in intervals, one cursor for
@@ -52,8 +71,8 @@ type timesCursor struct {
 
 // count returns the times in [a, b) (countIn's answer).
 func (c *timesCursor) count(a, b trace.Time) int {
-	at := func(i int) trace.Time { return c.v[i] }
-	return c.hi.seek(len(c.v), b, at) - c.lo.seek(len(c.v), a, at)
+	lo, hi := span(&c.lo, &c.hi, len(c.v), a, b, func(i int) trace.Time { return c.v[i] })
+	return hi - lo
 }
 
 // clockCursor answers profilerClock's counts and eventsIn for a run of
@@ -85,9 +104,12 @@ func (k *clockCursor) counts(a, b trace.Time) (ops, loader, frames, memory int) 
 	for i := range k.ops {
 		ops += k.ops[i].count(a, b)
 	}
-	if f := k.c.sortedFrames; f != nil {
-		at := func(i int) trace.Time { return f[i].Start }
-		frames = k.frameHi.seek(len(f), b, at) - k.frameLo.seek(len(f), a, at)
+	if k.c.sortedFrames != nil {
+		// Through the frames' samples (8 bytes each, together), then
+		// among the few frames one stands for.
+		every := k.c.frameEvery
+		lo, hi := span(&k.frameLo, &k.frameHi, len(every), a, b, func(i int) trace.Time { return every[i] })
+		frames = k.c.frameFromSample(hi, b) - k.c.frameFromSample(lo, a)
 	} else {
 		frames = k.frames.count(a, b)
 	}
@@ -108,11 +130,9 @@ func (k *clockCursor) leafIn(a, b trace.Time) trace.Duration {
 	if b <= a || len(w.spans) == 0 {
 		return 0
 	}
-	at := func(i int) trace.Time { return w.spans[i].Start }
-	lo := k.leafLo.seek(len(w.spans), a, at)
+	lo, hi := span(&k.leafLo, &k.leafHi, len(w.spans), a, b, func(i int) trace.Time { return w.spans[i].Start })
 	if lo > 0 && w.spans[lo-1].End > a {
 		lo--
 	}
-	hi := k.leafHi.seek(len(w.spans), b, at)
 	return w.clipped(lo, hi, a, b)
 }

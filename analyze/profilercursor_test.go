@@ -72,14 +72,17 @@ func TestClockCursorMatchesClock(t *testing.T) {
 			c.frames = times(3000)
 		}
 		k := c.cursor()
-		a := trace.Time(-100)
+		a, b := trace.Time(-100), trace.Time(-100)
 		for range 3000 {
-			if rng.IntN(15) == 0 {
+			switch rng.IntN(15) {
+			case 0:
 				a -= trace.Time(rng.IntN(2000))
-			} else {
+			case 1, 2, 3, 4, 5: // where the last one ended, as steps
+				a = b
+			default:
 				a += trace.Time(rng.IntN(80))
 			}
-			b := a + trace.Time(rng.IntN(200)) - 10
+			b = a + trace.Time(rng.IntN(200)) - 10
 			o, l, f, m := k.counts(a, b)
 			wo, wl, wf, wm := c.counts(a, b)
 			if o != wo || l != wl || f != wf || m != wm {
