@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -83,16 +82,15 @@ type clockCursor struct {
 	ops              []timesCursor
 	loader, memory   timesCursor
 	frames           timesCursor // when the frames are not sorted in place
-	frameLo, frameHi seekCursor  // when they are
+	frameLo, frameHi seekCursor  // when they are: over frameEvery
+	lastFrame        int         // the first frame at or after frameHi's last time
 	leafLo, leafHi   seekCursor
-	leafSpans        []interval.Bounds
 }
 
 // cursor returns a cursor over c's lists, its leaf work built.
 func (c *profilerClock) cursor() *clockCursor {
 	c.leafWorkIn(0, 0) // builds the leaf work
-	k := &clockCursor{c: c, loader: timesCursor{v: c.loader}, memory: timesCursor{v: c.memory}, frames: timesCursor{v: c.frames},
-		leafSpans: c.work.spans}
+	k := &clockCursor{c: c, loader: timesCursor{v: c.loader}, memory: timesCursor{v: c.memory}, frames: timesCursor{v: c.frames}}
 	for _, v := range c.ops {
 		k.ops = append(k.ops, timesCursor{v: v})
 	}
@@ -108,8 +106,14 @@ func (k *clockCursor) counts(a, b trace.Time) (ops, loader, frames, memory int) 
 		// Through the frames' samples (8 bytes each, together), then
 		// among the few frames one stands for.
 		every := k.c.frameEvery
+		// Where the last interval ended at a, its answer there.
+		from, abut := k.lastFrame, k.frameHi.set && k.frameHi.last == a
 		lo, hi := span(&k.frameLo, &k.frameHi, len(every), a, b, func(i int) trace.Time { return every[i] })
-		frames = k.c.frameFromSample(hi, b) - k.c.frameFromSample(lo, a)
+		if !abut {
+			from = k.c.frameFromSample(lo, a)
+		}
+		k.lastFrame = k.c.frameFromSample(hi, b)
+		frames = k.lastFrame - from
 	} else {
 		frames = k.frames.count(a, b)
 	}
