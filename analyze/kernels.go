@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/tracelens/tracelens/trace"
 )
@@ -42,30 +43,30 @@ func kernelTable(t *trace.Trace, tune []bool) ([]KernelStat, trace.Duration) {
 	// Two passes, so each row's launches are one exact slice of a single
 	// array: appending grew them by copies that, on 3 M launches of one
 	// kernel, allocated four times the final size.
-	k := kernelRows(t, tune)
-	durs, starts := k.place()
-	rows := k.rows
+	rows, rowOf, counts, all := kernelRows(t, tune)
+	most := placeLaunches(rows, rowOf, counts)
+	durs := make([]trace.Duration, 0, most)
 	// rowOf is done with: the merged launches go there.
-	m := launchMerger{out: k.rowOf[:0]}
-	off := 0
+	m := launchMerger{out: rowOf[:0]}
 	for r := range rows {
 		row := &rows[r]
-		n := len(row.Launches)
-		d := durs[off : off+n]
-		m.merge(row.Launches, starts[off:off+n])
-		off += n
-		row.Count = n
-		for _, x := range d {
-			row.Total += x
+		durs = m.gather(t.GPU, row.Launches, durs[:0])
+		// The durations sort while the launches merge, on another core
+		// where there is one.
+		var wg sync.WaitGroup
+		wg.Go(func() { slices.Sort(durs) })
+		m.merge(row.Launches)
+		wg.Wait()
+		row.Count = len(durs)
+		for _, d := range durs {
+			row.Total += d
 		}
 		row.Mean = row.Total / trace.Duration(row.Count)
-		row.Min, row.Max = slices.Min(d), slices.Max(d)
-		// Two ranks each, selected: sorting every row's durations was
-		// most of the table's time.
-		p := percentiles(d, 50, 95)
-		row.Median, row.P95 = p[0], p[1]
-		if k.all > 0 {
-			row.Share = float64(row.Total) / float64(k.all)
+		row.Median = Percentile(durs, 50)
+		row.P95 = Percentile(durs, 95)
+		row.Min, row.Max = durs[0], durs[len(durs)-1]
+		if all > 0 {
+			row.Share = float64(row.Total) / float64(all)
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b KernelStat) int {
@@ -80,34 +81,22 @@ func kernelTable(t *trace.Trace, tune []bool) ([]KernelStat, trace.Duration) {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	return rows, k.all
+	return rows, all
 }
 
-// kernelLaunches is KernelTable's first pass: a row per kernel name (and
-// autotune mark), each GPU activity's row (-1: not a kernel), duration
-// and start, the rows' launch counts and the kernels' total time.
-type kernelLaunches struct {
-	rows   []KernelStat
-	rowOf  []int32
-	dur    []trace.Duration // by GPU index, kernels only
-	start  []trace.Time     // by GPU index, kernels only
-	counts []int
-	all    trace.Duration
-}
-
-// kernelRows is KernelTable's first pass. It notes each kernel's
-// duration and start by GPU index so that the rows' pass reads 16 bytes
-// a launch in order, not the launch's whole record at random.
-func kernelRows(t *trace.Trace, tune []bool) *kernelLaunches {
+// kernelRows is KernelTable's first pass: a row per kernel name (and
+// autotune mark), each GPU activity's row (-1: not a kernel), the rows'
+// launch counts and the kernels' total time.
+func kernelRows(t *trace.Trace, tune []bool) (rows []KernelStat, rowOf []int32, counts []int, all trace.Duration) {
 	// A row per name, found by the name's address (the reader interns
 	// names): hashing each launch's name was most of this pass where
 	// kernels of several names alternate. One cache per autotune mark.
 	var byName [2]nameCache[int32]
-	k := &kernelLaunches{rowOf: make([]int32, len(t.GPU)), dur: make([]trace.Duration, len(t.GPU)), start: make([]trace.Time, len(t.GPU))}
+	rowOf = make([]int32, len(t.GPU))
 	for i := range t.GPU {
 		g := &t.GPU[i]
 		if g.Kind != trace.Kernel {
-			k.rowOf[i] = -1
+			rowOf[i] = -1
 			continue
 		}
 		autotune := tune != nil && tune[i]
@@ -116,44 +105,37 @@ func kernelRows(t *trace.Trace, tune []bool) *kernelLaunches {
 			mark = 1
 		}
 		j := byName[mark].get(g.Name, func(name string) int32 {
-			k.rows = append(k.rows, KernelStat{Name: name, Autotune: autotune})
-			k.counts = append(k.counts, 0)
-			return int32(len(k.rows) - 1)
+			rows = append(rows, KernelStat{Name: name, Autotune: autotune})
+			counts = append(counts, 0)
+			return int32(len(rows) - 1)
 		})
-		k.rowOf[i] = j
-		k.counts[j]++
-		d := g.Dur()
-		k.dur[i], k.start[i] = d, g.Start
-		k.all += d
+		rowOf[i] = j
+		counts[j]++
+		all += g.Dur()
 	}
-	return k
+	return rows, rowOf, counts, all
 }
 
-// place gives each row its launches, in GPU order, as one exact slice of
-// a single array, and returns the launches' durations and starts laid
-// out the same way: a row's are one slice of each.
-func (k *kernelLaunches) place() (durs []trace.Duration, starts []trace.Time) {
+// placeLaunches gives each row its launches, in GPU order, as one exact
+// slice of a single array, and returns the most any row has.
+func placeLaunches(rows []KernelStat, rowOf []int32, counts []int) int {
 	total := 0
-	for _, n := range k.counts {
+	for _, n := range counts {
 		total += n
 	}
-	launches := make([]trace.Index, total)
-	durs, starts = make([]trace.Duration, total), make([]trace.Time, total)
-	next := make([]int, len(k.rows)) // each row's next place
-	off := 0
-	for r, n := range k.counts {
-		k.rows[r].Launches = launches[off : off+n : off+n]
-		next[r] = off
-		off += n
+	launches := make([]trace.Index, 0, total)
+	most := 0
+	for r, n := range counts {
+		rows[r].Launches = launches[len(launches) : len(launches) : len(launches)+n]
+		launches = launches[:len(launches)+n]
+		most = max(most, n)
 	}
-	for i, j := range k.rowOf {
+	for i, j := range rowOf {
 		if j >= 0 {
-			at := next[j]
-			next[j]++
-			launches[at], durs[at], starts[at] = trace.Index(i), k.dur[i], k.start[i]
+			rows[j].Launches = append(rows[j].Launches, trace.Index(i))
 		}
 	}
-	return durs, starts
+	return most
 }
 
 // Timing converts s to microseconds, as the JSON outputs report it.
@@ -186,7 +168,7 @@ func Percentile(sorted []trace.Duration, p float64) trace.Duration {
 // sort read two records at random per comparison (0.7 s of `top` on 3.2 M
 // launches over 19 streams). Equal starts keep index order.
 type launchMerger struct {
-	starts []trace.Time  // the launches' starts, in index order (not its own)
+	starts []trace.Time  // the launches' starts, in index order
 	runs   []int         // where each run starts in the launches, then their end
 	heap   []runHead     // the runs not yet merged, by (start, index) of their head
 	out    []trace.Index // the merged launches, copied back
@@ -203,18 +185,26 @@ func (h runHead) before(o runHead) bool {
 	return h.start < o.start || h.start == o.start && h.at < o.at
 }
 
-// merge sorts l (ascending indexes into the GPU activity) by start,
-// starts being their starts in the same order. GPU order makes them runs
-// of ascending starts, one per stream: a heap merges the runs.
-func (m *launchMerger) merge(l []trace.Index, starts []trace.Time) {
-	m.starts = starts
+// gather notes the starts of launches l (ascending indexes into gpu) and
+// their runs, and appends their durations to durs (in index order): one
+// pass over the records for both.
+func (m *launchMerger) gather(gpu []trace.GPUActivity, l []trace.Index, durs []trace.Duration) []trace.Duration {
+	m.starts = slices.Grow(m.starts[:0], len(l)) // at its size: no copies growing
 	m.runs = append(m.runs[:0], 0)
-	for i := 1; i < len(starts); i++ {
-		if starts[i] < starts[i-1] {
+	for i, x := range l {
+		g := &gpu[x]
+		if i > 0 && g.Start < m.starts[i-1] {
 			m.runs = append(m.runs, i)
 		}
+		m.starts = append(m.starts, g.Start)
+		durs = append(durs, g.Dur())
 	}
 	m.runs = append(m.runs, len(l))
+	return durs
+}
+
+// merge sorts l, whose starts and runs gather noted, by start.
+func (m *launchMerger) merge(l []trace.Index) {
 	if len(m.runs) <= 2 {
 		return // one stream, or several one after another
 	}
