@@ -220,7 +220,17 @@ type criticalShares struct {
 	crit, total trace.Duration
 	ix          *index
 	first       int32 // the first steady step
+	// steadyDur holds each GPU activity's duration where it ran in the
+	// steady state and is not empty, 0 where not (the activities the
+	// sums leave out), steadyLong where the duration does not fit: what
+	// shareOfActivities reads, 4 bytes an activity in a dense array,
+	// where it read each activity's record and step at random.
+	steadyDur []uint32
 }
+
+// steadyLong marks, in criticalShares.steadyDur, a duration read from the
+// activity's record.
+const steadyLong = ^uint32(0)
 
 // newCriticalShares reads the Critical fact over the steps the metrics
 // call steady (every step after the first, or the only one; the metrics
@@ -241,12 +251,17 @@ func newCriticalShares(ix *index) *criticalShares {
 	// after holds what summing into it directly did.
 	var sums nameCache[*[2]trace.Duration]
 	newSum := func(string) *[2]trace.Duration { return new([2]trace.Duration) }
+	c.steadyDur = make([]uint32, len(ix.t.GPU))
 	for g := range ix.t.GPU {
 		a := &ix.t.GPU[g]
 		if st := ix.gpuStep[g]; st < int32(first) || a.End <= a.Start {
 			continue
 		}
 		d, cr := trace.Duration(a.End-a.Start), ix.CriticalFacts.Of(g)
+		c.steadyDur[g] = steadyLong
+		if d < trace.Duration(steadyLong) {
+			c.steadyDur[g] = uint32(d)
+		}
 		v := sums.get(a.Name, newSum)
 		v[0] += cr
 		v[1] += d
@@ -264,14 +279,18 @@ func newCriticalShares(ix *index) *criticalShares {
 // when none did.
 func (c *criticalShares) shareOfActivities(gpu []int) float64 {
 	var crit, total trace.Duration
-	if c.ix != nil && c.ix.CriticalFacts != nil {
+	if c.ix != nil && c.ix.CriticalFacts != nil && c.steadyDur != nil {
 		for _, g := range gpu {
-			a := &c.ix.t.GPU[g]
-			if c.ix.gpuStep[g] < c.first || a.End <= a.Start {
+			d := trace.Duration(c.steadyDur[g])
+			switch c.steadyDur[g] {
+			case 0: // not steady, or empty
 				continue
+			case steadyLong:
+				a := &c.ix.t.GPU[g]
+				d = trace.Duration(a.End - a.Start)
 			}
 			crit += c.ix.CriticalFacts.Of(g)
-			total += trace.Duration(a.End - a.Start)
+			total += d
 		}
 	}
 	return c.ratio(crit, total)

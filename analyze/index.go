@@ -156,6 +156,12 @@ func isLaunchCall(c *trace.APICall) bool {
 	if c.FirstGPU != trace.None {
 		return true
 	}
+	// Every name below holds "Launch": most calls that launched nothing
+	// (syncs, event records, copies) are ruled out by one search, not
+	// three.
 	n := c.Name
+	if !strings.Contains(n, "Launch") {
+		return false
+	}
 	return strings.Contains(n, "LaunchKernel") || strings.Contains(n, "GraphLaunch") || strings.Contains(n, "LaunchCooperative")
 }

@@ -185,12 +185,13 @@ func (ix *index) ledgers(r *Result, works []stepWork, li *ledgerIndex) {
 	// of steps reuses one scratch from step to step.
 	inChunks(len(t.Steps), func(lo, hi int) {
 		var sc ledgerScratch
+		var arena segArena
 		// The chunk's ledgers share one array, not an allocation each.
 		entries := make([]LedgerEntry, (hi-lo)*nLedgerLines)
 		for i := lo; i < hi; i++ {
 			at := (i - lo) * nLedgerLines
 			r.Steps[i].Ledger = ix.stepLedger(li, works[i].own, i, &sc, &r.Steps[i], entries[at:at:at+nLedgerLines])
-			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc)
+			r.ledgerSegs[i] = encodeSegs(&sc.segs, &sc.enc, &arena)
 			// The step's long host intervals are spent: dropped as
 			// the steps go, not all held to the end.
 			if li.long != nil {

@@ -29,10 +29,10 @@ type stepSegs struct {
 }
 
 // encodeSegs packs each line's sorted, disjoint intervals (segs[k] are
-// line ledgerLineOrder[k]'s) into one stepSegs. It encodes into *scratch (reused
-// from step to step) and keeps an exact copy, so no step holds spare
-// capacity.
-func encodeSegs(segs *[nLedgerLines][]trace.Span, scratch *[]byte) stepSegs {
+// line ledgerLineOrder[k]'s) into one stepSegs. It encodes into *scratch
+// (reused from step to step) and keeps an exact copy in arena, so no step
+// holds spare capacity and steps do not allocate one by one.
+func encodeSegs(segs *[nLedgerLines][]trace.Span, scratch *[]byte, arena *segArena) stepSegs {
 	var s stepSegs
 	b := (*scratch)[:0]
 	for k := range ledgerLineOrder {
@@ -46,9 +46,36 @@ func encodeSegs(segs *[nLedgerLines][]trace.Span, scratch *[]byte) stepSegs {
 	}
 	*scratch = b
 	if len(b) > 0 {
-		s.data = slices.Clone(b)
+		s.data = arena.keep(b)
 	}
 	return s
+}
+
+// segArenaBlock is the size of a segArena's blocks: a few dozen steps'
+// encodings, so a block's unused tail is little beside what it holds,
+// and small enough to take the allocator's fast path (64 KB blocks
+// measured slower than a clone per step).
+const segArenaBlock = 8 << 10
+
+// segArena hands out exact copies of steps' encodings from shared
+// blocks: a copy each, allocated one by one, was thousands of small
+// allocations per analysis.
+type segArena struct {
+	block []byte // the current block's free part
+}
+
+// keep returns a copy of b whose capacity is its length, from the
+// current block, or a new one where b does not fit.
+func (a *segArena) keep(b []byte) []byte {
+	if len(b) > cap(a.block) {
+		if len(b) > segArenaBlock/4 { // large: its own allocation
+			return slices.Clone(b)
+		}
+		a.block = make([]byte, 0, segArenaBlock)
+	}
+	out := append(a.block, b...)
+	a.block = a.block[len(b):len(b):cap(a.block)]
+	return out[:len(b):len(b)]
 }
 
 // line returns line's intervals, decoded into a fresh slice; nil when

@@ -20,7 +20,7 @@ func TestStepSegsRoundTrip(t *testing.T) {
 		segs[k] = in[line]
 	}
 	var scratch []byte
-	s := encodeSegs(&segs, &scratch)
+	s := encodeSegs(&segs, &scratch, &segArena{})
 	for _, line := range LedgerLines() {
 		if got := s.line(line); !slices.Equal(got, in[line]) || (got == nil) != (in[line] == nil) {
 			t.Errorf("%s: got %v, want %v", line, got, in[line])
@@ -28,5 +28,33 @@ func TestStepSegsRoundTrip(t *testing.T) {
 	}
 	if got := s.line("no such line"); got != nil {
 		t.Errorf("unknown line: %v", got)
+	}
+}
+
+// TestSegArenaKeepsExactCopies checks that the arena's copies hold what
+// was kept, have no spare capacity (an append to one must not overwrite
+// the next), and survive later keeps, small and large.
+func TestSegArenaKeepsExactCopies(t *testing.T) {
+	var a segArena
+	var kept, want [][]byte
+	for i := range 3000 {
+		b := make([]byte, (i*37)%500+1)
+		if i%1000 == 999 {
+			b = make([]byte, segArenaBlock/2)
+		}
+		for j := range b {
+			b[j] = byte(i + j)
+		}
+		c := a.keep(b)
+		if cap(c) != len(c) {
+			t.Fatalf("keep %d: cap %d, len %d", i, cap(c), len(c))
+		}
+		kept, want = append(kept, c), append(want, slices.Clone(b))
+		clear(b)
+	}
+	for i := range kept {
+		if !slices.Equal(kept[i], want[i]) {
+			t.Fatalf("copy %d changed", i)
+		}
 	}
 }

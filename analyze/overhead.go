@@ -171,6 +171,9 @@ func estimateProfilerCost(t *trace.Trace, r *Result, clock *profilerClock) {
 		ndev = float64(max(len(r.view.Devices()), 1))
 	}
 	var nOps, nFrames, untraced, factor []float64
+	// The steps come in start order: cursors, not a search per list per
+	// step from scratch.
+	cur := clock.cursor()
 	for i := range r.Steps {
 		st, s := t.Steps[i], &r.Steps[i]
 		end := st.End
@@ -178,9 +181,9 @@ func estimateProfilerCost(t *trace.Trace, r *Result, clock *profilerClock) {
 			end = t.Steps[i+1].Start
 		}
 		// The step's own annotation (ProfilerStep#N) starts at st.Start.
-		no, nl, nf, nm := clock.counts(st.Start, end)
+		no, nl, nf, nm := cur.counts(st.Start, end)
 		o, f := float64(max(no-1, 0)), float64(nf)
-		ov := min(clock.eventsIn(st.Start, end, o, float64(nl), f, float64(nm)), s.HostPeriodUs)
+		ov := min(cur.eventsIn(st.Start, end, o, float64(nl), f, float64(nm)), s.HostPeriodUs)
 		c.PerStepUs[i] = ov
 		c.UntracedPerStepUs[i] = max(s.PeriodUs-min(ov, exposedHostUs(s)), min(s.GPUBusyUs/ndev+syncs, s.PeriodUs))
 		if i == 0 && len(r.Steps) > 1 {

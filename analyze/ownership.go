@@ -97,8 +97,8 @@ type Owned struct {
 // (host: t's HostTable, whose call columns it reads).
 func newOwnership(t *trace.Trace, host *hostTable) *OwnershipFacts {
 	o := &OwnershipFacts{t: t, byCall: make([]int32, len(t.APICalls)+1), thread: map[trace.Index][2]int{}}
-	o.indexLaunched()
-	o.indexCalls(&host.calls)
+	sums := o.indexLaunched()
+	o.indexCalls(&host.calls, sums)
 	return o
 }
 
@@ -107,14 +107,21 @@ func newOwnership(t *trace.Trace, host *hostTable) *OwnershipFacts {
 // in model order as they come: where their launch calls come in the
 // same order (one stream's activities, launched in order), that is the
 // list by call, and the pass that placed each activity by its call's
-// count is not made.
-func (o *OwnershipFacts) indexLaunched() {
+// count is not made. It returns each call's launched GPU time and
+// kernels, summed in the same pass over the activities in order.
+func (o *OwnershipFacts) indexLaunched() callSums {
 	t := o.t
 	list := make([]int32, 0, len(t.GPU))
+	sums := callSums{gpu: make([]trace.Duration, len(t.APICalls)), kernels: make([]int32, len(t.APICalls))}
 	inOrder, last := true, trace.None
 	for g := range t.GPU {
-		if l := t.GPU[g].Launch; l != trace.None {
+		a := &t.GPU[g]
+		if l := a.Launch; l != trace.None {
 			o.byCall[l+1]++
+			sums.gpu[l] += a.Dur()
+			if a.Kind == trace.Kernel {
+				sums.kernels[l]++
+			}
 			inOrder = inOrder && l >= last
 			last = l
 			list = append(list, int32(g))
@@ -128,7 +135,7 @@ func (o *OwnershipFacts) indexLaunched() {
 	}
 	o.launched = list
 	if inOrder {
-		return
+		return sums
 	}
 	fill := slices.Clone(o.byCall[:len(t.APICalls)])
 	for i := range t.GPU {
@@ -137,6 +144,17 @@ func (o *OwnershipFacts) indexLaunched() {
 			fill[l]++
 		}
 	}
+	return sums
+}
+
+// callSums are, per API call, the GPU time and kernels of the
+// activities it launched: summed in indexLaunched's pass over the
+// activities in order, where indexCalls summed them call by call, each
+// activity's record read out of order (integer sums: the same in any
+// order).
+type callSums struct {
+	gpu     []trace.Duration
+	kernels []int32
 }
 
 // indexCalls lists the launch calls per thread with their prefix sums,
@@ -145,7 +163,7 @@ func (o *OwnershipFacts) indexLaunched() {
 // where calls named as launches launched none. A thread's run is kept
 // while its calls follow one another, not looked up and stored in the
 // map per call (the calls come by thread).
-func (o *OwnershipFacts) indexCalls(calls *callColumns) {
+func (o *OwnershipFacts) indexCalls(calls *callColumns, sums callSums) {
 	t := o.t
 	n := 0
 	for c := range t.APICalls {
@@ -177,14 +195,7 @@ func (o *OwnershipFacts) indexCalls(calls *callColumns) {
 		}
 		r[1]++
 		o.calls, starts = append(o.calls, int32(c)), append(starts, calls.start[c])
-		var gpu trace.Duration
-		var kernels int32
-		for _, g := range o.launched[lo:hi] {
-			gpu += t.GPU[g].Dur()
-			if t.GPU[g].Kind == trace.Kernel {
-				kernels++
-			}
-		}
+		gpu, kernels := sums.gpu[c], sums.kernels[c]
 		k := len(o.gpu) - 1
 		o.gpu = append(o.gpu, o.gpu[k]+gpu)
 		o.api = append(o.api, o.api[k]+trace.Duration(calls.end[c]-calls.start[c]))

@@ -35,18 +35,8 @@ const (
 func (ix *index) stepPeriods(r *Result, works []stepWork) {
 	t := ix.t
 	n := len(t.Steps)
-	first := make([]trace.Time, n)
-	has := make([]bool, n)
-	for g := range t.GPU {
-		a := &t.GPU[g]
-		st := ix.gpuStep[g]
-		if st < 0 || a.Launch == trace.None || a.End <= a.Start {
-			continue
-		}
-		if !has[st] || a.Start < first[st] {
-			first[st], has[st] = a.Start, true
-		}
-	}
+	// Each step's first launched activity, found as its work was merged.
+	first := func(i int) trace.Time { return works[i].launchedFirst }
 	for i := range n {
 		s := &r.Steps[i]
 		st := t.Steps[i]
@@ -56,11 +46,11 @@ func (ix *index) stepPeriods(r *Result, works []stepWork) {
 		}
 		var gpu trace.Duration
 		switch {
-		case !has[i]:
-		case i+1 < n && has[i+1] && first[i+1] > first[i]:
-			gpu = trace.Duration(first[i+1] - first[i])
+		case !works[i].launched:
+		case i+1 < n && works[i+1].launched && first(i+1) > first(i):
+			gpu = trace.Duration(first(i+1) - first(i))
 		case works[i].has:
-			gpu = trace.Duration(works[i].last - first[i])
+			gpu = trace.Duration(works[i].last - first(i))
 		}
 		s.HostPeriodUs, s.GPUPeriodUs = us(host), us(gpu)
 		s.PeriodUs, s.PeriodBound = s.HostPeriodUs, BoundHost

@@ -165,6 +165,12 @@ func (c *profilerClock) framesIn(a, b trace.Time) int {
 // frames before the one found there.
 func (c *profilerClock) firstFrameFrom(at trace.Time) int {
 	k, _ := slices.BinarySearch(c.frameEvery, at)
+	return c.frameFromSample(k, at)
+}
+
+// frameFromSample is firstFrameFrom's answer given k, the first of
+// frameEvery's starts at or after at.
+func (c *profilerClock) frameFromSample(k int, at trace.Time) int {
 	// Frame k*frameStride starts at or after at (or is past the last),
 	// frame (k-1)*frameStride before it.
 	lo, hi := max((k-1)*frameStride+1, 0), min(k*frameStride, len(c.sortedFrames))

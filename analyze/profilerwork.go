@@ -200,7 +200,12 @@ func (w leafWork) in(a, b trace.Time) trace.Duration {
 	if lo > 0 && w.spans[lo-1].End > a {
 		lo--
 	}
-	hi := w.firstFrom(b)
+	return w.clipped(lo, w.firstFrom(b), a, b)
+}
+
+// clipped returns the work of spans [lo, hi) inside [a, b): their total,
+// less the first's part before a and the last's after b.
+func (w leafWork) clipped(lo, hi int, a, b trace.Time) trace.Duration {
 	if lo >= hi {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/tracelens/tracelens/interval"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -25,8 +26,14 @@ type stepWork struct {
 	computeUs, commUs float64
 	first, last       trace.Time
 	has               bool
-	window            trace.Span
-	spanDuration      trace.Duration
+	// launchedFirst is the earliest start of the step's non-empty
+	// activities that have a launch call (launched says there is one):
+	// what the step's GPU period starts from (stepPeriods), found in this
+	// pass over the step's activities, not one of its own over them all.
+	launchedFirst trace.Time
+	launched      bool
+	window        trace.Span
+	spanDuration  trace.Duration
 	// irreducible is the GPU work (µs) no fix removes: the largest
 	// kernel's time inside the window at the most a fix speeds it up.
 	irreducible float64
@@ -55,11 +62,12 @@ func (ix *index) stepWorks(device string) []stepWork {
 				continue
 			}
 			d := sc.dev(a.Device)
-			sc.byDev[d] = append(sc.byDev[d], trace.Span{Start: a.Start, End: a.End})
+			b := interval.Bounds{Start: a.Start, End: a.End}
+			sc.byDev[d] = append(sc.byDev[d], b)
 			if ix.category(int(g)) == CategoryCommunication {
-				sc.comm[d] = append(sc.comm[d], a.Span)
+				sc.comm[d] = append(sc.comm[d], b)
 			} else {
-				sc.comp[d] = append(sc.comp[d], a.Span)
+				sc.comp[d] = append(sc.comp[d], b)
 			}
 			if !w.has || a.Start < w.first {
 				w.first = a.Start
@@ -68,6 +76,9 @@ func (ix *index) stepWorks(device string) []stepWork {
 				w.last = a.End
 			}
 			w.has = true
+			if a.Launch != trace.None && (!w.launched || a.Start < w.launchedFirst) {
+				w.launchedFirst, w.launched = a.Start, true
+			}
 		}
 		switch {
 		case w.has && w.last-w.first > st.End-st.Start:
@@ -82,8 +93,8 @@ func (ix *index) stepWorks(device string) []stepWork {
 		w.spanDuration = trace.Duration(w.window.End - w.window.Start)
 		w.irreducible = ix.irreducible(per[i], w.window, fastest)
 		for d := range sc.comp {
-			w.computeUs += us(spansDuration(clipSpans(unionSpans(sc.comp[d]), w.window)))
-			w.commUs += us(spansDuration(clipSpans(unionSpans(sc.comm[d]), w.window)))
+			w.computeUs += us(boundsDuration(clipBounds(interval.UnionBounds(sc.comp[d]), w.window)))
+			w.commUs += us(boundsDuration(clipBounds(interval.UnionBounds(sc.comm[d]), w.window)))
 		}
 		ix.measureBusy(w, sc.byDev)
 	}
@@ -120,10 +131,12 @@ func (ix *index) irreducible(own []trace.Index, window trace.Span, fastest float
 // afresh per step they were 290 MB of allocation at 1 M kernels, garbage
 // the collector chased under the analysis's soft limit (issue 27).
 type workScratch struct {
-	pos               map[int32]int
-	lastDev           int32
-	lastPos           int
-	byDev, comp, comm [][]trace.Span
+	pos     map[int32]int
+	lastDev int32
+	lastPos int
+	// Bounds, not Spans: the activities' names are not read, and the
+	// union's sort moves two thirds of the bytes.
+	byDev, comp, comm [][]interval.Bounds
 }
 
 // newWorkScratch returns the scratch of a trace whose devices are devs.
@@ -132,9 +145,9 @@ func newWorkScratch(devs []int32) *workScratch {
 	for i, d := range devs {
 		sc.pos[d] = i
 	}
-	sc.byDev = make([][]trace.Span, len(devs))
-	sc.comp = make([][]trace.Span, len(devs))
-	sc.comm = make([][]trace.Span, len(devs))
+	sc.byDev = make([][]interval.Bounds, len(devs))
+	sc.comp = make([][]interval.Bounds, len(devs))
+	sc.comm = make([][]interval.Bounds, len(devs))
 	return sc
 }
 
@@ -183,10 +196,10 @@ func (ix *index) stepActivities() [][]trace.Index {
 // measureBusy fills w's busy and gap times from its work per device
 // (byDev, in the order of the index's devices; merged here, in place),
 // summed in device order as the step's figures always were.
-func (ix *index) measureBusy(w *stepWork, byDev [][]trace.Span) {
+func (ix *index) measureBusy(w *stepWork, byDev [][]interval.Bounds) {
 	for d := range ix.devices {
-		busy := clipSpans(unionSpans(byDev[d]), w.window)
-		w.busyUs += us(spansDuration(busy))
+		busy := clipBounds(interval.UnionBounds(byDev[d]), w.window)
+		w.busyUs += us(boundsDuration(busy))
 		// The gaps busy leaves in the window, the leading and trailing
 		// ones included, summed as they are found.
 		cur := w.window.Start
@@ -211,16 +224,13 @@ func (w *stepWork) addGap(d trace.Duration) {
 	}
 }
 
-// clipSpans clips sorted disjoint spans to w, dropping empty ones.
-func clipSpans(spans []trace.Span, w trace.Span) []trace.Span {
-	out := spans[:0]
-	for _, s := range spans {
-		s.Start, s.End = max(s.Start, w.Start), min(s.End, w.End)
-		if s.End > s.Start {
-			out = append(out, s)
-		}
+// boundsDuration is the total length of disjoint bounds.
+func boundsDuration(bounds []interval.Bounds) trace.Duration {
+	var d trace.Duration
+	for _, s := range bounds {
+		d += trace.Duration(s.End - s.Start)
 	}
-	return out
+	return d
 }
 
 // spansDuration is the total length of disjoint spans.
