@@ -85,31 +85,6 @@ func TestIdleCursorMatchesIdleGaps(t *testing.T) {
 	}
 }
 
-// TestTopOpsMatchesScan: the top-level op time topOps gives a frame is
-// the sum over the ops on its thread that start inside it, for frames
-// asked in order and out of it.
-func TestTopOpsMatchesScan(t *testing.T) {
-	tr := load(t, "eggroll_hooks.json.gz")
-	o := newTopOps(topOpTimes(&newHostTable(tr).ops))
-	check := func(f *trace.PyFrame) {
-		var want trace.Duration
-		for i := range tr.Ops {
-			if op := &tr.Ops[i]; op.Thread == f.Thread && op.Parent == trace.None && op.Start >= f.Start && op.Start <= f.End {
-				want += op.Dur()
-			}
-		}
-		if got := o.in(f.Thread, f.Start, f.End); got != want {
-			t.Fatalf("frame %s: topOps %d, scan %d", f.Name, got, want)
-		}
-	}
-	for i := 0; i < len(tr.Frames); i += 5 {
-		check(&tr.Frames[i])
-	}
-	for i := len(tr.Frames) - 1; i >= 0; i -= 37 {
-		check(&tr.Frames[i])
-	}
-}
-
 // The reference implementations the fast variants replaced in the
 // analysis, kept here to check them against.
 
