@@ -15,13 +15,7 @@ import (
 // computed once beforehand: for profiling one analyzer on a big trace.
 // Skipped without FND_TRACE.
 func BenchmarkFindingOnTrace(b *testing.B) {
-	t := benchTraceAt(b, "FND_TRACE")
-	t, _, _ = deriveSteps(t)
-	results := map[*Analyzer]any{}
-	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{}); err != nil {
-		b.Fatal(err)
-	}
-	all := newIndex(t, results)
+	t, results, all := benchFactsAt(b, "FND_TRACE")
 	r := all.metrics()
 	r.view = newView(t, all)
 	critical := newCriticalShares(all)

@@ -14,13 +14,7 @@ import (
 // machine's noise adds to a run, the least run has least of). Skipped
 // without RUN_TRACE.
 func BenchmarkHostParts(b *testing.B) {
-	t0 := benchTraceAt(b, "RUN_TRACE")
-	t, _, _ := deriveSteps(t0)
-	results := map[*Analyzer]any{}
-	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{began: time.Now()}); err != nil {
-		b.Fatal(err)
-	}
-	ix := newIndex(t, results)
+	t, results, ix := benchFactsAt(b, "RUN_TRACE")
 	ix.clock = &stageClock{began: time.Now()}
 	r := &Result{}
 	works := ix.stepWorks(r.Device)

@@ -209,27 +209,6 @@ func TestInWindow(t *testing.T) {
 	}
 }
 
-// TestUnionInOrder: the union of bounds in start order (touching,
-// nested, equal starts, points) or not is interval.UnionBounds'.
-func TestUnionInOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	for range 2000 {
-		var bounds []interval.Bounds
-		at := trace.Time(0)
-		for range rng.IntN(12) {
-			at += trace.Time(rng.IntN(6))
-			bounds = append(bounds, interval.Bounds{Start: at, End: at + trace.Time(rng.IntN(9))})
-		}
-		if rng.IntN(4) == 0 {
-			rng.Shuffle(len(bounds), func(i, j int) { bounds[i], bounds[j] = bounds[j], bounds[i] })
-		}
-		want := interval.UnionBounds(slices.Clone(bounds))
-		if got := unionInOrder(slices.Clone(bounds)); !slices.Equal(got, want) {
-			t.Fatalf("union of %v: %v, want %v", bounds, got, want)
-		}
-	}
-}
-
 // subtractSpans is a less b, both sorted and disjoint, piece by piece of
 // a: what splitLedger subtracted before appendSplit.
 func subtractSpans(a []trace.Span, b []interval.Bounds) []trace.Span {

@@ -40,7 +40,7 @@ func (ix *index) stepLedger(li *ledgerIndex, own []trace.Index, i int, sc *ledge
 	st.GPUBoundUs = min(st.GPUBoundUs, st.GPUBusyUs)
 	sets := &sc.sets
 	for s := srcAutotune; s <= srcCopy; s++ {
-		gpu[s] = clipBounds(unionInOrder(gpu[s]), w)
+		gpu[s] = clipBounds(interval.UnionBounds(gpu[s]), w)
 		sets[s] = gpu[s]
 	}
 	// Waiting is the step's own communication kernels' spin: the part of
@@ -227,23 +227,6 @@ func appendSplit(in, rest, a []trace.Span, b []interval.Bounds) ([]trace.Span, [
 		}
 	}
 	return in, rest
-}
-
-// unionInOrder is interval.UnionBounds, without the sort when bounds are
-// in start order already (a step's work on one stream): one merge.
-func unionInOrder(bounds []interval.Bounds) []interval.Bounds {
-	if !slices.IsSortedFunc(bounds, func(a, b interval.Bounds) int { return cmp.Compare(a.Start, b.Start) }) {
-		return interval.UnionBounds(bounds)
-	}
-	merged := bounds[:0]
-	for _, b := range bounds {
-		if n := len(merged); n > 0 && b.Start <= merged[n-1].End {
-			merged[n-1].End = max(merged[n-1].End, b.End)
-			continue
-		}
-		merged = append(merged, b)
-	}
-	return merged
 }
 
 // disjointSorted reports whether spans are in order, each starting after

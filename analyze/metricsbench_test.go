@@ -11,13 +11,7 @@ import (
 // memo fresh each time (as each analysis starts with one): for profiling
 // those parts on a big trace. Skipped without RUN_TRACE.
 func BenchmarkMetricPartsOnTrace(b *testing.B) {
-	t := benchTraceAt(b, "RUN_TRACE")
-	t, _, _ = deriveSteps(t)
-	results := map[*Analyzer]any{}
-	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{}); err != nil {
-		b.Fatal(err)
-	}
-	ix := newIndex(t, results)
+	t, _, ix := benchFactsAt(b, "RUN_TRACE")
 	b.Logf("gpu %d api %d ops %d frames %d annotations %d", len(t.GPU), len(t.APICalls), len(t.Ops), len(t.Frames), len(t.Annotations))
 	parts := []struct {
 		name string

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tracelens/tracelens/trace"
 )
 
 // BenchmarkRunOnTrace runs the whole analysis (Run, every analyzer) over
@@ -47,4 +49,16 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchFactsAt reads the trace at the path in env, derives its steps and
+// finds every fact once: what the part benchmarks (metrics, steps, host
+// passes, findings) time their parts against. Skipped without env.
+func benchFactsAt(b *testing.B, env string) (*trace.Trace, map[*Analyzer]any, *index) {
+	t, _, _ := deriveSteps(benchTraceAt(b, env))
+	results := map[*Analyzer]any{}
+	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{began: time.Now()}); err != nil {
+		b.Fatal(err)
+	}
+	return t, results, newIndex(t, results)
 }

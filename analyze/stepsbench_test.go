@@ -14,13 +14,7 @@ import (
 // found once: for profiling them without the rest of the analysis.
 // Skipped without RUN_TRACE.
 func BenchmarkStepsParts(b *testing.B) {
-	t0 := benchTraceAt(b, "RUN_TRACE")
-	t, _, _ := deriveSteps(t0)
-	results := map[*Analyzer]any{}
-	if _, err := runGraph(t, Facts(), nil, results, nil, nil, &stageClock{began: time.Now()}); err != nil {
-		b.Fatal(err)
-	}
-	ix := newIndex(t, results)
+	_, _, ix := benchFactsAt(b, "RUN_TRACE")
 	ix.peerWait = unionSpans(slices.Clone([]trace.Span(nil)))
 	ix.clock = &stageClock{began: time.Now()}
 	r := &Result{}

@@ -33,9 +33,14 @@ func Union(spans []trace.Span) []trace.Span {
 // UnionBounds is Union over Bounds: it sorts bounds in place and reuses
 // their storage, so the caller must not use bounds afterwards. Without a
 // name to carry, the sort moves half the bytes of a Span's and the
-// storage holds no pointers for the collector to scan.
+// storage holds no pointers for the collector to scan. Bounds already in
+// start order (a step's work on one stream) are merged without the sort:
+// the check stops at the first out of order, the sort would read them all.
 func UnionBounds(bounds []Bounds) []Bounds {
-	slices.SortFunc(bounds, func(a, b Bounds) int { return cmp.Compare(a.Start, b.Start) })
+	byStart := func(a, b Bounds) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(bounds, byStart) {
+		slices.SortFunc(bounds, byStart)
+	}
 	merged := bounds[:0]
 	for _, s := range bounds {
 		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {

@@ -1,6 +1,7 @@
 package interval
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -54,5 +55,34 @@ func TestUnionBounds(t *testing.T) {
 	got := UnionBounds(BoundsOf(spans))
 	if want := BoundsOf(Union(spans)); !slices.Equal(got, want) {
 		t.Fatalf("UnionBounds = %v, want %v", got, want)
+	}
+}
+
+// TestUnionBoundsInOrderOrNot: UnionBounds of bounds in start order
+// (touching, nested, equal starts, points), merged without its sort, or
+// shuffled, is Union's of the same intervals as spans.
+func TestUnionBoundsInOrderOrNot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 2000 {
+		var bounds []Bounds
+		at := trace.Time(0)
+		for range rng.IntN(12) {
+			at += trace.Time(rng.IntN(6))
+			bounds = append(bounds, Bounds{Start: at, End: at + trace.Time(rng.IntN(9))})
+		}
+		if rng.IntN(4) == 0 {
+			rng.Shuffle(len(bounds), func(i, j int) { bounds[i], bounds[j] = bounds[j], bounds[i] })
+		}
+		spans := make([]trace.Span, len(bounds))
+		for i, b := range bounds {
+			spans[i] = trace.Span{Start: b.Start, End: b.End}
+		}
+		var want []Bounds
+		for _, s := range Union(spans) {
+			want = append(want, Bounds{Start: s.Start, End: s.End})
+		}
+		if got := UnionBounds(slices.Clone(bounds)); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("union of %v: %v, want %v", bounds, got, want)
+		}
 	}
 }
