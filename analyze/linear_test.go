@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/fixtures/sharedtest"
 	"github.com/tracelens/tracelens/ingest"
 	"github.com/tracelens/tracelens/trace"
@@ -67,9 +67,9 @@ func genNsys(t *testing.T, raw []byte, copies int) *trace.Trace {
 
 // cpuTime is the CPU time (user and system) this process has used.
 func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	d, err := cputime.Process()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }

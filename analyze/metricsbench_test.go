@@ -3,6 +3,8 @@ package analyze
 import (
 	"testing"
 	"time"
+
+	"github.com/tracelens/tracelens/fixtures/cputime"
 )
 
 // BenchmarkMetricPartsOnTrace runs the kernels, roofline, annotations,
@@ -31,9 +33,9 @@ func BenchmarkMetricPartsOnTrace(b *testing.B) {
 				b.StopTimer()
 				ix.users = NewUserFrames(t)
 				b.StartTimer()
-				before := processCPU()
+				before := cputime.Used()
 				p.fn()
-				cpu += processCPU() - before
+				cpu += cputime.Used() - before
 			}
 			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 		})

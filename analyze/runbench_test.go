@@ -3,10 +3,10 @@ package analyze
 import (
 	"os"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -32,23 +32,14 @@ func BenchmarkRunOnTrace(b *testing.B) {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		before := processCPU()
+		before := cputime.Used()
 		if _, err := Run(t, cfg); err != nil {
 			b.Fatal(err)
 		}
-		cpu += processCPU() - before
+		cpu += cputime.Used() - before
 	}
 	// CPU time, not wall time, is what a loaded machine leaves steady.
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchFactsAt reads the trace at the path in env, derives its steps and

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/trace"
 )
 
@@ -25,9 +26,9 @@ func BenchmarkStepsParts(b *testing.B) {
 	// machine's noise adds to a run, the least run has least of.
 	index, ledgers, counts := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	timed := func(least *time.Duration, fn func()) {
-		start := processCPU()
+		start := cputime.Used()
 		fn()
-		*least = min(*least, processCPU()-start)
+		*least = min(*least, cputime.Used()-start)
 	}
 	b.ResetTimer()
 	for range b.N {

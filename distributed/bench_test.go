@@ -8,10 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/fixtures/genranks"
 )
 
@@ -56,7 +55,7 @@ func BenchmarkRun(b *testing.B) {
 			b.SetBytes(total)
 			debug.FreeOSMemory()
 			resetPeakRSS()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			b.ResetTimer()
 			for b.Loop() {
 				par, _ := strconv.Atoi(os.Getenv("TRACELENS_BENCH_PAR"))
@@ -80,18 +79,9 @@ func BenchmarkRun(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cputime.Used()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
-}
-
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resetPeakRSS resets the kernel's high-water mark of this process's RSS

@@ -7,12 +7,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tracelens/tracelens/export"
 	"github.com/tracelens/tracelens/fixtures"
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/fixtures/genranks"
 	"github.com/tracelens/tracelens/fixtures/synth"
 )
@@ -135,7 +134,7 @@ func BenchmarkExportRanks(b *testing.B) {
 		b.SetBytes(total)
 		debug.FreeOSMemory()
 		os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset VmHWM (Linux)
-		cpu0 := cpuTime()
+		cpu0 := cputime.Used()
 		var outBytes int64
 		var collectives int64
 		for b.Loop() {
@@ -156,18 +155,9 @@ func BenchmarkExportRanks(b *testing.B) {
 			b.Fatal("no collectives exported")
 		}
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
-		b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cputime.Used()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		b.ReportMetric(float64(outBytes)/float64(total), "out/in")
 	})
-}
-
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // peakRSS is VmHWM from /proc/self/status, in bytes (0 off Linux).

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tracelens/tracelens/analyze"
+	"github.com/tracelens/tracelens/fixtures/cputime"
 	"github.com/tracelens/tracelens/ingest"
 )
 
@@ -41,20 +41,11 @@ func BenchmarkJSONOnTrace(b *testing.B) {
 	var cpu time.Duration
 	for range b.N {
 		buf.Reset()
-		before := processCPU()
+		before := cputime.Used()
 		if err := JSON(w, in); err != nil {
 			b.Fatal(err)
 		}
-		cpu += processCPU() - before
+		cpu += cputime.Used() - before
 	}
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
